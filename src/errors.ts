@@ -1,0 +1,79 @@
+// Every failure is one of two kinds, decided here and nowhere else:
+// - transient: the world may look different in a moment (retry with backoff, then release the message);
+// - permanent: retrying cannot help (the message goes to the dead-letter queue with its reason).
+// An error we cannot classify is treated as transient; the delivery limit keeps it from looping forever.
+
+export type FailureKind = 'transient' | 'permanent';
+
+export class TransientError extends Error {
+  override name = 'TransientError';
+}
+
+export class PermanentError extends Error {
+  override name = 'PermanentError';
+}
+
+// PostgreSQL SQLSTATEs worth another try (https://www.postgresql.org/docs/current/errcodes-appendix.html).
+// Class 08 (connection exception) is matched by prefix below.
+const RETRYABLE_SQLSTATES = new Set([
+  '40001', // serialization_failure
+  '40P01', // deadlock_detected
+  '55P03', // lock_not_available
+  '57P01', // admin_shutdown: the server is restarting
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now: the server is starting up
+  '53300', // too_many_connections
+]);
+
+// Socket and client error codes: the peer or the network is (for now) unreachable or too slow.
+const RETRYABLE_NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED', // axios: request timeout
+  'ETIMEDOUT',
+  'EPIPE',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ERR_CANCELED',
+  'ERR_NETWORK',
+]);
+
+// HTTP statuses from S/4HANA. 401/403 are here on purpose: a broken destination or an expired technical
+// user is an operator's problem, not the message's; releasing keeps the message until it is fixed.
+const RETRYABLE_HTTP_STATUSES = new Set([401, 403, 408, 409, 425, 429, 500, 502, 503, 504]);
+
+interface ErrorFields {
+  code?: unknown;
+  responseCode?: unknown;
+  status?: unknown;
+  response?: { status?: unknown };
+  cause?: unknown;
+}
+
+/** Decides the kind of any thrown value. */
+export function classify(err: unknown): FailureKind {
+  if (err instanceof TransientError) return 'transient';
+  if (err instanceof PermanentError) return 'permanent';
+  if (typeof err !== 'object' || err === null) return 'transient';
+  const { code, responseCode, status, response, cause } = err as ErrorFields;
+  // SMTP replies (nodemailer's responseCode): 4xx asks to try later, 5xx refuses for good.
+  if (typeof responseCode === 'number') return responseCode >= 500 ? 'permanent' : 'transient';
+  if (typeof code === 'string') {
+    if (RETRYABLE_SQLSTATES.has(code) || code.startsWith('08')) return 'transient';
+    if (RETRYABLE_NETWORK_CODES.has(code)) return 'transient';
+  }
+  const httpStatus = response?.status ?? status;
+  if (typeof httpStatus === 'number') {
+    return RETRYABLE_HTTP_STATUSES.has(httpStatus) || httpStatus >= 500 ? 'transient' : 'permanent';
+  }
+  if (cause !== undefined && cause !== err) return classify(cause);
+  return 'transient';
+}
+
+/** A short, log-safe description of an error for reasons stored in the database and metrics labels. */
+export function describe(err: unknown): string {
+  if (err instanceof Error) return `${err.name}: ${err.message}`.slice(0, 500);
+  return String(err).slice(0, 500);
+}

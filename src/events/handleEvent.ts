@@ -1,0 +1,141 @@
+// The whole per-message path, in order: parse → check identity → read S/4HANA → one transaction → outcome.
+// It returns what should happen to the message; only the transport adapters (AMQP, webhook) act on it.
+
+import type { Pool } from 'pg';
+import type { Logger } from 'pino';
+import { withTransaction } from '../db/transaction.js';
+import { classify, describe } from '../errors.js';
+import { notifyOnChange } from '../notifications/notify.js';
+import { toPortalOrder, upsertPortalStatus } from '../portal/portalStatus.js';
+import { type RetryPolicy, retry } from '../retry.js';
+import type { ReadOrder } from '../s4/sharedReads.js';
+import { type InboundMessage, type ParsedEvent, parseCloudEvent } from './cloudEvent.js';
+import { checkInbox, markStale, noteAttemptError, type ProcessedOutcome, recordProcessed } from './inbox.js';
+
+export type Outcome =
+  /** Done with, for good: settle as accepted. */
+  | { kind: 'accept'; result: ProcessedOutcome | 'duplicate' }
+  /** Could not be done now: hand it back for redelivery. */
+  | { kind: 'release'; code: 'transient_failure'; reason: string }
+  /** Can never be done: dead-letter it with the reason. */
+  | { kind: 'reject'; code: RejectCode; reason: string };
+
+export type RejectCode = 'invalid_event' | 'conflict' | 'delivery_limit' | 'permanent_failure';
+
+export interface EventHandlerDeps {
+  pool: Pool;
+  readOrder: ReadOrder;
+  retryPolicy: RetryPolicy;
+  maxDeliveries: number;
+  maxMessageBytes: number;
+  mail: { to: string[]; messageIdDomain: string };
+  /** Called after a commit that queued an email, so the sender need not wait for its next poll. */
+  onMailQueued: () => void;
+  /** Sees every handled message with its duration: metrics. Must not throw. */
+  observe?: (handled: Handled, seconds: number) => void;
+  logger: Logger;
+}
+
+export interface Handled {
+  outcome: Outcome;
+  /** The event, once it parsed: for logs and metrics. */
+  event: ParsedEvent | undefined;
+}
+
+export type HandleEvent = (message: InboundMessage, signal?: AbortSignal) => Promise<Handled>;
+
+export function createEventHandler(deps: EventHandlerDeps): HandleEvent {
+  const { pool, readOrder, logger } = deps;
+
+  /** One try at the effect; throws on failure. */
+  async function apply(event: ParsedEvent): Promise<Outcome> {
+    if (event.salesOrder === undefined) {
+      const recorded = await withTransaction(pool, (tx) => recordProcessed(tx, event, 'ignored'));
+      return accept(recorded ? 'ignored' : 'duplicate');
+    }
+    // Never trust the event's data beyond the key: the order's current state comes from S/4HANA, read
+    // before the transaction opens.
+    const { order, readAt } = await readOrder(event.salesOrder);
+    let mailQueued = false;
+    const result = await withTransaction(pool, async (tx): Promise<ProcessedOutcome | 'duplicate'> => {
+      if (order === null) return (await recordProcessed(tx, event, 'not_found')) ? 'not_found' : 'duplicate';
+      if (!(await recordProcessed(tx, event, 'applied'))) return 'duplicate';
+      const portalOrder = toPortalOrder(order, readAt);
+      if (!(await upsertPortalStatus(tx, portalOrder))) {
+        await markStale(tx, event);
+        return 'stale';
+      }
+      mailQueued = (await notifyOnChange(tx, portalOrder, deps.mail.to, deps.mail.messageIdDomain)) !== null;
+      return 'applied';
+    });
+    if (mailQueued) deps.onMailQueued();
+    return accept(result);
+  }
+
+  // Deliveries of one identity that overlap in this instance run one after the other, so a duplicate that
+  // arrives while its original is still in flight finds it processed instead of asking S/4HANA again.
+  const inFlight = new Map<string, Promise<unknown>>();
+
+  async function decide(message: InboundMessage, signal: AbortSignal | undefined): Promise<Handled> {
+    const parsed = parseCloudEvent(message, deps.maxMessageBytes);
+    if (!parsed.ok) return { outcome: reject('invalid_event', parsed.reason), event: undefined };
+    const { event } = parsed;
+    const key = JSON.stringify([event.source, event.id]);
+    const previous = inFlight.get(key);
+    const current = (previous ?? Promise.resolve()).then(() => decideParsed(event, signal));
+    const tail = current.catch(() => {});
+    inFlight.set(key, tail);
+    void tail.then(() => {
+      if (inFlight.get(key) === tail) inFlight.delete(key);
+    });
+    return current;
+  }
+
+  async function decideParsed(event: ParsedEvent, signal: AbortSignal | undefined): Promise<Handled> {
+    try {
+      const inbox = await checkInbox(pool, event);
+      if (inbox.processedHash !== null) {
+        if (inbox.processedHash === event.payloadHash) return { outcome: accept('duplicate'), event };
+        const reason = 'conflict: this source and id were processed with a different payload';
+        return { outcome: reject('conflict', reason), event };
+      }
+      if (inbox.attempts > deps.maxDeliveries) {
+        const reason = `delivery limit reached: ${inbox.attempts - 1} deliveries did not complete (last error: ${inbox.lastError ?? 'none recorded; the process may have died while handling it'})`;
+        return { outcome: reject('delivery_limit', reason), event };
+      }
+      return { outcome: await retry(() => apply(event), deps.retryPolicy, signal), event };
+    } catch (err) {
+      const reason = describe(err);
+      if (classify(err) === 'permanent') return { outcome: reject('permanent_failure', reason), event };
+      await noteAttemptError(pool, event, reason).catch(() => {
+        // The database may be what failed; the delivery count is already recorded, the error text is a courtesy.
+      });
+      return { outcome: { kind: 'release', code: 'transient_failure', reason }, event };
+    }
+  }
+
+  return async function handleEvent(message, signal) {
+    const started = process.hrtime.bigint();
+    const handled = await decide(message, signal);
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    const { outcome, event } = handled;
+    const log = event
+      ? logger.child({ source: event.source, id: event.id, type: event.type, salesOrder: event.salesOrder })
+      : logger;
+    if (outcome.kind === 'reject') log.error({ reason: outcome.reason }, 'event rejected');
+    else if (outcome.kind === 'release')
+      log.warn({ reason: outcome.reason }, 'event released for redelivery');
+    else if (outcome.result === 'duplicate') log.debug('duplicate event skipped');
+    else log.info({ result: outcome.result, ms: Math.round(seconds * 1000) }, 'event processed');
+    deps.observe?.(handled, seconds);
+    return handled;
+  };
+}
+
+function accept(result: ProcessedOutcome | 'duplicate'): Outcome {
+  return { kind: 'accept', result };
+}
+
+function reject(code: RejectCode, reason: string): Outcome {
+  return { kind: 'reject', code, reason };
+}

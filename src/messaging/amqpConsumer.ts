@@ -1,0 +1,153 @@
+// The AMQP 1.0 edge: connect, keep connected, receive, and settle every message exactly once.
+// Settlement: accept → `accepted`; release → `released` (redelivered); reject → `rejected` (dead-lettered).
+// Nothing here decides an outcome: that is handleEvent's job.
+import { Client, type ClientOptions, type IncomingMessage } from '@sap/xb-msg-amqp-v100';
+import type { Logger } from 'pino';
+import type { InboundMessage } from '../events/cloudEvent.js';
+import type { DeadLetter } from '../events/deadLetter.js';
+import type { HandleEvent } from '../events/handleEvent.js';
+
+export interface AmqpConsumerOptions {
+  client: ClientOptions;
+  address: string;
+  handle: HandleEvent;
+  /** Stores a rejected message's reason before it is rejected; if this fails the message is released. */
+  recordDeadLetter: (letter: DeadLetter) => Promise<unknown>;
+  logger: Logger;
+  onReconnect?: () => void;
+}
+
+export interface AmqpConsumer {
+  start(): void;
+  /** Stops taking messages, gives those in flight up to `graceMs` to finish (or be released), then disconnects. */
+  stop(graceMs: number): Promise<void>;
+  isAttached(): boolean;
+}
+
+const RECONNECT_MIN_MS = 500;
+const RECONNECT_MAX_MS = 30_000;
+
+export function createAmqpConsumer(options: AmqpConsumerOptions): AmqpConsumer {
+  const { logger, handle } = options;
+  const inFlight = new Set<Promise<void>>();
+  // Aborting ends retry waits at once, so in-flight messages are released quickly on shutdown.
+  const stopping = new AbortController();
+  let client: Client | undefined;
+  let attached = false;
+  let failedConnects = 0;
+  let reconnectTimer: NodeJS.Timeout | undefined;
+
+  async function process(message: IncomingMessage): Promise<void> {
+    let settled = false;
+    const settle = (how: 'accept' | 'release' | 'reject', reason?: string) => {
+      if (settled) return;
+      settled = true;
+      try {
+        if (how === 'accept') message.done();
+        else if (how === 'release') message.failed();
+        else message.failed(new Error(reason));
+      } catch (err) {
+        // Settling twice throws in this client; after a lost connection the settle is dropped and the broker
+        // redelivers. Either way there is nothing more to do for this message.
+        logger.warn({ err }, 'could not settle message');
+      }
+    };
+    try {
+      const inbound = toInbound(message);
+      const { outcome, event } = await handle(inbound, stopping.signal);
+      if (outcome.kind === 'reject') {
+        await options.recordDeadLetter({
+          channel: 'amqp',
+          reason: outcome.reason,
+          source: event?.source,
+          eventId: event?.id,
+          contentType: inbound.contentType,
+          headers: { ...message.payload.properties, messageId: message.source.properties?.messageID },
+          body: inbound.body,
+        });
+        settle('reject', outcome.reason);
+      } else {
+        settle(outcome.kind);
+      }
+    } catch (err) {
+      // The final fallback: whatever went wrong, the message goes back to the queue, never lost, never stuck.
+      logger.error({ err }, 'message handling failed unexpectedly; releasing it');
+      settle('release');
+    }
+  }
+
+  function onMessage(message: IncomingMessage): void {
+    if (stopping.signal.aborted) {
+      message.failed(); // arrived after shutdown began: hand it straight back
+      return;
+    }
+    const work = process(message);
+    inFlight.add(work);
+    void work.finally(() => inFlight.delete(work));
+  }
+
+  function connect(): void {
+    const next = new Client(options.client);
+    client = next;
+    next
+      .on('connected', () => {
+        failedConnects = 0;
+        logger.info('AMQP connected');
+      })
+      .on('error', (err: Error) => logger.warn({ err }, 'AMQP client error'))
+      .on('disconnected', () => {
+        attached = false;
+        if (stopping.signal.aborted || client !== next) return;
+        // This client does not reconnect by itself: capped exponential backoff with full jitter.
+        const delay = Math.random() * Math.min(RECONNECT_MAX_MS, RECONNECT_MIN_MS * 2 ** failedConnects++);
+        logger.warn({ delayMs: Math.round(delay) }, 'AMQP disconnected; reconnecting');
+        options.onReconnect?.();
+        reconnectTimer = setTimeout(() => next.connect(), delay);
+      });
+    // The receiver re-attaches by itself after a reconnect of the same client.
+    next
+      .receiver('fleet-order-notifier')
+      .attach(options.address)
+      .on('subscribed', () => {
+        attached = true;
+        logger.info({ address: options.address }, 'AMQP receiver attached');
+      })
+      .on('data', onMessage)
+      .on('error', (err: Error) => logger.warn({ err }, 'AMQP receiver error'));
+    next.connect();
+  }
+
+  return {
+    start: connect,
+    async stop(graceMs) {
+      stopping.abort();
+      clearTimeout(reconnectTimer);
+      const grace = new Promise((resolve) => setTimeout(resolve, graceMs).unref());
+      await Promise.race([Promise.allSettled([...inFlight]), grace]);
+      // Disconnecting (not detaching) returns anything still unsettled to the queue; a detach would reject it.
+      client?.disconnect();
+      attached = false;
+    },
+    isAttached: () => attached,
+  };
+}
+
+/** Reads the body and CloudEvents binary-mode attributes (`cloudEvents:` or `cloudEvents_` prefix). */
+export function toInbound(message: IncomingMessage): InboundMessage {
+  const { payload } = message;
+  const binaryAttributes: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(payload.properties ?? {})) {
+    const match = /^cloudEvents[:_](.+)$/.exec(key);
+    if (match?.[1] !== undefined) binaryAttributes[match[1]] = value;
+  }
+  // A data section arrives as chunks. An amqp-value string is taken as text, since some producers send JSON
+  // that way; any other amqp-value keeps the type 'amqp-1.0', which the parser refuses as not JSON.
+  if (payload.type !== 'amqp-1.0') {
+    return { body: Buffer.concat(payload.chunks ?? []), contentType: payload.type, binaryAttributes };
+  }
+  if (typeof payload.data === 'string') {
+    return { body: Buffer.from(payload.data, 'utf8'), contentType: undefined, binaryAttributes };
+  }
+  const body = Buffer.from(String(JSON.stringify(payload.data ?? null)), 'utf8');
+  return { body, contentType: 'amqp-1.0', binaryAttributes };
+}

@@ -1,0 +1,106 @@
+import type { Pool } from 'pg';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { Handled } from './events/handleEvent.js';
+
+export type Metrics = ReturnType<typeof createMetrics>;
+
+/** Prometheus metrics. Gauges that describe stored state are read from the database at scrape time. */
+export function createMetrics(pool: Pool, retentionDays: number) {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const events = new Counter({
+    name: 'fon_events_total',
+    help: 'Events handled, by outcome: applied, stale, not_found, ignored, duplicate, released, rejected',
+    labelNames: ['channel', 'outcome', 'reason'] as const,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'fon_event_duration_seconds',
+    help: 'Time from receiving an event to its outcome',
+    labelNames: ['outcome'] as const,
+    buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const s4Requests = new Histogram({
+    name: 'fon_s4_request_duration_seconds',
+    help: 'S/4HANA sales order reads, by result: ok, not_found, error',
+    labelNames: ['result'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const mails = new Counter({
+    name: 'fon_mail_total',
+    help: 'Emails handled by the outbox sender, by result: sent, retry, parked',
+    labelNames: ['result'] as const,
+    registers: [registry],
+  });
+  const reconnects = new Counter({
+    name: 'fon_amqp_reconnects_total',
+    help: 'AMQP connections lost and retried',
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'fon_mail_outbox',
+    help: 'Emails in the outbox by state; pending includes those waiting for a retry',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    async collect() {
+      const { rows } = await pool.query<{ state: string; count: number }>(
+        `select state, count(*)::int as "count" from mail_outbox where state <> 'sent' group by state`,
+      );
+      this.reset();
+      this.set({ state: 'pending' }, 0);
+      this.set({ state: 'parked' }, 0);
+      for (const row of rows) this.set({ state: row.state }, row.count);
+    },
+  });
+  new Gauge({
+    name: 'fon_mail_outbox_oldest_pending_seconds',
+    help: 'Age of the oldest email not yet sent (0 when none)',
+    registers: [registry],
+    async collect() {
+      const { rows } = await pool.query<{ age: number }>(
+        `select coalesce(extract(epoch from now() - min(created_at)), 0)::float8 as "age"
+         from mail_outbox where state = 'pending'`,
+      );
+      this.set(rows[0]?.age ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'fon_processed_event_oldest_age_seconds',
+    help: 'Age of the oldest processed-event record; compare with fon_processed_event_retention_seconds',
+    registers: [registry],
+    async collect() {
+      const { rows } = await pool.query<{ age: number }>(
+        `select coalesce(extract(epoch from now() - min(processed_at)), 0)::float8 as "age" from processed_event`,
+      );
+      this.set(rows[0]?.age ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'fon_processed_event_retention_seconds',
+    help: 'How long processed-event records are kept (DEDUP_RETENTION_DAYS)',
+    registers: [registry],
+  }).set(retentionDays * 86_400);
+
+  return {
+    registry,
+    observeEvent(channel: 'amqp' | 'webhook', handled: Handled, seconds: number): void {
+      const { outcome } = handled;
+      const name =
+        outcome.kind === 'accept' ? outcome.result : outcome.kind === 'release' ? 'released' : 'rejected';
+      const reason = outcome.kind === 'accept' ? '' : outcome.code;
+      events.inc({ channel, outcome: name, reason });
+      duration.observe({ outcome: name }, seconds);
+    },
+    observeS4(result: 'ok' | 'not_found' | 'error', seconds: number): void {
+      s4Requests.observe({ result }, seconds);
+    },
+    mail(result: 'sent' | 'retry' | 'parked'): void {
+      mails.inc({ result });
+    },
+    reconnect(): void {
+      reconnects.inc();
+    },
+  };
+}

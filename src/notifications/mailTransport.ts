@@ -1,0 +1,46 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import nodemailer, { type SendMailOptions } from 'nodemailer';
+
+export interface MailTransport {
+  send(mail: SendMailOptions): Promise<void>;
+  close(): void;
+}
+
+/**
+ * SMTP through nodemailer's pooled transport: one connection per email would cost a TCP and SMTP handshake
+ * each time. Query parameters of SMTP_URL (e.g. `?pool=false`) still override these defaults.
+ */
+export function smtpTransport(smtpUrl: string): MailTransport {
+  const url = new URL(smtpUrl);
+  for (const [key, value] of Object.entries({
+    pool: 'true',
+    maxConnections: '4',
+    connectionTimeout: '10000',
+    greetingTimeout: '10000',
+    socketTimeout: '30000',
+  })) {
+    if (!url.searchParams.has(key)) url.searchParams.set(key, value);
+  }
+  const transporter = nodemailer.createTransport(url.toString());
+  return {
+    async send(mail) {
+      await transporter.sendMail(mail);
+    },
+    close: () => transporter.close(),
+  };
+}
+
+/** Writes each email as an .eml file instead of sending it: for local runs and the demo. */
+export function directoryTransport(dir: string): MailTransport {
+  const transporter = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+  return {
+    async send(mail) {
+      const { message } = await transporter.sendMail(mail);
+      await mkdir(dir, { recursive: true });
+      const name = `${String(mail.messageId).replace(/[^A-Za-z0-9@.-]/g, '')}.eml`;
+      await writeFile(join(dir, name), message as Buffer);
+    },
+    close: () => transporter.close(),
+  };
+}

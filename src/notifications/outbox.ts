@@ -1,0 +1,64 @@
+// The mail outbox's SQL. A claimed row is leased, not locked: claiming moves its next_attempt_at past the
+// longest a send can take, so no transaction stays open during SMTP, and a crash mid-send simply lets the
+// lease run out and another instance (or this one, restarted) send it again with the same Message-ID.
+import type { Executor } from '../db/transaction.js';
+
+export interface OutboxMail {
+  id: string;
+  salesOrder: string;
+  portalStatus: string;
+  requestedDeliveryDate: string | null;
+  soldToParty: string | null;
+  customerReference: string | null;
+  recipients: string[];
+  messageId: string;
+  attempts: number;
+}
+
+export async function claimDue(db: Executor, limit: number, leaseSeconds: number): Promise<OutboxMail[]> {
+  const { rows } = await db.query<OutboxMail>(
+    `update mail_outbox m set attempts = m.attempts + 1, next_attempt_at = now() + make_interval(secs => $2::int)
+     from (
+       select id from mail_outbox
+       where state = 'pending' and next_attempt_at <= now()
+       order by next_attempt_at, id
+       limit $1::int
+       for update skip locked
+     ) due
+     where m.id = due.id
+     returning m.id::text as "id", m.sales_order as "salesOrder", m.portal_status as "portalStatus",
+       to_char(m.requested_delivery_date, 'YYYY-MM-DD') as "requestedDeliveryDate",
+       m.sold_to_party as "soldToParty", m.customer_reference as "customerReference",
+       m.recipients, m.message_id as "messageId", m.attempts`,
+    [limit, leaseSeconds],
+  );
+  return rows;
+}
+
+export async function markSent(db: Executor, id: string): Promise<void> {
+  await db.query(
+    `update mail_outbox set state = 'sent', sent_at = now(), last_error = null where id = $1::bigint`,
+    [id],
+  );
+}
+
+export async function scheduleRetry(
+  db: Executor,
+  id: string,
+  delaySeconds: number,
+  error: string,
+): Promise<void> {
+  await db.query(
+    `update mail_outbox set next_attempt_at = now() + make_interval(secs => $2::double precision), last_error = $3::text
+     where id = $1::bigint`,
+    [id, delaySeconds, error],
+  );
+}
+
+/** Gives up on a mail until an operator retries it through the admin API. */
+export async function park(db: Executor, id: string, error: string): Promise<void> {
+  await db.query(`update mail_outbox set state = 'parked', last_error = $2::text where id = $1::bigint`, [
+    id,
+    error,
+  ]);
+}

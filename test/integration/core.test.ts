@@ -1,0 +1,293 @@
+// The core promise end to end, on the real PostgreSQL and RabbitMQ (AMQP 1.0), a real SMTP receiver and a
+// local S/4HANA stand-in: one portal state and one email per real change, whatever the broker delivers.
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type S4Server, startS4Server } from '../../sandbox/s4Server.js';
+import { type SmtpSink, startSmtpServer } from '../../sandbox/smtpServer.js';
+import type { Service } from '../../src/service.js';
+import { createPublisher, createTestQueue, type Publisher, type TestQueue } from '../support/broker.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { eventually, S4_SOURCE, salesOrderEvent, startTestService } from '../support/harness.js';
+
+let db: TestDatabase;
+let s4: S4Server;
+let smtp: SmtpSink;
+let publisher: Publisher;
+let queue: TestQueue;
+let service: Service;
+
+beforeAll(async () => {
+  [db, s4, smtp, publisher] = await Promise.all([
+    createTestDatabase(),
+    startS4Server(),
+    startSmtpServer(),
+    createPublisher(),
+  ]);
+});
+afterAll(async () => {
+  await Promise.all([db.drop(), s4.close(), smtp.close(), publisher.close()]);
+});
+
+beforeEach(async () => {
+  queue = await createTestQueue('fon-core');
+  service = await startTestService({
+    databaseUrl: db.url,
+    s4Url: s4.url,
+    smtpUrl: smtp.url,
+    queueAddress: queue.address,
+  });
+  await eventually('the receiver to attach', async () => service.amqp?.isAttached());
+});
+afterEach(async () => {
+  await service.stop();
+  await queue.delete();
+  smtp.clear();
+  s4.setFault(undefined);
+  smtp.setRefuse(undefined);
+});
+
+let nextOrder = 4_000_000;
+/** A fresh order number per test, so tests in this file share one database without seeing each other. */
+function newOrder(state: Partial<Parameters<S4Server['setOrder']>[0]> = {}): string {
+  const salesOrder = String(nextOrder++);
+  s4.setOrder({
+    salesOrder,
+    soldToParty: '17100001',
+    customerReference: 'PO-4711',
+    requestedDeliveryDate: '2026-12-15',
+    lastChangeDateTime: '2026-11-30T10:00:00Z',
+    overallSDProcessStatus: 'A',
+    ...state,
+  });
+  return salesOrder;
+}
+
+async function processedCount(filter: { salesOrder?: string; outcome?: string } = {}): Promise<number> {
+  const { rows } = await db.pool.query<{ n: number }>(
+    `select count(*)::int as n from processed_event
+     where ($1::text is null or sales_order = $1) and ($2::text is null or outcome = $2)`,
+    [filter.salesOrder ?? null, filter.outcome ?? null],
+  );
+  return rows[0]?.n ?? 0;
+}
+
+async function portalRow(salesOrder: string) {
+  const { rows } = await db.pool.query(
+    `select portal_status as "portalStatus", to_char(requested_delivery_date, 'YYYY-MM-DD') as "date",
+            customer_reference as "customerReference", sold_to_party as "soldToParty"
+     from portal_order_status where sales_order = $1`,
+    [salesOrder],
+  );
+  return rows[0];
+}
+
+function mailsFor(salesOrder: string) {
+  return smtp.messages.filter((mail) => mail.headers['x-sales-order'] === salesOrder);
+}
+
+/** Waits until the queue is drained and the service holds nothing in flight. */
+async function settled(expectedProcessed: number, filter: { salesOrder?: string } = {}): Promise<void> {
+  await eventually(
+    `${expectedProcessed} processed events`,
+    async () => (await processedCount(filter)) >= expectedProcessed,
+  );
+  await eventually('an empty source queue', async () => (await queue.depth()) === 0);
+}
+
+describe('processing S/4HANA sales-order events', () => {
+  it('applies the current S/4HANA state and emails once when the same event is delivered three times', async () => {
+    const salesOrder = newOrder({ overallDeliveryStatus: 'B' });
+    const event = salesOrderEvent({ salesOrder });
+    await publisher.send(queue.address, [{ body: event }, { body: event }, { body: event }]);
+
+    await settled(1, { salesOrder });
+    await smtp.waitForCount(1);
+    await service.stop(); // anything unsettled would now be back in the queue
+    expect(await queue.depth()).toBe(0);
+    expect(await portalRow(salesOrder)).toEqual({
+      portalStatus: 'PartiallyDelivered',
+      date: '2026-12-15',
+      customerReference: 'PO-4711',
+      soldToParty: '17100001',
+    });
+    const mails = mailsFor(salesOrder);
+    expect(mails).toHaveLength(1);
+    expect(mails[0]?.headers['x-portal-status']).toBe('PartiallyDelivered');
+    expect(mails[0]?.headers['x-requested-delivery-date']).toBe('2026-12-15');
+    expect(mails[0]?.to).toEqual(['fleet-manager@fleet.example']);
+    // A duplicate is recognised before S/4HANA is asked.
+    expect(s4.calls(salesOrder)).toBe(1);
+  });
+
+  it('sends one email when three different events announce the same change', async () => {
+    const salesOrder = newOrder({ overallSDProcessStatus: 'B' });
+    const types = ['Changed.v1', 'OvrlSDProcStsChgd.v1', 'ItemChanged.v1'];
+    await publisher.send(
+      queue.address,
+      types.map((type) => ({
+        body: salesOrderEvent({ salesOrder, type: `sap.s4.beh.salesorder.v1.SalesOrder.${type}` }),
+      })),
+    );
+
+    await settled(3, { salesOrder });
+    await eventually('the outbox to drain', async () => smtp.messages.length >= 1);
+    expect((await portalRow(salesOrder))?.portalStatus).toBe('InProcess');
+    expect(mailsFor(salesOrder)).toHaveLength(1);
+  });
+
+  it('emails again only when status or requested delivery date really change', async () => {
+    const salesOrder = newOrder();
+    await publisher.send(queue.address, [{ body: salesOrderEvent({ salesOrder }) }]);
+    await settled(1, { salesOrder });
+    await eventually('first mail', async () => mailsFor(salesOrder).length === 1);
+
+    // A change the fleet manager does not care about: no email.
+    newOrderState(salesOrder, { customerReference: 'PO-4712', lastChangeDateTime: '2026-11-30T11:00:00Z' });
+    await publisher.send(queue.address, [{ body: salesOrderEvent({ salesOrder }) }]);
+    await settled(2, { salesOrder });
+    expect((await portalRow(salesOrder))?.customerReference).toBe('PO-4712');
+
+    // The delivery date moves: one email.
+    newOrderState(salesOrder, {
+      requestedDeliveryDate: '2026-12-20',
+      lastChangeDateTime: '2026-11-30T12:00:00Z',
+    });
+    await publisher.send(queue.address, [{ body: salesOrderEvent({ salesOrder }) }]);
+    await settled(3, { salesOrder });
+    await eventually('second mail', async () => mailsFor(salesOrder).length === 2);
+    expect(mailsFor(salesOrder).map((mail) => mail.headers['x-requested-delivery-date'])).toEqual([
+      '2026-12-15',
+      '2026-12-20',
+    ]);
+    const ids = new Set(mailsFor(salesOrder).map((mail) => mail.messageId));
+    expect(ids.size).toBe(2);
+  });
+
+  it('records an event for an order deleted in S/4HANA as not found, accepts it and sends nothing', async () => {
+    const salesOrder = newOrder();
+    s4.deleteOrder(salesOrder);
+    await publisher.send(queue.address, [
+      { body: salesOrderEvent({ salesOrder, type: 'sap.s4.beh.salesorder.v1.SalesOrder.Deleted.v1' }) },
+    ]);
+
+    await settled(1, { salesOrder });
+    expect(await processedCount({ salesOrder, outcome: 'not_found' })).toBe(1);
+    expect(await portalRow(salesOrder)).toBeUndefined();
+    expect(mailsFor(salesOrder)).toHaveLength(0);
+    expect(await queue.drainDeadLetters()).toEqual([]);
+  });
+
+  it('dead-letters a malformed payload with its reason and processes the valid events around it', async () => {
+    const before = newOrder();
+    const after = newOrder();
+    await publisher.send(queue.address, [
+      { body: salesOrderEvent({ salesOrder: before }) },
+      {
+        body: '{"specversion":"1.0","id":"x1","source":"/s","type":"sap.s4.beh.salesorder.v1.SalesOrder.Changed.v1"',
+      },
+      { body: salesOrderEvent({ salesOrder: "1') or ('1" }) },
+      { body: salesOrderEvent({ salesOrder: after }) },
+    ]);
+
+    await settled(1, { salesOrder: before });
+    await settled(1, { salesOrder: after });
+    const letters = await eventually('two dead letters', async () => {
+      const { rows } = await db.pool.query<{ reason: string; body: Buffer }>(
+        `select reason, body from dead_letter where channel = 'amqp' order by id`,
+      );
+      return rows.length === 2 ? rows : undefined;
+    });
+    // Both are handled concurrently, so either may be recorded first.
+    expect(letters.map((letter) => letter.reason).sort()).toEqual([
+      expect.stringMatching(/^body is not valid JSON/),
+      'data.SalesOrder must be 1 to 10 letters or digits, got "1\') or (\'1"',
+    ]);
+    const dlq = await eventually('the dead-letter queue to hold both', async () => {
+      return (await queue.drainDeadLetters()).map((letter) => letter.body);
+    });
+    expect(dlq).toHaveLength(2);
+    expect(dlq.some((body) => body.includes('"id":"x1"'))).toBe(true);
+    expect(s4.calls()).toBeGreaterThan(0);
+    expect(s4.calls("1') or ('1")).toBe(0);
+  });
+
+  it('retries while S/4HANA answers 503 and applies the state once it recovers', async () => {
+    const salesOrder = newOrder({ overallDeliveryStatus: 'C' });
+    s4.setFault((order, callNo) => (order === salesOrder && callNo <= 4 ? 'unavailable' : 'ok'));
+    await publisher.send(queue.address, [{ body: salesOrderEvent({ salesOrder }) }]);
+
+    await settled(1, { salesOrder });
+    expect((await portalRow(salesOrder))?.portalStatus).toBe('Delivered');
+    // 3 tries per delivery in this harness: the first delivery was released, the second succeeded.
+    expect(s4.calls(salesOrder)).toBe(5);
+    await eventually('one mail', async () => mailsFor(salesOrder).length === 1);
+  });
+
+  it('keeps the newer portal state when an older S/4HANA state is read later', async () => {
+    const salesOrder = newOrder({ overallDeliveryStatus: 'C', lastChangeDateTime: '2026-11-30T12:00:00Z' });
+    await publisher.send(queue.address, [{ body: salesOrderEvent({ salesOrder }) }]);
+    await settled(1, { salesOrder });
+    await eventually('first mail', async () => mailsFor(salesOrder).length === 1);
+
+    // A lagging replica answers with an older version of the order.
+    newOrderState(salesOrder, { overallDeliveryStatus: 'B', lastChangeDateTime: '2026-11-30T09:00:00Z' });
+    await publisher.send(queue.address, [{ body: salesOrderEvent({ salesOrder }) }]);
+    await settled(2, { salesOrder });
+
+    expect((await portalRow(salesOrder))?.portalStatus).toBe('Delivered');
+    expect(await processedCount({ salesOrder, outcome: 'stale' })).toBe(1);
+    expect(mailsFor(salesOrder)).toHaveLength(1);
+  });
+
+  it('delivers the email with the same Message-ID after SMTP refused it once', async () => {
+    const salesOrder = newOrder();
+    smtp.setRefuse((mail) => (mail.callNo === 1 ? 'transient' : 'accept'));
+    await publisher.send(queue.address, [{ body: salesOrderEvent({ salesOrder }) }]);
+
+    await settled(1, { salesOrder });
+    const [mail] = await eventually('the retried mail', async () =>
+      mailsFor(salesOrder).length === 1 ? mailsFor(salesOrder) : undefined,
+    );
+    const { rows } = await db.pool.query(
+      `select state, attempts, message_id as "messageId" from mail_outbox where sales_order = $1`,
+      [salesOrder],
+    );
+    expect(rows).toEqual([{ state: 'sent', attempts: 2, messageId: mail?.messageId }]);
+  });
+
+  it('accepts binary-mode events with attributes in application properties', async () => {
+    const salesOrder = newOrder();
+    await publisher.send(queue.address, [
+      {
+        body: JSON.stringify({ SalesOrder: salesOrder }),
+        properties: {
+          'cloudEvents:specversion': '1.0',
+          'cloudEvents:id': 'binary-1',
+          'cloudEvents:source': S4_SOURCE,
+          'cloudEvents:type': 'sap.s4.beh.salesorder.v1.SalesOrder.Created.v1',
+        },
+      },
+    ]);
+    await settled(1, { salesOrder });
+    expect((await portalRow(salesOrder))?.portalStatus).toBe('Open');
+  });
+
+  it('records events of other types as ignored without asking S/4HANA', async () => {
+    const calls = s4.calls();
+    await publisher.send(queue.address, [
+      {
+        body: salesOrderEvent({
+          type: 'sap.s4.beh.businesspartner.v1.BusinessPartner.Changed.v1',
+          data: { BusinessPartner: '1' },
+        }),
+      },
+    ]);
+    await eventually('the ignored event', async () => (await processedCount({ outcome: 'ignored' })) === 1);
+    expect(s4.calls()).toBe(calls);
+  });
+});
+
+function newOrderState(salesOrder: string, change: Partial<Parameters<S4Server['setOrder']>[0]>): void {
+  const current = s4.getOrder(salesOrder);
+  if (current === undefined) throw new Error(`no order ${salesOrder}`);
+  s4.setOrder({ ...current, ...change });
+}

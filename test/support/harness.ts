@@ -1,0 +1,106 @@
+// Starts the real service in this process against the real PostgreSQL and RabbitMQ, a local S/4HANA
+// stand-in and a real SMTP receiver, configured through the same loadConfig as production.
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { loadConfig } from '../../src/config.js';
+import { createLogger } from '../../src/logger.js';
+import type { RetryPolicy } from '../../src/retry.js';
+import { type Service, startService } from '../../src/service.js';
+import { AMQP_URL } from './services.js';
+
+/** Makes the SDK's `destinations` variable name a destination for this S/4HANA stand-in; returns its name. */
+export function registerDestination(url: string): string {
+  const name = `S4_${randomBytes(4).toString('hex')}`;
+  const existing = JSON.parse(process.env.destinations ?? '[]') as unknown[];
+  process.env.destinations = JSON.stringify([...existing, { name, url }]);
+  return name;
+}
+
+export interface TestServiceOptions {
+  databaseUrl: string;
+  s4Url: string;
+  smtpUrl: string;
+  queueAddress?: string;
+  env?: Record<string, string>;
+  retryPolicy?: RetryPolicy;
+}
+
+export async function startTestService(options: TestServiceOptions): Promise<Service> {
+  const env: Record<string, string> = {
+    PORT: '0',
+    DATABASE_URL: options.databaseUrl,
+    DATABASE_POOL_SIZE: '8',
+    INGEST: options.queueAddress === undefined ? 'webhook' : 'amqp',
+    S4_DESTINATION: registerDestination(options.s4Url),
+    S4_TIMEOUT_MS: '1000',
+    SMTP_URL: options.smtpUrl,
+    MAIL_FROM: 'notifier@fleet.example',
+    MAIL_TO: 'fleet-manager@fleet.example',
+    AUTH: 'none',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    ...options.env,
+  };
+  if (options.queueAddress !== undefined) {
+    env.AMQP_URL = AMQP_URL;
+    env.AMQP_QUEUE = options.queueAddress;
+  }
+  const config = loadConfig(env);
+  return startService(config, createLogger(config.logLevel), {
+    host: '127.0.0.1',
+    retryPolicy: options.retryPolicy ?? { attempts: 3, baseDelayMs: 20, maxDelayMs: 100 },
+    mailPollMs: 200,
+  });
+}
+
+/** Polls `check` until it returns a value other than undefined/false, or fails with `what` after the timeout. */
+export async function eventually<T>(
+  what: string,
+  check: () => Promise<T | undefined | false>,
+  timeoutMs = 15_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await check();
+      if (value !== undefined && value !== false) return value;
+    } catch (err) {
+      last = err;
+    }
+    await sleep(50);
+  }
+  throw new Error(
+    `timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`,
+  );
+}
+
+export interface EventSpec {
+  salesOrder?: unknown;
+  id?: string;
+  source?: string;
+  type?: string;
+  data?: unknown;
+}
+
+export const S4_SOURCE = '/default/sap.s4.beh/244572008';
+
+/** A structured-mode S/4HANA sales-order event, shaped as S/4HANA sends it. */
+export function salesOrderEvent(spec: EventSpec = {}): string {
+  return JSON.stringify({
+    specversion: '1.0',
+    type: spec.type ?? 'sap.s4.beh.salesorder.v1.SalesOrder.Changed.v1',
+    source: spec.source ?? S4_SOURCE,
+    id: spec.id ?? randomBytes(16).toString('hex'),
+    time: '2026-03-03T13:19:54Z',
+    datacontenttype: 'application/json',
+    data: spec.data ?? {
+      SalesOrder: spec.salesOrder ?? '1000473',
+      SalesOrderType: 'OR',
+      SalesOrganization: '1710',
+      DistributionChannel: '10',
+      OrganizationDivision: '00',
+      SoldToParty: '17100001',
+      EventRaisedDateTime: '2026-03-03T13:19:53.8123450Z',
+    },
+  });
+}

@@ -1,0 +1,302 @@
+import { readFileSync } from 'node:fs';
+import { posix } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { CONFIG_KEYS } from '../../src/configKeys.js';
+import { SCOPES } from '../../src/http/scopes.js';
+
+// The deployment descriptors are checked against each other and against the code, so that mta.yaml and
+// manifest.yml cannot drift apart and neither can name a scope, a setting or a start file the code lacks.
+
+type Params = Record<string, unknown>;
+interface Mta {
+  '_schema-version': string;
+  ID: string;
+  version: string;
+  modules: {
+    name: string;
+    type: string;
+    'build-parameters': { builder: string; commands: string[]; ignore: string[] };
+    parameters: Params;
+    properties: Record<string, unknown>;
+    requires: { name: string }[];
+  }[];
+  resources: { name: string; type: string; parameters: Params }[];
+}
+interface Manifest {
+  applications: (Params & { name: string; services: string[]; env: Record<string, unknown> })[];
+}
+interface XsSecurity {
+  xsappname: string;
+  'tenant-mode': string;
+  scopes: { name: string; 'grant-as-authority-to-apps'?: string[] }[];
+  'role-templates': { name: string; 'scope-references': string[] }[];
+  'role-collections': { name: string; 'role-template-references': string[] }[];
+}
+interface EventMeshDescriptor {
+  emname: string;
+  namespace: string;
+  version: string;
+  options: Record<string, boolean>;
+  rules: Record<'queueRules' | 'topicRules', Record<'publishFilter' | 'subscribeFilter', string[]>>;
+  authorities?: string[];
+}
+
+const root = new URL('../../', import.meta.url);
+const read = (file: string): string => readFileSync(new URL(file, root), 'utf8');
+
+const mta = parse(read('mta.yaml')) as Mta;
+const manifest = parse(read('manifest.yml')) as Manifest;
+const xsSecurity = JSON.parse(read('xs-security.json')) as XsSecurity;
+const eventMesh = JSON.parse(read('event-mesh.json')) as EventMeshDescriptor;
+const pkg = JSON.parse(read('package.json')) as {
+  version: string;
+  main: string;
+  scripts: Record<string, string>;
+  engines: { node: string };
+};
+
+const [mtaModule, ...otherModules] = mta.modules;
+const [app, ...otherApps] = manifest.applications;
+if (mtaModule === undefined || app === undefined)
+  throw new Error('mta.yaml and manifest.yml each need one app');
+const mtaParams = mtaModule.parameters;
+
+const INSTANCES: Record<string, string> = {
+  xsuaa: 'fon-uaa',
+  'enterprise-messaging': 'fon-event-mesh',
+  destination: 'fon-destination',
+  'postgresql-db': 'fon-db',
+};
+const instanceOf = (label: string): string => {
+  const resource = mta.resources.find((candidate) => candidate.parameters.service === label);
+  return String(resource?.parameters['service-name'] ?? resource?.name);
+};
+
+const NAMESPACE = '$' + '{namespace}'; // the descriptor's own placeholder, not a template literal
+
+/** Whether an Event Mesh rule (`+` = one segment, trailing `*` = any rest) admits every name `name` can match. */
+function covers(rule: string, name: string): boolean {
+  const ruleParts = rule.replace(NAMESPACE, eventMesh.namespace).split('/');
+  const nameParts = name.split('/');
+  for (const [index, part] of ruleParts.entries()) {
+    if (part === '*' && index === ruleParts.length - 1) return true;
+    const candidate = nameParts[index];
+    if (candidate === undefined) return false;
+    if (part === '+' ? candidate === '*' : part !== candidate) return false;
+  }
+  return ruleParts.length === nameParts.length;
+}
+
+/** Enough of semver for an engines field: `||` of `^x.y.z`, `>=x.y.z` or `x.y.z`. */
+function satisfies(range: string, version: string): boolean {
+  const have = version.split('.').map(Number);
+  const compare = (want: number[]) => {
+    for (const [index, part] of want.entries()) {
+      const diff = (have[index] ?? 0) - part;
+      if (diff !== 0) return Math.sign(diff);
+    }
+    return 0;
+  };
+  return range.split('||').some((alternative) => {
+    const match = /^\s*(\^|>=)?(\d+)\.(\d+)\.(\d+)\s*$/.exec(alternative);
+    if (match === null) throw new Error(`unsupported engines range "${alternative}"`);
+    const want = match.slice(2).map(Number);
+    if (match[1] === '>=') return compare(want) >= 0;
+    if (match[1] === '^') return compare(want) >= 0 && have[0] === want[0];
+    return compare(want) === 0;
+  });
+}
+
+describe('mta.yaml and manifest.yml', () => {
+  it('describe one app with the same name', () => {
+    expect(otherModules).toEqual([]);
+    expect(otherApps).toEqual([]);
+    expect(mta['_schema-version']).toBe('3.1');
+    expect(mtaModule.name).toBe('fleet-order-notifier');
+    expect(app.name).toBe(mtaModule.name);
+    expect(mta.version).toBe(pkg.version);
+  });
+
+  it('bind the same four services', () => {
+    expect(mta.resources.map((resource) => resource.parameters.service).sort()).toEqual(
+      Object.keys(INSTANCES).sort(),
+    );
+    for (const [label, instance] of Object.entries(INSTANCES)) expect(instanceOf(label)).toBe(instance);
+    expect(mta.resources.every((resource) => resource.type === 'org.cloudfoundry.managed-service')).toBe(
+      true,
+    );
+    expect(mtaModule.requires.map((required) => required.name).sort()).toEqual(
+      mta.resources.map((resource) => resource.name).sort(),
+    );
+    expect([...app.services].sort()).toEqual(Object.values(INSTANCES).sort());
+  });
+
+  it('start the same command, the file that package.json names', () => {
+    expect(mtaParams.command).toBe(app.command);
+    expect(app.command).toBe(pkg.scripts.start);
+    expect(app.command).toBe(`node ${pkg.main}`);
+  });
+
+  it('use the same health check, memory, disk, instances and buildpack', () => {
+    expect(mtaParams['health-check-type']).toBe('http');
+    expect(app['health-check-type']).toBe('http');
+    expect(mtaParams['health-check-http-endpoint']).toBe('/health');
+    expect(app['health-check-http-endpoint']).toBe('/health');
+    expect(mtaParams['health-check-timeout']).toBe(app.timeout);
+    expect(mtaParams.memory).toBe('256M');
+    expect(app.memory).toBe(mtaParams.memory);
+    expect(app.disk_quota).toBe(mtaParams['disk-quota']);
+    expect(app.instances).toBe(mtaParams.instances);
+    expect(mtaParams.buildpacks).toEqual(['nodejs_buildpack']);
+    expect(app.buildpacks).toEqual(mtaParams.buildpacks);
+  });
+
+  it('set the same environment, only keys the code reads, every value a string, no secret', () => {
+    expect(app.env).toEqual(mtaModule.properties);
+    for (const [key, value] of Object.entries(app.env)) {
+      expect(CONFIG_KEYS, `${key} is not read by the code`).toContain(key);
+      expect(typeof value, `${key} must be quoted so YAML does not turn it into a number`).toBe('string');
+    }
+    expect(Object.keys(app.env)).not.toContain('SMTP_URL');
+    expect(Object.keys(app.env)).not.toContain('NODE_ENV');
+  });
+
+  it('build with npm ci and the build script, and leave node_modules to staging', () => {
+    const build = mtaModule['build-parameters'];
+    expect(build.builder).toBe('custom');
+    expect(build.commands).toEqual(['npm ci', 'npm run build']);
+    expect(pkg.scripts.build).toBeDefined();
+    expect(build.ignore).toContain('node_modules/');
+    // The start file and the migrations it applies must stay in the archive.
+    expect(build.ignore.filter((pattern) => /^(\.\/)?(dist|db|package)/.test(pattern))).toEqual([]);
+  });
+
+  it('point the build output at the file the command starts', () => {
+    // tsc puts src/main.ts at <outDir>/<path relative to rootDir>; a mismatch only shows at the first start.
+    const buildConfig = JSON.parse(read('tsconfig.build.json')) as {
+      compilerOptions?: Record<string, string>;
+    };
+    const baseConfig = JSON.parse(read('tsconfig.json')) as { compilerOptions?: Record<string, string> };
+    const options = { ...baseConfig.compilerOptions, ...buildConfig.compilerOptions };
+    expect(
+      options.rootDir,
+      'set rootDir so the output layout does not depend on which files exist',
+    ).toBeDefined();
+    const emitted = posix.join(options.outDir ?? '.', posix.relative(options.rootDir ?? '.', 'src/main.ts'));
+    expect(emitted.replace(/\.ts$/, '.js')).toBe(posix.normalize(pkg.main));
+  });
+
+  it('give the service descriptors as config files', () => {
+    const uaa = mta.resources.find((resource) => resource.parameters.service === 'xsuaa');
+    const mesh = mta.resources.find((resource) => resource.parameters.service === 'enterprise-messaging');
+    expect(uaa?.parameters['service-plan']).toBe('application');
+    expect(uaa?.parameters.path).toBe('./xs-security.json');
+    expect(mesh?.parameters['service-plan']).toBe('default');
+    expect(mesh?.parameters.path).toBe('./event-mesh.json');
+  });
+});
+
+describe('xs-security.json', () => {
+  const scopeNames = xsSecurity.scopes.map((scope) => scope.name);
+  const templateNames = xsSecurity['role-templates'].map((template) => `$XSAPPNAME.${template.name}`);
+
+  it('declares every scope the code checks', () => {
+    expect(xsSecurity.xsappname).toBe('fleet-order-notifier');
+    expect(xsSecurity['tenant-mode']).toBe('dedicated');
+    for (const scope of Object.values(SCOPES)) expect(scopeNames).toContain(`$XSAPPNAME.${scope}`);
+  });
+
+  it('references only existing scopes and role templates', () => {
+    for (const template of xsSecurity['role-templates']) {
+      for (const scope of template['scope-references']) expect(scopeNames).toContain(scope);
+    }
+    for (const collection of xsSecurity['role-collections']) {
+      for (const template of collection['role-template-references'])
+        expect(templateNames).toContain(template);
+    }
+  });
+
+  it('offers a viewer and an admin role collection, and only the admin may act', () => {
+    const scopesOf = (collectionName: string) => {
+      const collection = xsSecurity['role-collections'].find(
+        (candidate) => candidate.name === collectionName,
+      );
+      return (collection?.['role-template-references'] ?? []).flatMap(
+        (reference) =>
+          xsSecurity['role-templates'].find((template) => `$XSAPPNAME.${template.name}` === reference)?.[
+            'scope-references'
+          ] ?? [],
+      );
+    };
+    expect(scopesOf('FleetNotifierViewer')).toEqual([`$XSAPPNAME.${SCOPES.viewer}`]);
+    expect(scopesOf('FleetNotifierAdmin').sort()).toEqual(
+      [`$XSAPPNAME.${SCOPES.viewer}`, `$XSAPPNAME.${SCOPES.admin}`].sort(),
+    );
+  });
+
+  it('grants EventSubmit to the bound Event Mesh instance, which accepts it', () => {
+    const eventSubmit = xsSecurity.scopes.find((scope) => scope.name === `$XSAPPNAME.${SCOPES.eventSubmit}`);
+    expect(eventSubmit?.['grant-as-authority-to-apps']).toEqual([
+      `$XSSERVICENAME(${instanceOf('enterprise-messaging')})`,
+    ]);
+    expect(eventMesh.authorities).toContain('$ACCEPT_GRANTED_AUTHORITIES');
+  });
+});
+
+describe('event-mesh.json', () => {
+  const env = app.env as Record<string, string>;
+  const queue = String(env.AMQP_QUEUE).replace(/^queue:/, '');
+  const topics = String(env.EVENT_MESH_TOPICS)
+    .split(',')
+    .map((topic) => topic.trim());
+
+  it('names the bound instance, in descriptor version 1.1.0 with all three channels', () => {
+    expect(eventMesh.emname).toBe(instanceOf('enterprise-messaging'));
+    expect(eventMesh.version).toBe('1.1.0');
+    expect(eventMesh.options).toEqual({ management: true, messagingrest: true, messaging: true });
+  });
+
+  it('has a namespace of exactly three segments and at most 24 characters', () => {
+    expect(eventMesh.namespace.length).toBeLessThanOrEqual(24);
+    expect(eventMesh.namespace).toMatch(
+      /^[a-zA-Z0-9]+\/[a-zA-Z0-9][a-zA-Z0-9.-]*\/[a-zA-Z0-9][a-zA-Z0-9.-]*$/,
+    );
+  });
+
+  it('lets the service use its own queue, which lives in the namespace', () => {
+    expect(env.AMQP_QUEUE).toMatch(/^queue:/);
+    expect(queue.startsWith(`${eventMesh.namespace}/`)).toBe(true);
+    const { publishFilter, subscribeFilter } = eventMesh.rules.queueRules;
+    expect(subscribeFilter.some((rule) => covers(rule, queue))).toBe(true);
+    expect(publishFilter.some((rule) => covers(rule, queue))).toBe(true);
+  });
+
+  it('lets the queue subscribe to every configured S/4HANA topic', () => {
+    expect(topics.length).toBeGreaterThan(0);
+    for (const topic of topics) {
+      expect(topic).toMatch(/\/ce\/sap\/s4\/beh\/salesorder\/v1\/SalesOrder\/[A-Za-z]+\/v1$/);
+      expect(
+        eventMesh.rules.topicRules.subscribeFilter.some((rule) => covers(rule, topic)),
+        `no topic rule covers ${topic}`,
+      ).toBe(true);
+    }
+  });
+
+  it('rules match as documented: + is one segment, a trailing * any rest', () => {
+    expect(covers('sap/S4HANAOD/*', 'sap/S4HANAOD/+/ce/sap/s4/beh/x')).toBe(true);
+    expect(covers('sap/S4HANAOD/*', 'sap/S4HANAOD2/E4X/ce')).toBe(false);
+    expect(covers('+/+/+/ce/*', 'sap/S4HANAOD/E4X/ce/sap')).toBe(true);
+    expect(covers('sap/S4HANAOD/E4X/*', 'sap/S4HANAOD/+/ce')).toBe(false);
+    expect(covers(`${NAMESPACE}/*`, `${eventMesh.namespace}/salesorder`)).toBe(true);
+  });
+});
+
+describe('package.json engines', () => {
+  it('accepts Node 20, the runtime the service is tested on', () => {
+    expect(satisfies(pkg.engines.node, '20.19.0')).toBe(true);
+    expect(satisfies(pkg.engines.node, '20.18.0')).toBe(false); // sanity check of the matcher itself
+    if (process.versions.node.startsWith('20.'))
+      expect(satisfies(pkg.engines.node, process.versions.node)).toBe(true);
+  });
+});
