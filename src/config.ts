@@ -3,6 +3,9 @@
 import type { ClientOptions } from '@sap/xb-msg-amqp-v100';
 import { filterServices } from '@sap/xsenv';
 import type { PoolConfig } from 'pg';
+import type { ConfigKey } from './configKeys.js';
+import type { XsuaaCredentials } from './http/auth.js';
+import type { EventMeshManagement } from './messaging/eventMeshSetup.js';
 
 export type Ingest = 'amqp' | 'webhook';
 
@@ -17,8 +20,8 @@ export interface Config {
   maxDeliveries: number;
   maxMessageBytes: number;
   retention: { processedEventDays: number; mailDays: number };
-  auth: { kind: 'xsuaa'; credentials: Record<string, unknown> } | { kind: 'none' };
-  eventMesh: { management: unknown; topics: string[]; maxRedeliveryCount: number } | undefined;
+  auth: { kind: 'xsuaa'; credentials: XsuaaCredentials } | { kind: 'none' };
+  eventMesh: { management: EventMeshManagement; topics: string[]; maxRedeliveryCount: number } | undefined;
 }
 
 export class ConfigError extends Error {
@@ -28,15 +31,15 @@ export class ConfigError extends Error {
   }
 }
 
-type Env = Record<string, string | undefined>;
+type Env = Partial<Record<ConfigKey, string>>;
 
 export function loadConfig(env: Env = process.env): Readonly<Config> {
   const problems: string[] = [];
-  const text = (key: string, fallback?: string): string | undefined => {
+  const text = (key: ConfigKey, fallback?: string): string | undefined => {
     const value = env[key]?.trim();
     return value === undefined || value === '' ? fallback : value;
   };
-  const int = (key: string, fallback: number, min: number, max: number): number => {
+  const int = (key: ConfigKey, fallback: number, min: number, max: number): number => {
     const raw = text(key);
     if (raw === undefined) return fallback;
     const value = Number(raw);
@@ -44,7 +47,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     problems.push(`${key} must be an integer from ${min} to ${max}, got "${raw}"`);
     return fallback;
   };
-  const list = (key: string): string[] =>
+  const list = (key: ConfigKey): string[] =>
     (text(key) ?? '')
       .split(',')
       .map((item) => item.trim())
@@ -77,12 +80,13 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       amqp = { client: withFlowControl(connection, prefetch), queue, prefetch };
     }
     if (text('EVENT_MESH_SETUP') === 'true') {
-      const management = (messaging?.management as unknown[] | undefined)?.[0];
+      const management = (messaging?.management as EventMeshManagement[] | undefined)?.[0];
       if (management === undefined)
         problems.push('EVENT_MESH_SETUP=true needs a bound enterprise-messaging service');
       const topics = list('EVENT_MESH_TOPICS');
       if (topics.length === 0) problems.push('EVENT_MESH_SETUP=true needs EVENT_MESH_TOPICS');
-      eventMesh = { management, topics, maxRedeliveryCount: int('EVENT_MESH_MAX_REDELIVERY', 10, 1, 100) };
+      const maxRedeliveryCount = int('EVENT_MESH_MAX_REDELIVERY', 10, 1, 100);
+      if (management !== undefined) eventMesh = { management, topics, maxRedeliveryCount };
     }
   }
 
@@ -102,9 +106,13 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   const authKind = text('AUTH', 'xsuaa');
   if (authKind === 'xsuaa') {
     const credentials = bound('xsuaa');
+    const missing = ['clientid', 'xsappname', 'uaadomain', 'url'].filter(
+      (k) => typeof credentials?.[k] !== 'string',
+    );
     if (credentials === undefined)
       problems.push('AUTH=xsuaa needs a bound xsuaa service (AUTH=none for local runs)');
-    else auth = { kind: 'xsuaa', credentials };
+    else if (missing.length > 0) problems.push(`the bound xsuaa service lacks ${missing.join(', ')}`);
+    else auth = { kind: 'xsuaa', credentials: credentials as unknown as XsuaaCredentials };
   } else if (authKind !== 'none') {
     problems.push(`AUTH takes "xsuaa" or "none", got "${authKind}"`);
   }

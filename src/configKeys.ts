@@ -11,6 +11,7 @@ export const CONFIG_KEYS = [
   'S4_DESTINATION',
   'S4_TIMEOUT_MS',
   'SMTP_URL',
+  'MAIL_DIR',
   'MAIL_FROM',
   'MAIL_TO',
   'DEDUP_RETENTION_DAYS',

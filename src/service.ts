@@ -8,8 +8,10 @@ import { migrate } from './db/migrate.js';
 import { recordDeadLetter } from './events/deadLetter.js';
 import { createEventHandler } from './events/handleEvent.js';
 import { buildApp } from './http/app.js';
+import { createNoAuth, createXsuaaAuth } from './http/auth.js';
 import { checkHealth } from './http/health.js';
 import { type AmqpConsumer, createAmqpConsumer } from './messaging/amqpConsumer.js';
+import { ensureEventMeshQueue } from './messaging/eventMeshSetup.js';
 import { createMetrics } from './metrics.js';
 import { createMailSender } from './notifications/mailSender.js';
 import { directoryTransport, type MailTransport, smtpTransport } from './notifications/mailTransport.js';
@@ -77,8 +79,20 @@ export async function startService(
     logger,
   };
 
+  const auth = config.auth.kind === 'xsuaa' ? createXsuaaAuth(config.auth.credentials) : createNoAuth();
+  if (config.auth.kind === 'none')
+    logger.warn('AUTH=none: the admin API and webhook accept any caller; local runs only');
+
   let amqp: AmqpConsumer | undefined;
   if (config.amqp !== undefined) {
+    if (config.eventMesh !== undefined) {
+      const created = await ensureEventMeshQueue({
+        ...config.eventMesh,
+        queue: config.amqp.queue,
+        deadMessageQueue: `${config.amqp.queue}.dmq`,
+      });
+      logger.info(created, 'Event Mesh queue and subscriptions in place');
+    }
     amqp = createAmqpConsumer({
       client: config.amqp.client,
       address: config.amqp.queue,
@@ -101,6 +115,7 @@ export async function startService(
     },
     metrics: metrics.registry,
     bodyLimit: config.maxMessageBytes * 2,
+    plugins: [(app) => auth.decorate(app)],
   });
   const url = await app.listen({ host: options.host ?? '0.0.0.0', port: config.port });
   mailSender.start();

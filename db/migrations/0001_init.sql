@@ -82,6 +82,9 @@ create table dead_letter (
   source text,
   event_id text,
   content_type text,
+  -- CloudEvents binary-mode attributes (prefix removed): with body and content type, enough to replay.
+  attributes jsonb not null default '{}',
+  -- Transport metadata as received (AMQP properties, HTTP headers), for diagnosis.
   headers jsonb not null default '{}',
   body bytea not null,
   received_at timestamptz not null default now(),

@@ -6,6 +6,9 @@ export interface DeadLetter {
   source: string | undefined;
   eventId: string | undefined;
   contentType: string | undefined;
+  /** Binary-mode CloudEvents attributes, as InboundMessage carries them: with body and content type, a replay. */
+  attributes: Record<string, unknown>;
+  /** Transport metadata as received, for diagnosis. */
   headers: Record<string, unknown>;
   body: Buffer;
 }
@@ -17,8 +20,8 @@ const MAX_STORED_BODY = 1024 * 1024;
 export async function recordDeadLetter(db: Executor, letter: DeadLetter): Promise<string> {
   const truncated = letter.body.length > MAX_STORED_BODY;
   const { rows } = await db.query<{ id: string }>(
-    `insert into dead_letter (channel, reason, source, event_id, content_type, headers, body)
-     values ($1::text, $2::text, $3::text, $4::text, $5::text, $6::jsonb, $7::bytea)
+    `insert into dead_letter (channel, reason, source, event_id, content_type, attributes, headers, body)
+     values ($1::text, $2::text, $3::text, $4::text, $5::text, $6::jsonb, $7::jsonb, $8::bytea)
      returning id::text as "id"`,
     [
       letter.channel,
@@ -26,6 +29,7 @@ export async function recordDeadLetter(db: Executor, letter: DeadLetter): Promis
       letter.source ?? null,
       letter.eventId ?? null,
       letter.contentType ?? null,
+      JSON.stringify(letter.attributes, jsonSafe),
       JSON.stringify(letter.headers, jsonSafe),
       truncated ? letter.body.subarray(0, MAX_STORED_BODY) : letter.body,
     ],

@@ -1,4 +1,4 @@
-import fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { HealthReport } from './health.js';
@@ -12,11 +12,14 @@ export interface AppDeps {
   bodyLimit?: number;
 }
 
+const PROBES = new Set(['/health', '/metrics']);
+
 /** Builds the HTTP app without listening, so tests drive it with inject(). */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
-    disableRequestLogging: true,
+    // Probes every few seconds would drown the log; admin and webhook requests stay logged.
+    logController: new LogController({ disableRequestLogging: (request) => PROBES.has(request.url) }),
     bodyLimit: deps.bodyLimit,
   });
 

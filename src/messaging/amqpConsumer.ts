@@ -62,6 +62,7 @@ export function createAmqpConsumer(options: AmqpConsumerOptions): AmqpConsumer {
           source: event?.source,
           eventId: event?.id,
           contentType: inbound.contentType,
+          attributes: inbound.binaryAttributes,
           headers: { ...message.payload.properties, messageId: message.source.properties?.messageID },
           body: inbound.body,
         });
@@ -90,11 +91,15 @@ export function createAmqpConsumer(options: AmqpConsumerOptions): AmqpConsumer {
     const next = new Client(options.client);
     client = next;
     next
-      .on('connected', () => {
-        failedConnects = 0;
-        logger.info('AMQP connected');
+      .on('connected', () => logger.info('AMQP connected'))
+      .on('error', (err: Error) => {
+        // Errors of a session or link (e.g. the queue does not exist yet) end the receiver for good, and the
+        // client reports them here. As in the library's own examples, drop the connection: the reconnect below
+        // attaches again, so consuming resumes as soon as the cause is gone. Unsettled messages are redelivered.
+        logger.error({ err, address: options.address }, 'AMQP error; reconnecting');
+        attached = false;
+        if (!stopping.signal.aborted) next.disconnect();
       })
-      .on('error', (err: Error) => logger.warn({ err }, 'AMQP client error'))
       .on('disconnected', () => {
         attached = false;
         if (stopping.signal.aborted || client !== next) return;
@@ -102,18 +107,19 @@ export function createAmqpConsumer(options: AmqpConsumerOptions): AmqpConsumer {
         const delay = Math.random() * Math.min(RECONNECT_MAX_MS, RECONNECT_MIN_MS * 2 ** failedConnects++);
         logger.warn({ delayMs: Math.round(delay) }, 'AMQP disconnected; reconnecting');
         options.onReconnect?.();
-        reconnectTimer = setTimeout(() => next.connect(), delay);
+        // A new client each time: reusing one piles up listeners on its receiver with every reconnect.
+        reconnectTimer = setTimeout(connect, delay);
       });
-    // The receiver re-attaches by itself after a reconnect of the same client.
     next
       .receiver('fleet-order-notifier')
       .attach(options.address)
       .on('subscribed', () => {
         attached = true;
+        failedConnects = 0;
         logger.info({ address: options.address }, 'AMQP receiver attached');
       })
       .on('data', onMessage)
-      .on('error', (err: Error) => logger.warn({ err }, 'AMQP receiver error'));
+      .on('error', (err: Error) => logger.warn({ err }, 'AMQP receiver stream error'));
     next.connect();
   }
 
