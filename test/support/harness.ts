@@ -23,6 +23,8 @@ export interface TestServiceOptions {
   queueAddress?: string;
   env?: Record<string, string>;
   retryPolicy?: RetryPolicy;
+  /** Receives the service's JSON log lines (at LOG_LEVEL) instead of stdout. */
+  logLines?: string[];
 }
 
 export async function startTestService(options: TestServiceOptions): Promise<Service> {
@@ -45,7 +47,9 @@ export async function startTestService(options: TestServiceOptions): Promise<Ser
     env.AMQP_QUEUE = options.queueAddress;
   }
   const config = loadConfig(env);
-  return startService(config, createLogger(config.logLevel), {
+  const lines = options.logLines;
+  const destination = lines && { write: (line: string) => void lines.push(line) };
+  return startService(config, createLogger(config.logLevel, destination), {
     host: '127.0.0.1',
     retryPolicy: options.retryPolicy ?? { attempts: 3, baseDelayMs: 20, maxDelayMs: 100 },
     mailPollMs: 200,

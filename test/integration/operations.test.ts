@@ -1,0 +1,139 @@
+// What an operator relies on: /health, /metrics, the log lines, and a shutdown that loses nothing.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type S4Server, startS4Server } from '../../sandbox/s4Server.js';
+import { type SmtpSink, startSmtpServer } from '../../sandbox/smtpServer.js';
+import { createPublisher, createTestQueue, type Publisher } from '../support/broker.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { eventually, salesOrderEvent, startTestService } from '../support/harness.js';
+
+let db: TestDatabase;
+let s4: S4Server;
+let smtp: SmtpSink;
+let publisher: Publisher;
+
+beforeAll(async () => {
+  [db, s4, smtp, publisher] = await Promise.all([
+    createTestDatabase(),
+    startS4Server(),
+    startSmtpServer(),
+    createPublisher(),
+  ]);
+  s4.setOrder({
+    salesOrder: '7000001',
+    lastChangeDateTime: '2026-11-30T10:00:00Z',
+    requestedDeliveryDate: '2026-12-01',
+  });
+});
+afterAll(async () => {
+  await Promise.all([db.drop(), s4.close(), smtp.close(), publisher.close()]);
+});
+
+describe('health, metrics and logs', () => {
+  it('reports the database, the AMQP link and the outbox, counts events in /metrics, and logs without secrets', async () => {
+    const queue = await createTestQueue('fon-ops');
+    const logLines: string[] = [];
+    const service = await startTestService({
+      databaseUrl: db.url,
+      s4Url: s4.url,
+      smtpUrl: smtp.url,
+      queueAddress: queue.address,
+      env: { LOG_LEVEL: 'info' },
+      logLines,
+    });
+    try {
+      await eventually('the receiver to attach', async () => service.amqp?.isAttached());
+      const event = salesOrderEvent({ salesOrder: '7000001', id: 'ops-1' });
+      await publisher.send(queue.address, [{ body: event }, { body: event }, { body: '{"broken"' }]);
+      await smtp.waitForCount(1);
+      await eventually('all three handled', async () => (await queue.depth()) === 0 && logLines.length > 0);
+
+      const health = await service.app.inject({ method: 'GET', url: '/health' });
+      expect(health.statusCode).toBe(200);
+      expect(health.json()).toEqual({
+        status: 'UP',
+        ready: true,
+        checks: { database: 'up', amqp: 'attached', outbox: { pending: 0, oldestPendingSeconds: 0 } },
+      });
+
+      const metrics = await eventually('metrics of all three', async () => {
+        const text = (await service.app.inject({ method: 'GET', url: '/metrics' })).body;
+        return text.includes('outcome="rejected"') ? text : undefined;
+      });
+      expect(metrics).toMatch(/fon_events_total\{channel="amqp",outcome="applied",reason=""\} 1/);
+      expect(metrics).toMatch(/fon_events_total\{channel="amqp",outcome="duplicate",reason=""\} 1/);
+      expect(metrics).toMatch(
+        /fon_events_total\{channel="amqp",outcome="rejected",reason="invalid_event"\} 1/,
+      );
+      expect(metrics).toMatch(/fon_s4_request_duration_seconds_count\{result="ok"\} 1/);
+      expect(metrics).toMatch(/fon_mail_total\{result="sent"\} 1/);
+      expect(metrics).toMatch(/fon_mail_outbox\{state="pending"\} 0/);
+      expect(metrics).toMatch(/fon_processed_event_retention_seconds 604800/);
+
+      const entries = logLines.map((line) => JSON.parse(line) as Record<string, unknown>);
+      const processed = entries.find((entry) => entry.msg === 'event processed');
+      expect(processed).toMatchObject({
+        source: '/default/sap.s4.beh/244572008',
+        id: 'ops-1',
+        salesOrder: '7000001',
+      });
+      expect(processed?.type).toBe('sap.s4.beh.salesorder.v1.SalesOrder.Changed.v1');
+      expect(entries.find((entry) => entry.msg === 'event rejected')).toMatchObject({
+        reason: expect.stringMatching(/not valid JSON/),
+      });
+      const all = logLines.join('\n');
+      expect(all).not.toMatch(/fleet-manager@fleet\.example|notifier@fleet\.example/);
+      expect(all).not.toContain('guest:guest');
+    } finally {
+      await service.stop();
+      await queue.delete();
+    }
+  });
+
+  it('stays live but not ready while its queue is missing, so the platform does not restart it', async () => {
+    const service = await startTestService({
+      databaseUrl: db.url,
+      s4Url: s4.url,
+      smtpUrl: smtp.url,
+      queueAddress: '/amq/queue/fon-ops-does-not-exist',
+    });
+    try {
+      const health = await service.app.inject({ method: 'GET', url: '/health' });
+      expect(health.statusCode).toBe(200);
+      expect(health.json()).toMatchObject({ status: 'UP', ready: false, checks: { amqp: 'detached' } });
+    } finally {
+      await service.stop();
+    }
+  });
+});
+
+describe('shutdown', () => {
+  it('stops within the platform budget and returns an in-flight message to the queue', async () => {
+    const queue = await createTestQueue('fon-ops-stop');
+    s4.setOrder({ salesOrder: '7000002', lastChangeDateTime: '2026-11-30T10:00:00Z' });
+    s4.setFault((salesOrder) => (salesOrder === '7000002' ? 'hang' : 'ok'));
+    const service = await startTestService({
+      databaseUrl: db.url,
+      s4Url: s4.url,
+      smtpUrl: smtp.url,
+      queueAddress: queue.address,
+      env: { S4_TIMEOUT_MS: '4000' },
+    });
+    try {
+      await eventually('the receiver to attach', async () => service.amqp?.isAttached());
+      await publisher.send(queue.address, [
+        { body: salesOrderEvent({ salesOrder: '7000002', id: 'stop-1' }) },
+      ]);
+      await eventually('the S/4HANA read to hang', async () => s4.calls('7000002') > 0);
+
+      const started = Date.now();
+      await service.stop();
+      expect(Date.now() - started).toBeLessThan(8000);
+      await eventually('the message back in the queue', async () => (await queue.depth()) === 1);
+      const { rows } = await db.pool.query(`select 1 from processed_event where id = 'stop-1'`);
+      expect(rows).toHaveLength(0);
+    } finally {
+      s4.setFault(undefined);
+      await queue.delete();
+    }
+  });
+});

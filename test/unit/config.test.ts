@@ -1,0 +1,176 @@
+import { readFile } from 'node:fs/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.js';
+import { CONFIG_KEYS } from '../../src/configKeys.js';
+
+const local = {
+  DATABASE_URL: 'postgres://u:p@127.0.0.1:5432/db',
+  AMQP_URL: 'amqp://user:secret@broker:5673',
+  AMQP_QUEUE: '/amq/queue/salesorder',
+  SMTP_URL: 'smtp://127.0.0.1:2525',
+  MAIL_TO: 'a@example.com, b@example.com',
+  AUTH: 'none',
+};
+
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  return [];
+}
+
+afterEach(() => {
+  delete process.env.VCAP_SERVICES;
+});
+
+describe('configuration', () => {
+  it('reads a local setup with defaults for everything else', () => {
+    const config = loadConfig(local);
+    expect(config.port).toBe(8080);
+    expect(config.database).toMatchObject({ connectionString: local.DATABASE_URL, max: 10 });
+    expect(config.amqp?.queue).toBe('/amq/queue/salesorder');
+    expect(config.amqp?.client).toMatchObject({
+      net: { host: 'broker', port: 5673 },
+      sasl: { mechanism: 'PLAIN', user: 'user', password: 'secret' },
+      tune: { socketNoDelay: true },
+      amqp: { incomingSessionWindow: 50, maxReceiverLinkCredit: 50, minReceiverLinkCredit: 25 },
+    });
+    expect(config.mail.to).toEqual(['a@example.com', 'b@example.com']);
+    expect(config.s4).toEqual({ destination: 'S4HANA', timeoutMs: 5000 });
+    expect(config.retention).toEqual({ processedEventDays: 7, mailDays: 30 });
+    expect(config.auth).toEqual({ kind: 'none' });
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('bounds unsettled messages by the prefetch on both the session window and the link credit', () => {
+    const config = loadConfig({ ...local, AMQP_PREFETCH: '7' });
+    expect(config.amqp?.client.amqp).toEqual({
+      incomingSessionWindow: 7,
+      maxReceiverLinkCredit: 7,
+      minReceiverLinkCredit: 3,
+    });
+  });
+
+  it('reports every problem at once', () => {
+    const problems = problemsOf({
+      AMQP_PREFETCH: 'many',
+      INGEST: 'amqp,carrier-pigeon',
+      LOG_LEVEL: 'loud',
+      AUTH: 'maybe',
+    });
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        'AMQP_PREFETCH must be an integer from 1 to 5000, got "many"',
+        'INGEST takes "amqp", "webhook" or both comma-separated, got "carrier-pigeon"',
+        'AMQP_QUEUE is required when INGEST includes amqp',
+        'AMQP_URL is not set and no enterprise-messaging service is bound',
+        'DATABASE_URL is not set and no postgresql-db service is bound',
+        'set exactly one of SMTP_URL (send by SMTP) and MAIL_DIR (write .eml files)',
+        'MAIL_TO needs at least one recipient',
+        'AUTH takes "xsuaa" or "none", got "maybe"',
+        'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent',
+      ]),
+    );
+    expect(problems).toHaveLength(9);
+  });
+
+  it('needs no broker settings when events come only by webhook', () => {
+    const { AMQP_URL: _, AMQP_QUEUE: __, ...rest } = local;
+    expect(loadConfig({ ...rest, INGEST: 'webhook' }).amqp).toBeUndefined();
+  });
+
+  it('uses the bound services on Cloud Foundry', () => {
+    process.env.VCAP_SERVICES = JSON.stringify({
+      'postgresql-db': [
+        {
+          name: 'fon-db',
+          label: 'postgresql-db',
+          credentials: {
+            hostname: 'db.example',
+            port: '6543',
+            dbname: 'notifier',
+            username: 'u',
+            password: 'p',
+            sslrootcert: '-----BEGIN CERTIFICATE-----\nx\n-----END CERTIFICATE-----',
+          },
+        },
+      ],
+      'enterprise-messaging': [
+        {
+          name: 'fon-event-mesh',
+          label: 'enterprise-messaging',
+          credentials: {
+            namespace: 'fleet/fon/orders',
+            messaging: [
+              { protocol: ['httprest'], uri: 'https://rest.example' },
+              {
+                protocol: ['amqp10ws'],
+                uri: 'wss://mesh.example/protocols/amqp10ws',
+                oa2: {
+                  clientid: 'cid',
+                  clientsecret: 'cs',
+                  tokenendpoint: 'https://uaa.example/oauth/token',
+                },
+              },
+            ],
+            management: [
+              {
+                uri: 'https://mgmt.example',
+                oa2: { clientid: 'm', clientsecret: 'ms', tokenendpoint: 'https://t' },
+              },
+            ],
+          },
+        },
+      ],
+      xsuaa: [
+        {
+          name: 'fon-uaa',
+          label: 'xsuaa',
+          credentials: {
+            clientid: 'sb-x',
+            xsappname: 'x',
+            uaadomain: 'uaa.example',
+            url: 'https://uaa.example',
+          },
+        },
+      ],
+    });
+    const config = loadConfig({
+      AMQP_QUEUE: 'queue:fleet/fon/orders/salesorder',
+      SMTP_URL: 'smtp://mail.example',
+      MAIL_TO: 'fleet@example.com',
+      EVENT_MESH_SETUP: 'true',
+      EVENT_MESH_TOPICS: 'a/b, c/d',
+    });
+    expect(config.database).toMatchObject({
+      host: 'db.example',
+      port: 6543,
+      database: 'notifier',
+      ssl: { rejectUnauthorized: true, ca: expect.stringContaining('BEGIN CERTIFICATE') },
+    });
+    expect(config.amqp?.client).toMatchObject({
+      uri: 'wss://mesh.example/protocols/amqp10ws',
+      oa2: { endpoint: 'https://uaa.example/oauth/token', client: 'cid', secret: 'cs' },
+    });
+    expect(config.auth).toMatchObject({ kind: 'xsuaa', credentials: { clientid: 'sb-x' } });
+    expect(config.eventMesh).toMatchObject({
+      topics: ['a/b', 'c/d'],
+      maxRedeliveryCount: 10,
+      management: { uri: 'https://mgmt.example' },
+    });
+  });
+
+  it('asks for the xsuaa binding unless authentication is explicitly off', () => {
+    const { AUTH: _, ...rest } = local;
+    expect(problemsOf(rest)).toEqual(['AUTH=xsuaa needs a bound xsuaa service (AUTH=none for local runs)']);
+  });
+
+  it('documents every key in .env.example', async () => {
+    const example = await readFile(new URL('../../.env.example', import.meta.url), 'utf8');
+    const documented = [...example.matchAll(/^([A-Z0-9_]+)=/gm)].map((match) => match[1]);
+    expect(documented.sort()).toEqual([...CONFIG_KEYS].sort());
+  });
+});
