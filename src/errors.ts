@@ -62,6 +62,8 @@ export function classify(err: unknown): FailureKind {
   if (typeof responseCode === 'number') return responseCode >= 500 ? 'permanent' : 'transient';
   if (typeof code === 'string') {
     if (RETRYABLE_SQLSTATES.has(code) || code.startsWith('08')) return 'transient';
+    // Class 22, data exception: the same data fails the same way on every try.
+    if (/^22[0-9A-Z]{3}$/.test(code)) return 'permanent';
     if (RETRYABLE_NETWORK_CODES.has(code)) return 'transient';
   }
   const httpStatus = response?.status ?? status;

@@ -10,6 +10,7 @@ import { createEventHandler } from './events/handleEvent.js';
 import { buildApp } from './http/app.js';
 import { createNoAuth, createXsuaaAuth } from './http/auth.js';
 import { checkHealth } from './http/health.js';
+import { webhookRoutes } from './http/webhookRoutes.js';
 import { type AmqpConsumer, createAmqpConsumer } from './messaging/amqpConsumer.js';
 import { ensureEventMeshQueue } from './messaging/eventMeshSetup.js';
 import { createMetrics } from './metrics.js';
@@ -106,6 +107,15 @@ export async function startService(
     });
   }
 
+  const plugins: Array<(app: FastifyInstance) => Promise<void> | void> = [(app) => auth.decorate(app)];
+  if (config.ingest.has('webhook')) {
+    const handle = createEventHandler({
+      ...handlerDeps,
+      observe: (handled, s) => metrics.observeEvent('webhook', handled, s),
+    });
+    plugins.push(webhookRoutes({ handle, pool, auth, logger: logger.child({ component: 'webhook' }) }));
+  }
+
   let ready = true;
   const app = await buildApp({
     logger,
@@ -115,7 +125,7 @@ export async function startService(
     },
     metrics: metrics.registry,
     bodyLimit: config.maxMessageBytes * 2,
-    plugins: [(app) => auth.decorate(app)],
+    plugins,
   });
   const url = await app.listen({ host: options.host ?? '0.0.0.0', port: config.port });
   mailSender.start();
@@ -137,10 +147,11 @@ export async function startService(
       };
       ready = false;
       logger.info('shutting down');
-      // In-flight messages finish or are released; anything still unsettled returns to the queue on disconnect.
-      await step('stopping AMQP intake', async () => amqp?.stop((deadline - Date.now()) * 0.6), 1);
+      // Both intakes stop together. In-flight messages finish or are released; anything still unsettled returns
+      // to the queue on disconnect, and webhook requests in flight answer before the server closes.
+      const grace = (deadline - Date.now()) * 0.6;
+      await step('stopping intake', () => Promise.all([amqp?.stop(grace), app.close()]), 1);
       await step('stopping the mail sender', () => mailSender.stop(), 0.5);
-      await step('closing HTTP', () => app.close(), 0.5);
       transport.close();
       await step('closing the database pool', () => pool.end(), 1);
       logger.info('stopped');

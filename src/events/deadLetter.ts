@@ -25,10 +25,12 @@ export async function recordDeadLetter(db: Executor, letter: DeadLetter): Promis
      returning id::text as "id"`,
     [
       letter.channel,
-      truncated ? `${letter.reason} (body stored truncated to ${MAX_STORED_BODY} bytes)` : letter.reason,
-      letter.source ?? null,
-      letter.eventId ?? null,
-      letter.contentType ?? null,
+      textSafe(
+        truncated ? `${letter.reason} (body stored truncated to ${MAX_STORED_BODY} bytes)` : letter.reason,
+      ),
+      optionalText(letter.source),
+      optionalText(letter.eventId),
+      optionalText(letter.contentType),
       JSON.stringify(letter.attributes, jsonSafe),
       JSON.stringify(letter.headers, jsonSafe),
       truncated ? letter.body.subarray(0, MAX_STORED_BODY) : letter.body,
@@ -37,9 +39,25 @@ export async function recordDeadLetter(db: Executor, letter: DeadLetter): Promis
   return (rows[0] as { id: string }).id;
 }
 
-// jsonb takes neither bigints nor NUL characters, and hostile headers may carry both.
+// PostgreSQL text and jsonb refuse NUL characters, which AMQP strings, symbols and property names may carry.
+function textSafe(text: string): string {
+  return text.replaceAll('\u0000', '\\u0000');
+}
+
+// Transports hand over null as often as undefined for a missing value.
+function optionalText(text: string | null | undefined): string | null {
+  return text === null || text === undefined ? null : textSafe(text);
+}
+
+// jsonb takes neither bigints nor NUL characters (in values or names), and hostile metadata may carry both.
 function jsonSafe(_key: string, value: unknown): unknown {
   if (typeof value === 'bigint') return String(value);
-  if (typeof value === 'string') return value.replaceAll('\u0000', '\\u0000');
+  if (typeof value === 'string') return textSafe(value);
+  if (typeof value === 'object' && value !== null && !Array.isArray(value) && !Buffer.isBuffer(value)) {
+    const entries = Object.entries(value);
+    if (entries.some(([name]) => name.includes('\u0000'))) {
+      return Object.fromEntries(entries.map(([name, inner]) => [textSafe(name), inner]));
+    }
+  }
   return value;
 }

@@ -10,7 +10,14 @@ import { toPortalOrder, upsertPortalStatus } from '../portal/portalStatus.js';
 import { type RetryPolicy, retry } from '../retry.js';
 import type { ReadOrder } from '../s4/sharedReads.js';
 import { type InboundMessage, type ParsedEvent, parseCloudEvent } from './cloudEvent.js';
-import { checkInbox, markStale, noteAttemptError, type ProcessedOutcome, recordProcessed } from './inbox.js';
+import {
+  checkInbox,
+  forgetAttempts,
+  markStale,
+  noteAttemptError,
+  type ProcessedOutcome,
+  recordProcessed,
+} from './inbox.js';
 
 export type Outcome =
   /** Done with, for good: settle as accepted. */
@@ -101,6 +108,7 @@ export function createEventHandler(deps: EventHandlerDeps): HandleEvent {
       }
       if (inbox.attempts > deps.maxDeliveries) {
         const reason = `delivery limit reached: ${inbox.attempts - 1} deliveries did not complete (last error: ${inbox.lastError ?? 'none recorded; the process may have died while handling it'})`;
+        await forgetAttempts(pool, event);
         return { outcome: reject('delivery_limit', reason), event };
       }
       return { outcome: await retry(() => apply(event), deps.retryPolicy, signal), event };

@@ -1,5 +1,6 @@
 // The identity side of exactly-once-in-effect: which events are processed, and how often each
 // unprocessed one has been delivered.
+import type { Pool } from 'pg';
 import type { Executor } from '../db/transaction.js';
 import type { ParsedEvent } from './cloudEvent.js';
 
@@ -17,10 +18,23 @@ export interface InboxEntry {
  * Looks the event up and, unless it is processed, counts this delivery, in one auto-committed statement.
  * Counting before any work is what lets a message that kills the process be recognised on its next delivery.
  * A duplicate costs one index read and writes nothing.
+ *
+ * This statement alone commits without waiting for the WAL flush (synchronous_commit off, for its own
+ * transaction only: set_config(…, true) ends with it). A synchronous commit here cost a disk flush per new
+ * event, as much as the effect's own. It is safe: the count must survive the service process dying, and it
+ * does, since the commit is in PostgreSQL at once and visible to every session; only a crash of PostgreSQL
+ * itself within a fraction of a second could lose the latest counts, which costs a poison message a few more
+ * deliveries, never an effect. The effect transaction keeps its synchronous commit, which flushes this
+ * record too, as the WAL is flushed in order. Hence it takes the pool, never a transaction's client: inside a
+ * transaction the setting would hold for the whole transaction.
  */
-export async function checkInbox(db: Executor, event: ParsedEvent): Promise<InboxEntry> {
-  const { rows } = await db.query<InboxEntry>(
-    `with seen as (
+export async function checkInbox(db: Pool, event: ParsedEvent): Promise<InboxEntry> {
+  const { rows } = await db.query<InboxEntry>({
+    // Named: prepared once per connection, then only bound and executed.
+    name: 'check-inbox',
+    text: `with async_commit as (
+       select set_config('synchronous_commit', 'off', true)
+     ), seen as (
        select payload_hash from processed_event where source = $1::text and id = $2::text
      ), attempt as (
        insert into event_attempt as a (source, id)
@@ -30,9 +44,10 @@ export async function checkInbox(db: Executor, event: ParsedEvent): Promise<Inbo
      )
      select (select payload_hash from seen) as "processedHash",
             coalesce((select attempts from attempt), 0) as "attempts",
-            (select last_error from attempt) as "lastError"`,
-    [event.source, event.id],
-  );
+            (select last_error from attempt) as "lastError"
+     from async_commit`,
+    values: [event.source, event.id],
+  });
   return rows[0] as InboxEntry;
 }
 
@@ -45,8 +60,9 @@ export async function recordProcessed(
   event: ParsedEvent,
   outcome: ProcessedOutcome,
 ): Promise<boolean> {
-  const { rows } = await tx.query<{ recorded: boolean }>(
-    `with recorded as (
+  const { rows } = await tx.query<{ recorded: boolean }>({
+    name: 'record-processed',
+    text: `with recorded as (
        insert into processed_event (source, id, type, sales_order, outcome, payload_hash)
        values ($1::text, $2::text, $3::text, $4::text, $5::text, $6::text)
        on conflict (source, id) do nothing
@@ -55,16 +71,17 @@ export async function recordProcessed(
        delete from event_attempt where source = $1::text and id = $2::text and exists (select from recorded)
      )
      select exists (select from recorded) as "recorded"`,
-    [event.source, event.id, event.type, event.salesOrder ?? null, outcome, event.payloadHash],
-  );
+    values: [event.source, event.id, event.type, event.salesOrder ?? null, outcome, event.payloadHash],
+  });
   return rows[0]?.recorded === true;
 }
 
 export async function markStale(tx: Executor, event: ParsedEvent): Promise<void> {
-  await tx.query(`update processed_event set outcome = 'stale' where source = $1::text and id = $2::text`, [
-    event.source,
-    event.id,
-  ]);
+  await tx.query({
+    name: 'mark-stale',
+    text: `update processed_event set outcome = 'stale' where source = $1::text and id = $2::text`,
+    values: [event.source, event.id],
+  });
 }
 
 /** Keeps the last failure beside the delivery count, for the reason given when the limit is reached. */
@@ -73,5 +90,13 @@ export async function noteAttemptError(db: Executor, event: ParsedEvent, error: 
     event.source,
     event.id,
     error,
+  ]);
+}
+
+/** Forgets an event's delivery count: once it is dead-lettered, a replay must start with a fresh budget. */
+export async function forgetAttempts(db: Executor, event: ParsedEvent): Promise<void> {
+  await db.query(`delete from event_attempt where source = $1::text and id = $2::text`, [
+    event.source,
+    event.id,
   ]);
 }

@@ -3,6 +3,7 @@
 // Nothing here decides an outcome: that is handleEvent's job.
 import { Client, type ClientOptions, type IncomingMessage } from '@sap/xb-msg-amqp-v100';
 import type { Logger } from 'pino';
+import { classify } from '../errors.js';
 import type { InboundMessage } from '../events/cloudEvent.js';
 import type { DeadLetter } from '../events/deadLetter.js';
 import type { HandleEvent } from '../events/handleEvent.js';
@@ -34,6 +35,9 @@ export function createAmqpConsumer(options: AmqpConsumerOptions): AmqpConsumer {
   const stopping = new AbortController();
   let client: Client | undefined;
   let attached = false;
+  // Connections in a row that ended before settling anything: the backoff exponent. Counting from the attach
+  // alone would let a message the client cannot take (say, over its 16 MiB frame limit) bounce the link
+  // several times a second forever.
   let failedConnects = 0;
   let reconnectTimer: NodeJS.Timeout | undefined;
 
@@ -46,6 +50,7 @@ export function createAmqpConsumer(options: AmqpConsumerOptions): AmqpConsumer {
         if (how === 'accept') message.done();
         else if (how === 'release') message.failed();
         else message.failed(new Error(reason));
+        failedConnects = 0;
       } catch (err) {
         // Settling twice throws in this client; after a lost connection the settle is dropped and the broker
         // redelivers. Either way there is nothing more to do for this message.
@@ -56,7 +61,7 @@ export function createAmqpConsumer(options: AmqpConsumerOptions): AmqpConsumer {
       const inbound = toInbound(message);
       const { outcome, event } = await handle(inbound, stopping.signal);
       if (outcome.kind === 'reject') {
-        await options.recordDeadLetter({
+        await recordDeadLetter({
           channel: 'amqp',
           reason: outcome.reason,
           source: event?.source,
@@ -74,6 +79,23 @@ export function createAmqpConsumer(options: AmqpConsumerOptions): AmqpConsumer {
       // The final fallback: whatever went wrong, the message goes back to the queue, never lost, never stuck.
       logger.error({ err }, 'message handling failed unexpectedly; releasing it');
       settle('release');
+    }
+  }
+
+  /**
+   * Keeps the reason before the message leaves for the broker's dead-letter queue. If it cannot be stored for a
+   * passing reason the message is released (nothing lost); if it can never be stored, the reason goes to the
+   * log instead and the message is rejected all the same, rather than coming back forever.
+   */
+  async function recordDeadLetter(letter: DeadLetter): Promise<void> {
+    try {
+      await options.recordDeadLetter(letter);
+    } catch (err) {
+      if (classify(err) === 'transient') throw err;
+      logger.error(
+        { err, reason: letter.reason },
+        'dead letter could not be stored; rejecting it with this log line',
+      );
     }
   }
 
@@ -115,7 +137,6 @@ export function createAmqpConsumer(options: AmqpConsumerOptions): AmqpConsumer {
       .attach(options.address)
       .on('subscribed', () => {
         attached = true;
-        failedConnects = 0;
         logger.info({ address: options.address }, 'AMQP receiver attached');
       })
       .on('data', onMessage)
@@ -141,19 +162,34 @@ export function createAmqpConsumer(options: AmqpConsumerOptions): AmqpConsumer {
 /** Reads the body and CloudEvents binary-mode attributes (`cloudEvents:` or `cloudEvents_` prefix). */
 export function toInbound(message: IncomingMessage): InboundMessage {
   const { payload } = message;
-  const binaryAttributes: Record<string, unknown> = {};
+  // No prototype: an attribute named `__proto__` stays a (refused) name. The same attribute under both
+  // prefixes is reported, since which one is the identity would depend on the order.
+  const binaryAttributes: Record<string, unknown> = Object.create(null);
+  const repeatedAttributes: string[] = [];
   for (const [key, value] of Object.entries(payload.properties ?? {})) {
-    const match = /^cloudEvents[:_](.+)$/.exec(key);
-    if (match?.[1] !== undefined) binaryAttributes[match[1]] = value;
+    const name = /^cloudEvents[:_](.+)$/.exec(key)?.[1];
+    if (name === undefined) continue;
+    if (Object.hasOwn(binaryAttributes, name)) repeatedAttributes.push(name);
+    binaryAttributes[name] = value;
   }
   // A data section arrives as chunks. An amqp-value string is taken as text, since some producers send JSON
   // that way; any other amqp-value keeps the type 'amqp-1.0', which the parser refuses as not JSON.
   if (payload.type !== 'amqp-1.0') {
-    return { body: Buffer.concat(payload.chunks ?? []), contentType: payload.type, binaryAttributes };
+    return {
+      body: Buffer.concat(payload.chunks ?? []),
+      contentType: payload.type,
+      binaryAttributes,
+      repeatedAttributes,
+    };
   }
   if (typeof payload.data === 'string') {
-    return { body: Buffer.from(payload.data, 'utf8'), contentType: undefined, binaryAttributes };
+    return {
+      body: Buffer.from(payload.data, 'utf8'),
+      contentType: undefined,
+      binaryAttributes,
+      repeatedAttributes,
+    };
   }
   const body = Buffer.from(String(JSON.stringify(payload.data ?? null)), 'utf8');
-  return { body, contentType: 'amqp-1.0', binaryAttributes };
+  return { body, contentType: 'amqp-1.0', binaryAttributes, repeatedAttributes };
 }

@@ -14,8 +14,10 @@ export async function notifyOnChange(
   defaultRecipients: string[],
   messageIdDomain: string,
 ): Promise<string | null> {
-  const { rows } = await tx.query<{ id: string }>(
-    `with changed as (
+  const { rows } = await tx.query<{ id: string }>({
+    // Named: prepared once per connection, then only bound and executed.
+    name: 'notify-on-change',
+    text: `with changed as (
        insert into order_notification as last (sales_order, portal_status, requested_delivery_date)
        values ($1::text, $2::text, $3::date)
        on conflict (sales_order) do update set
@@ -33,7 +35,7 @@ export async function notifyOnChange(
             '<' || gen_random_uuid() || '@' || $7::text || '>'
      from changed
      returning id::text as "id"`,
-    [
+    values: [
       order.salesOrder,
       order.portalStatus,
       order.requestedDeliveryDate,
@@ -42,6 +44,6 @@ export async function notifyOnChange(
       defaultRecipients,
       messageIdDomain,
     ],
-  );
+  });
   return rows[0]?.id ?? null;
 }

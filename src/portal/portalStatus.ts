@@ -49,8 +49,10 @@ export function toPortalOrder(order: SalesOrder, readAt: Date): PortalOrder {
  * The row lock taken here also serialises the rest of the transaction per order.
  */
 export async function upsertPortalStatus(tx: Executor, order: PortalOrder): Promise<boolean> {
-  const { rowCount } = await tx.query(
-    `insert into portal_order_status as current
+  const { rowCount } = await tx.query({
+    // Named: prepared once per connection, then only bound and executed.
+    name: 'upsert-portal-status',
+    text: `insert into portal_order_status as current
        (sales_order, portal_status, requested_delivery_date, sold_to_party, customer_reference, s4_changed_at, s4_read_at)
      values ($1::text, $2::text, $3::date, $4::text, $5::text, $6::timestamptz, $7::timestamptz)
      on conflict (sales_order) do update set
@@ -63,7 +65,7 @@ export async function upsertPortalStatus(tx: Executor, order: PortalOrder): Prom
        updated_at = now()
      where (coalesce(excluded.s4_changed_at, '-infinity'), excluded.s4_read_at)
         >= (coalesce(current.s4_changed_at, '-infinity'), current.s4_read_at)`,
-    [
+    values: [
       order.salesOrder,
       order.portalStatus,
       order.requestedDeliveryDate,
@@ -72,6 +74,6 @@ export async function upsertPortalStatus(tx: Executor, order: PortalOrder): Prom
       order.changedAt,
       order.readAt,
     ],
-  );
+  });
   return rowCount === 1;
 }

@@ -1,0 +1,281 @@
+// The demo's script: five fleet orders in the S/4HANA sandbox, what happens to them, the events Event Mesh
+// pushes to the webhook (duplicates, a redelivery, late and stale ones, a malformed one), and the outcome the
+// service must reach. scripts/demo.ts plays it against the real service and checks the outcome.
+import type { SalesOrderState } from '../sandbox/s4Server.js';
+
+const S4_SOURCE = '/default/sap.s4.beh/244572008';
+const TYPE_PREFIX = 'sap.s4.beh.salesorder.v1.SalesOrder.';
+
+/** One push from Event Mesh: the event as S/4HANA published it, or binary mode from another producer. */
+export interface Delivery {
+  body: string;
+  headers: Record<string, string>;
+}
+
+/** What the webhook must answer: `processed:<result>`, `duplicate`, `retry-later` or `dead-lettered`. */
+export type Answer =
+  | `processed:${'applied' | 'stale' | 'not_found'}`
+  | 'duplicate'
+  | 'retry-later'
+  | 'dead-lettered';
+
+export interface Step {
+  /** One line for the console. */
+  say: string;
+  /** Changes S/4HANA before the delivery (a new order state, an outage, a lagging replica). */
+  s4?: (s4: Sandbox) => void;
+  /** Changes S/4HANA back once the delivery is answered. */
+  s4After?: (s4: Sandbox) => void;
+  /** Event Mesh waits for the Retry-After of the previous answer before this delivery. */
+  honourRetryAfter?: boolean;
+  delivery: Delivery;
+  answer: Answer;
+}
+
+/** The part of the S/4HANA sandbox the story steers. */
+export interface Sandbox {
+  setOrder(state: SalesOrderState): void;
+  deleteOrder(salesOrder: string): void;
+  setFault(fault: ((salesOrder: string) => 'ok' | 'unavailable') | undefined): void;
+}
+
+const orders = {
+  vans: {
+    salesOrder: '1000473',
+    soldToParty: '17100001',
+    customerReference: 'NFL-2026-0142 12 delivery vans',
+    requestedDeliveryDate: '2026-12-15',
+    lastChangeDateTime: '2026-11-02T08:14:00Z',
+    overallSDProcessStatus: 'A',
+    totalNetAmount: '486000.00',
+    currency: 'EUR',
+  },
+  taxis: {
+    salesOrder: '1000474',
+    soldToParty: '17100002',
+    customerReference: 'CITYCAB-7731 8 electric taxis',
+    requestedDeliveryDate: '2026-12-01',
+    lastChangeDateTime: '2026-11-02T09:30:00Z',
+    overallSDProcessStatus: 'A',
+    totalNetAmount: '392000.00',
+    currency: 'EUR',
+  },
+  trucks: {
+    salesOrder: '1000475',
+    soldToParty: '17100003',
+    customerReference: 'AGRO-TRK-55 2 tractor units',
+    requestedDeliveryDate: '2027-01-20',
+    lastChangeDateTime: '2026-11-02T10:05:00Z',
+    overallSDProcessStatus: 'B',
+    totalNetAmount: '251800.00',
+    currency: 'EUR',
+  },
+  pool: {
+    salesOrder: '1000476',
+    soldToParty: '17100001',
+    customerReference: 'NFL-2026-0150 6 pool cars',
+    requestedDeliveryDate: '2026-12-20',
+    lastChangeDateTime: '2026-11-02T11:40:00Z',
+    overallSDProcessStatus: 'A',
+    totalNetAmount: '171000.00',
+    currency: 'EUR',
+  },
+  rental: {
+    salesOrder: '1000477',
+    soldToParty: '17100004',
+    customerReference: 'RENT-EU-3310 20 compact cars',
+    requestedDeliveryDate: '2027-02-01',
+    lastChangeDateTime: '2026-11-03T07:55:00Z',
+    overallSDProcessStatus: 'A',
+    deliveryBlockReason: '01',
+    totalNetAmount: '418000.00',
+    currency: 'EUR',
+  },
+} satisfies Record<string, SalesOrderState>;
+
+export const INITIAL_ORDERS: SalesOrderState[] = Object.values(orders);
+
+let sequence = 0;
+/** A structured S/4HANA event as Event Mesh forwards it: the topic in x-address, the event as the body. */
+function s4Event(variant: string, salesOrder: string, raisedAt: string): Delivery {
+  sequence += 1;
+  const type = `${TYPE_PREFIX}${variant}`;
+  const body = JSON.stringify({
+    specversion: '1.0',
+    type,
+    source: S4_SOURCE,
+    id: `6f1c2a9e-0d4b-4e51-9a7c-${String(sequence).padStart(12, '0')}`,
+    time: raisedAt,
+    datacontenttype: 'application/json',
+    data: {
+      SalesOrder: salesOrder,
+      SalesOrderType: 'OR',
+      SalesOrganization: '1710',
+      DistributionChannel: '10',
+      OrganizationDivision: '00',
+      EventRaisedDateTime: raisedAt,
+    },
+  });
+  return { body, headers: { 'content-type': 'application/json', 'x-address': topic(type) } };
+}
+
+function topic(type: string): string {
+  return `topic:sap/S4HANAOD/fleet/ce/${type.replaceAll('.', '/')}`;
+}
+
+const taxisDelivered: SalesOrderState = {
+  ...orders.taxis,
+  overallDeliveryStatus: 'C',
+  lastChangeDateTime: '2026-11-27T11:45:00Z',
+};
+const vansCreated = s4Event('Created.v1', '1000473', '2026-11-02T08:14:01Z');
+const taxisPartlyDelivered = s4Event('OvrlDelivStsChgd.v1', '1000474', '2026-11-20T14:00:01Z');
+const trucksDelivered = s4Event('OvrlDelivStsChgd.v1', '1000475', '2026-11-24T09:00:01Z');
+
+export const STORY: Step[] = [
+  { say: 'vans 1000473 created', delivery: vansCreated, answer: 'processed:applied' },
+  {
+    say: 'taxis 1000474 created',
+    delivery: s4Event('Created.v1', '1000474', '2026-11-02T09:30:01Z'),
+    answer: 'processed:applied',
+  },
+  {
+    say: 'trucks 1000475 created (already in process)',
+    delivery: s4Event('Created.v1', '1000475', '2026-11-02T10:05:01Z'),
+    answer: 'processed:applied',
+  },
+  {
+    say: 'pool cars 1000476 created',
+    delivery: s4Event('Created.v1', '1000476', '2026-11-02T11:40:01Z'),
+    answer: 'processed:applied',
+  },
+  { say: 'Event Mesh delivers "vans created" again', delivery: vansCreated, answer: 'duplicate' },
+  {
+    say: 'vans 1000473: delivery date moved to 2027-01-12',
+    s4: (s4) =>
+      s4.setOrder({
+        ...orders.vans,
+        requestedDeliveryDate: '2027-01-12',
+        lastChangeDateTime: '2026-11-10T16:20:00Z',
+      }),
+    delivery: s4Event('Changed.v1', '1000473', '2026-11-10T16:20:01Z'),
+    answer: 'processed:applied',
+  },
+  {
+    say: 'taxis 1000474 partially delivered',
+    s4: (s4) =>
+      s4.setOrder({
+        ...orders.taxis,
+        overallDeliveryStatus: 'B',
+        lastChangeDateTime: '2026-11-20T14:00:00Z',
+      }),
+    delivery: taxisPartlyDelivered,
+    answer: 'processed:applied',
+  },
+  {
+    say: 'taxis 1000474: an item event for the same change (no second email)',
+    delivery: s4Event('ItemChanged.v1', '1000474', '2026-11-20T14:00:02Z'),
+    answer: 'processed:applied',
+  },
+  {
+    say: 'trucks 1000475 delivered, but S/4HANA is unavailable',
+    s4: (s4) => {
+      s4.setOrder({
+        ...orders.trucks,
+        overallDeliveryStatus: 'C',
+        lastChangeDateTime: '2026-11-24T09:00:00Z',
+      });
+      s4.setFault((salesOrder) => (salesOrder === '1000475' ? 'unavailable' : 'ok'));
+    },
+    delivery: trucksDelivered,
+    answer: 'retry-later',
+  },
+  {
+    say: 'S/4HANA is back; Event Mesh redelivers after Retry-After',
+    s4: (s4) => s4.setFault(undefined),
+    honourRetryAfter: true,
+    delivery: trucksDelivered,
+    answer: 'processed:applied',
+  },
+  {
+    say: 'taxis 1000474 fully delivered',
+    s4: (s4) => s4.setOrder(taxisDelivered),
+    delivery: s4Event('OvrlDelivStsChgd.v1', '1000474', '2026-11-27T11:45:01Z'),
+    answer: 'processed:applied',
+  },
+  {
+    say: 'taxis 1000474: a late event still announcing the partial delivery',
+    delivery: s4Event('OvrlDelivStsChgd.v1', '1000474', '2026-11-20T14:00:03Z'),
+    answer: 'processed:applied',
+  },
+  {
+    say: 'taxis 1000474: a lagging S/4HANA read still shows the partial delivery',
+    s4: (s4) =>
+      s4.setOrder({
+        ...orders.taxis,
+        overallDeliveryStatus: 'B',
+        lastChangeDateTime: '2026-11-20T14:00:00Z',
+      }),
+    delivery: s4Event('ItemChanged.v1', '1000474', '2026-11-27T11:45:02Z'),
+    answer: 'processed:stale',
+    s4After: (s4) => s4.setOrder(taxisDelivered),
+  },
+  {
+    say: 'pool cars 1000476 deleted in S/4HANA',
+    s4: (s4) => s4.deleteOrder('1000476'),
+    delivery: s4Event('Deleted.v1', '1000476', '2026-11-28T08:00:01Z'),
+    answer: 'processed:not_found',
+  },
+  {
+    say: 'rental cars 1000477 created, sent in binary mode by another producer',
+    delivery: {
+      body: JSON.stringify({ SalesOrder: '1000477' }),
+      headers: {
+        'content-type': 'application/json',
+        'x-address': topic(`${TYPE_PREFIX}Created.v1`),
+        'ce-specversion': '1.0',
+        'ce-id': 'rental-fleet-portal-0001',
+        'ce-source': '/fleet/partner-portal',
+        'ce-type': `${TYPE_PREFIX}Created.v1`,
+        'ce-time': '2026-11-03T07:55:01Z',
+      },
+    },
+    answer: 'processed:applied',
+  },
+  {
+    say: 'a truncated message',
+    delivery: {
+      body: vansCreated.body.slice(0, 90),
+      headers: { 'content-type': 'application/json', 'x-address': topic(`${TYPE_PREFIX}Changed.v1`) },
+    },
+    answer: 'dead-lettered',
+  },
+];
+
+/** What the service must have made of the story, read back from its database, metrics and mail folder. */
+export const EXPECTED = {
+  received: 16,
+  processed: { applied: 11, stale: 1, not_found: 1 },
+  duplicates: 1,
+  released: 1,
+  rejected: 1,
+  portal: {
+    '1000473': { status: 'Open', date: '2027-01-12', lastEvent: 'applied' },
+    '1000474': { status: 'Delivered', date: '2026-12-01', lastEvent: 'stale' },
+    '1000475': { status: 'Delivered', date: '2027-01-20', lastEvent: 'applied' },
+    '1000476': { status: 'Open', date: '2026-12-20', lastEvent: 'not_found' },
+    '1000477': { status: 'DeliveryBlocked', date: '2027-02-01', lastEvent: 'applied' },
+  } as Record<string, { status: string; date: string; lastEvent: string }>,
+  /** One email per real change, in the order the changes happened: order, portal status, delivery date. */
+  emails: [
+    '1000473 Open 2026-12-15',
+    '1000474 Open 2026-12-01',
+    '1000475 InProcess 2027-01-20',
+    '1000476 Open 2026-12-20',
+    '1000473 Open 2027-01-12',
+    '1000474 PartiallyDelivered 2026-12-01',
+    '1000475 Delivered 2027-01-20',
+    '1000474 Delivered 2026-12-01',
+    '1000477 DeliveryBlocked 2027-02-01',
+  ],
+};

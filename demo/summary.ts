@@ -1,0 +1,202 @@
+// What the service made of the demo, read back from where it keeps it: the database (processed events, dead
+// letters, portal status, mail outbox), its own /metrics counters (duplicates and releases write nothing to
+// the database) and the .eml files its mail transport wrote. Nothing here trusts counters kept by the demo.
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { simpleParser } from 'mailparser';
+import type { Pool } from 'pg';
+import type { EXPECTED } from './story.js';
+
+export interface Summary {
+  /** Deliveries the webhook handled, by outcome, from the service's fon_events_total counter. */
+  counted: Record<string, number>;
+  /** processed_event rows by outcome. */
+  processed: Record<string, number>;
+  rejected: Array<{ id: string; reason: string }>;
+  portal: Array<{
+    salesOrder: string;
+    status: string;
+    date: string | null;
+    customerReference: string | null;
+    /** The outcome of the order's latest processed event: not_found means S/4HANA no longer has it. */
+    lastEvent: string | null;
+  }>;
+  emails: Array<{ file: string; salesOrder: string; status: string; date: string | null; subject: string }>;
+  outbox: Record<string, number>;
+  problems: string[];
+}
+
+export async function readSummary(pool: Pool, serviceUrl: string, mailDir: string): Promise<Summary> {
+  const problems: string[] = [];
+  const counted = await webhookCounters(serviceUrl);
+  const processed = await countBy(
+    pool,
+    'select outcome as "key", count(*)::int as "n" from processed_event group by 1',
+  );
+  const outbox = await countBy(
+    pool,
+    'select state as "key", count(*)::int as "n" from mail_outbox group by 1',
+  );
+  const { rows: rejected } = await pool.query<{ id: string; reason: string }>(
+    `select id::text as "id", reason from dead_letter where channel = 'webhook' order by id`,
+  );
+  const { rows: portal } = await pool.query<Summary['portal'][number]>(
+    `select p.sales_order as "salesOrder", p.portal_status as "status",
+            to_char(p.requested_delivery_date, 'YYYY-MM-DD') as "date",
+            p.customer_reference as "customerReference",
+            (select e.outcome from processed_event e where e.sales_order = p.sales_order
+             order by e.processed_at desc limit 1) as "lastEvent"
+     from portal_order_status p order by p.sales_order`,
+  );
+  const { rows: queued } = await pool.query<{ messageId: string; salesOrder: string }>(
+    `select message_id as "messageId", sales_order as "salesOrder" from mail_outbox order by id`,
+  );
+
+  const files = new Map<
+    string,
+    { file: string; salesOrder: string; status: string; date: string | null; subject: string }
+  >();
+  for (const name of (await readdir(mailDir).catch(() => [] as string[])).filter((n) => n.endsWith('.eml'))) {
+    const file = join(mailDir, name);
+    const mail = await simpleParser(await readFile(file));
+    const header = (key: string) => {
+      const value = mail.headers.get(key);
+      return typeof value === 'string' ? value : null;
+    };
+    files.set(mail.messageId ?? name, {
+      file,
+      salesOrder: header('x-sales-order') ?? '?',
+      status: header('x-portal-status') ?? '?',
+      date: header('x-requested-delivery-date'),
+      subject: mail.subject ?? '',
+    });
+  }
+  // In the order the changes were committed (the outbox's), each with the file the transport wrote for it.
+  const emails: Summary['emails'] = [];
+  for (const row of queued) {
+    const mail = files.get(row.messageId);
+    if (mail === undefined)
+      problems.push(`no .eml file for the email ${row.messageId} (order ${row.salesOrder})`);
+    else if (mail.salesOrder !== row.salesOrder)
+      problems.push(`${mail.file} has X-Sales-Order ${mail.salesOrder}, expected ${row.salesOrder}`);
+    else emails.push(mail);
+    files.delete(row.messageId);
+  }
+  for (const mail of files.values()) problems.push(`${mail.file} is not in the mail outbox`);
+
+  const handled = sum(processed);
+  const countedProcessed = ['applied', 'stale', 'not_found', 'ignored'].reduce(
+    (n, k) => n + (counted[k] ?? 0),
+    0,
+  );
+  if (countedProcessed !== handled) {
+    problems.push(`the service counted ${countedProcessed} processed events, the database holds ${handled}`);
+  }
+  if ((counted.rejected ?? 0) !== rejected.length) {
+    problems.push(
+      `the service counted ${counted.rejected ?? 0} rejected events, dead_letter holds ${rejected.length}`,
+    );
+  }
+  return { counted, processed, rejected, portal, emails, outbox, problems };
+}
+
+/** Differences between what the service did and what the story expects; empty when they agree. */
+export function compare(summary: Summary, expected: typeof EXPECTED): string[] {
+  const problems = [...summary.problems];
+  const check = (what: string, actual: unknown, wanted: unknown) => {
+    if (canonical(actual) !== canonical(wanted)) {
+      problems.push(`${what}: expected ${canonical(wanted)}, got ${canonical(actual)}`);
+    }
+  };
+  check('events received', sum(summary.counted), expected.received);
+  check('events processed', summary.processed, expected.processed);
+  check('duplicates skipped', summary.counted.duplicate ?? 0, expected.duplicates);
+  check('deliveries released for retry', summary.counted.released ?? 0, expected.released);
+  check('events rejected', summary.rejected.length, expected.rejected);
+  check(
+    'portal status',
+    Object.fromEntries(
+      summary.portal.map((row) => [
+        row.salesOrder,
+        { status: row.status, date: row.date, lastEvent: row.lastEvent },
+      ]),
+    ),
+    expected.portal,
+  );
+  check(
+    'emails',
+    summary.emails.map((mail) => `${mail.salesOrder} ${mail.status} ${mail.date ?? 'no date'}`),
+    expected.emails,
+  );
+  check('mail outbox', summary.outbox, { sent: expected.emails.length });
+  return problems;
+}
+
+export function printSummary(summary: Summary, show: (path: string) => string): void {
+  const { counted, processed } = summary;
+  const detail = ['applied', 'stale', 'not_found', 'ignored']
+    .filter((outcome) => processed[outcome] !== undefined)
+    .map((outcome) => `${outcome} ${processed[outcome]}`)
+    .join(', ');
+  console.log('\nEvents (service metrics and database)');
+  console.log(`  received             ${pad(sum(counted))}`);
+  console.log(`  processed            ${pad(sum(processed))}  (${detail})`);
+  console.log(`  duplicates skipped   ${pad(counted.duplicate ?? 0)}`);
+  console.log(`  released for retry   ${pad(counted.released ?? 0)}  (answered 503, applied on redelivery)`);
+  console.log(`  rejected             ${pad(summary.rejected.length)}  (kept in dead_letter)`);
+  for (const letter of summary.rejected) console.log(`    #${letter.id}: ${letter.reason}`);
+
+  console.log('\nPortal status (portal_order_status)');
+  for (const row of summary.portal) {
+    // The portal keeps the last state it saw of an order deleted in S/4HANA; its latest event tells.
+    const note = row.lastEvent === 'not_found' ? '  (no longer in S/4HANA)' : '';
+    const date = (row.date ?? '-').padEnd(11);
+    console.log(
+      `  ${row.salesOrder}  ${row.status.padEnd(19)} ${date} ${row.customerReference ?? ''}${note}`,
+    );
+  }
+
+  console.log(`\nEmails (${summary.emails.length}, one per real change)`);
+  for (const mail of summary.emails) {
+    console.log(
+      `  ${mail.salesOrder}  ${mail.status.padEnd(19)} ${(mail.date ?? '-').padEnd(11)} ${show(mail.file)}`,
+    );
+  }
+}
+
+async function webhookCounters(serviceUrl: string): Promise<Record<string, number>> {
+  const text = await (await fetch(`${serviceUrl}/metrics`)).text();
+  const counted: Record<string, number> = {};
+  for (const line of text.split('\n')) {
+    const match = /^fon_events_total\{([^}]*)\} (\S+)$/.exec(line);
+    if (match === null) continue;
+    const labels = Object.fromEntries(
+      [...(match[1] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]),
+    );
+    if (labels.channel !== 'webhook' || labels.outcome === undefined) continue;
+    counted[labels.outcome] = (counted[labels.outcome] ?? 0) + Number(match[2]);
+  }
+  return counted;
+}
+
+async function countBy(pool: Pool, sql: string): Promise<Record<string, number>> {
+  const { rows } = await pool.query<{ key: string; n: number }>(sql);
+  return Object.fromEntries(rows.map((row) => [row.key, row.n]));
+}
+
+/** JSON with object keys sorted, so that the order rows came back in does not matter. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b)))
+      : v,
+  );
+}
+
+function sum(counts: Record<string, number>): number {
+  return Object.values(counts).reduce((a, b) => a + b, 0);
+}
+
+function pad(n: number): string {
+  return String(n).padStart(3);
+}

@@ -1,0 +1,171 @@
+// `npm run demo`: the real service (loadConfig + startService, as in production) on a machine with nothing
+// but Node.js. PostgreSQL is PGlite served over the wire protocol to the unchanged `pg` code, S/4HANA is the
+// sandbox, mail is written as .eml files by the service's own MAIL_DIR transport, and this script plays
+// Event Mesh, pushing demo/story.ts to the service's webhook. It then reads back what the service did and
+// fails loudly if that is not what the story expects.
+//
+// Each run starts from scratch: the database and mail folders under DEMO_DIR (default .demo) are wiped at
+// start and left in place at the end for a look. The production start never gets here: only this script
+// opts in to PGlite, and nothing under src/ imports it.
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join, relative, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import pino from 'pino';
+import { type Answer, EXPECTED, INITIAL_ORDERS, STORY } from '../demo/story.js';
+import { compare, printSummary, readSummary } from '../demo/summary.js';
+import { type S4Server, startS4Server } from '../sandbox/s4Server.js';
+import { loadConfig } from '../src/config.js';
+import { createLogger } from '../src/logger.js';
+import { type Service, startService } from '../src/service.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const DEMO_DIR = resolve(ROOT, process.env.DEMO_DIR ?? '.demo');
+const DATA_DIR = join(DEMO_DIR, 'pgdata');
+const MAIL_DIR = join(DEMO_DIR, 'mail');
+const LOG_FILE = join(DEMO_DIR, 'service.log');
+/** A path as the reader would type it: relative below the working directory, absolute elsewhere. */
+const show = (path: string) => {
+  const below = relative(process.cwd(), path);
+  return below === '' ? '.' : below.startsWith('..') ? path : below;
+};
+
+class DemoFailure extends Error {}
+
+const started = performance.now();
+const seconds = () => ((performance.now() - started) / 1000).toFixed(1);
+let db: PGlite | undefined;
+let socket: PGLiteSocketServer | undefined;
+let s4: S4Server | undefined;
+let service: Service | undefined;
+
+try {
+  console.log('Fleet order notifier demo: the real service, embedded PostgreSQL (PGlite), S/4HANA sandbox');
+  // Only the folders the demo writes, never DEMO_DIR itself: it may name a directory holding other things.
+  await Promise.all([DATA_DIR, MAIL_DIR, LOG_FILE].map((path) => rm(path, { recursive: true, force: true })));
+  await mkdir(DEMO_DIR, { recursive: true });
+
+  db = await PGlite.create(DATA_DIR);
+  // PGlite is one connection underneath; the socket server queues every client's queries onto it. The pool
+  // keeps one connection (DATABASE_POOL_SIZE=1); a second slot only lets it reconnect while the old socket
+  // is still closing.
+  socket = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 2 });
+  await socket.start();
+
+  s4 = await startS4Server();
+  for (const order of INITIAL_ORDERS) s4.setOrder(order);
+  // The SAP Cloud SDK reads destinations from this variable itself; the service only names the destination.
+  process.env.destinations = JSON.stringify([{ name: 'DEMO_S4', url: s4.url }]);
+
+  const config = loadConfig({
+    PORT: '0',
+    DATABASE_URL: `postgres://postgres@${socket.getServerConn()}/postgres`,
+    DATABASE_POOL_SIZE: '1',
+    INGEST: 'webhook',
+    AUTH: 'none',
+    S4_DESTINATION: 'DEMO_S4',
+    MAIL_DIR,
+    MAIL_FROM: 'fleet-order-notifier@demo.example',
+    MAIL_TO: 'fleet-manager@demo.example',
+    // The service's JSON log goes to a file, so this console shows the story; it is there to read.
+    LOG_LEVEL: 'info',
+  });
+  const logger = createLogger(config.logLevel, pino.destination({ dest: LOG_FILE, sync: true, mkdir: true }));
+  service = await startService(config, logger, { host: '127.0.0.1', mailPollMs: 200 });
+  console.log(`  service at ${service.url} after ${seconds()} s`);
+  console.log(`  database ${show(DATA_DIR)}, mail ${show(MAIL_DIR)}, service log ${show(LOG_FILE)}\n`);
+
+  const webhook = `${service.url}/events`;
+  const handshake = await fetch(webhook, {
+    method: 'OPTIONS',
+    headers: { 'webhook-request-origin': 'eventmesh.example.com' },
+  });
+  if (handshake.status === 404) {
+    throw new DemoFailure(
+      'the service has no webhook at /events: INGEST=webhook is not wired in src/service.ts',
+    );
+  }
+  const allowed = handshake.headers.get('webhook-allowed-origin');
+  console.log(
+    `Event Mesh handshake: OPTIONS /events → ${handshake.status}, WebHook-Allowed-Origin: ${allowed}`,
+  );
+  if (allowed !== 'eventmesh.example.com') throw new DemoFailure('the webhook did not grant the handshake');
+
+  console.log('Event Mesh pushes the events:');
+  const problems: string[] = [];
+  let retryAfterSeconds = 0;
+  for (const [index, step] of STORY.entries()) {
+    step.s4?.(s4);
+    if (step.honourRetryAfter) await sleep(retryAfterSeconds * 1000);
+    const response = await fetch(webhook, {
+      method: 'POST',
+      headers: step.delivery.headers,
+      body: step.delivery.body,
+    });
+    const { answer, text } = await readAnswer(response);
+    retryAfterSeconds = Number(response.headers.get('retry-after') ?? 0);
+    step.s4After?.(s4);
+    console.log(`  ${String(index + 1).padStart(2)}  ${step.say.padEnd(72)} → ${text}`);
+    if (answer !== step.answer)
+      problems.push(`step ${index + 1} (${step.say}): expected ${step.answer}, got ${text}`);
+  }
+
+  // Mail goes out after commit; wait until the outbox has nothing left to send.
+  const pool = service.pool;
+  const deadline = Date.now() + 15_000;
+  while ((await pool.query(`select 1 from mail_outbox where state = 'pending' limit 1`)).rowCount !== 0) {
+    if (Date.now() > deadline) throw new DemoFailure('emails still pending in the outbox after 15 s');
+    await sleep(100);
+  }
+
+  const summary = await readSummary(pool, service.url, MAIL_DIR);
+  printSummary(summary, show);
+  problems.push(...compare(summary, EXPECTED));
+  await writeFile(join(DEMO_DIR, 'summary.json'), `${JSON.stringify({ ...summary, problems }, null, 2)}\n`);
+  if (problems.length > 0) {
+    throw new DemoFailure(`the service's results differ from the story:\n  - ${problems.join('\n  - ')}`);
+  }
+  await stopAll();
+  console.log(`\nDemo OK in ${seconds()} s. Summary: ${show(join(DEMO_DIR, 'summary.json'))}`);
+  process.exit(0);
+} catch (err) {
+  console.error(
+    `\nDEMO FAILED after ${seconds()} s: ${err instanceof DemoFailure ? err.message : String(err)}`,
+  );
+  if (!(err instanceof DemoFailure) && err instanceof Error && err.stack) console.error(err.stack);
+  const log = await readFile(LOG_FILE, 'utf8').catch(() => '');
+  if (log !== '')
+    console.error(`\nLast lines of ${show(LOG_FILE)}:\n${log.trimEnd().split('\n').slice(-10).join('\n')}`);
+  await stopAll().catch(() => {});
+  process.exit(1);
+}
+
+async function stopAll(): Promise<void> {
+  await service?.stop();
+  await socket?.stop();
+  await db?.close();
+  await s4?.close();
+}
+
+async function readAnswer(response: Response): Promise<{ answer: Answer | string; text: string }> {
+  const body = (await response.json().catch(() => ({}))) as {
+    status?: string;
+    result?: string;
+    reason?: string;
+  };
+  if (response.status === 200 && body.status === 'processed') {
+    return { answer: `processed:${body.result}`, text: `200 processed (${body.result})` };
+  }
+  if (response.status === 200 && body.status === 'duplicate')
+    return { answer: 'duplicate', text: '200 duplicate' };
+  if (response.status === 503) {
+    const after = response.headers.get('retry-after');
+    return { answer: 'retry-later', text: `503 retry later (Retry-After: ${after} s)` };
+  }
+  if (response.status === 202 && body.status === 'dead-lettered') {
+    return { answer: 'dead-lettered', text: `202 dead-lettered: ${body.reason}` };
+  }
+  return { answer: `HTTP ${response.status}`, text: `${response.status} ${JSON.stringify(body)}` };
+}

@@ -1,0 +1,147 @@
+// `npm run demo` as a user runs it: a child process on embedded defaults (PGlite, the S/4HANA sandbox, mail
+// as .eml files), in a folder of its own. Checked from the outside: exit code, the printed summary, the summary
+// file and the emails on disk, parsed independently of the demo.
+import { spawn } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { simpleParser } from 'mailparser';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const RUN_TIMEOUT_MS = 120_000;
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function runDemo(demoDir: string): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('npx', ['tsx', 'scripts/demo.ts'], {
+      cwd: ROOT,
+      env: { ...process.env, DEMO_DIR: demoDir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), RUN_TIMEOUT_MS);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+async function emails(demoDir: string) {
+  const dir = join(demoDir, 'mail');
+  const files = (await readdir(dir)).filter((name) => name.endsWith('.eml'));
+  return Promise.all(
+    files.map(async (name) => {
+      const mail = await simpleParser(await readFile(join(dir, name)));
+      return {
+        name,
+        salesOrder: mail.headers.get('x-sales-order'),
+        status: mail.headers.get('x-portal-status'),
+        date: mail.headers.get('x-requested-delivery-date'),
+        messageId: mail.messageId,
+      };
+    }),
+  );
+}
+
+/** The count printed on a summary line such as `  received              16`. */
+function printed(stdout: string, label: string): number | undefined {
+  const match = new RegExp(`^ {2}${label} +(\\d+)`, 'm').exec(stdout);
+  return match?.[1] === undefined ? undefined : Number(match[1]);
+}
+
+const EMAILS = [
+  '1000473 Open 2026-12-15',
+  '1000473 Open 2027-01-12',
+  '1000474 Delivered 2026-12-01',
+  '1000474 Open 2026-12-01',
+  '1000474 PartiallyDelivered 2026-12-01',
+  '1000475 Delivered 2027-01-20',
+  '1000475 InProcess 2027-01-20',
+  '1000476 Open 2026-12-20',
+  '1000477 DeliveryBlocked 2027-02-01',
+];
+
+describe('npm run demo', () => {
+  let demoDir: string;
+  let first: Run;
+
+  beforeAll(async () => {
+    demoDir = await mkdtemp(join(tmpdir(), 'fon-demo-'));
+    first = await runDemo(demoDir);
+  }, RUN_TIMEOUT_MS);
+  afterAll(async () => {
+    await rm(demoDir, { recursive: true, force: true });
+  });
+
+  it('exits 0 and prints the counts the story produces', () => {
+    expect(first.stderr).not.toContain('DEMO FAILED');
+    expect(first.code).toBe(0);
+    expect(first.stdout).toContain('Demo OK');
+    expect(printed(first.stdout, 'received')).toBe(16);
+    expect(printed(first.stdout, 'processed')).toBe(13);
+    expect(printed(first.stdout, 'duplicates skipped')).toBe(1);
+    expect(printed(first.stdout, 'released for retry')).toBe(1);
+    expect(printed(first.stdout, 'rejected')).toBe(1);
+  });
+
+  it('prints each order with the portal status it ends in', () => {
+    for (const [salesOrder, status] of [
+      ['1000473', 'Open'],
+      ['1000474', 'Delivered'],
+      ['1000475', 'Delivered'],
+      ['1000476', 'Open'],
+      ['1000477', 'DeliveryBlocked'],
+    ]) {
+      expect(first.stdout).toMatch(new RegExp(`^ {2}${salesOrder} +${status} `, 'm'));
+    }
+    expect(first.stdout).toMatch(/^ {2}1000476 .*\(no longer in S\/4HANA\)$/m);
+  });
+
+  it('writes one parseable .eml file per real change, each with its X-Sales-Order, and lists it', async () => {
+    const mails = await emails(demoDir);
+    expect(mails.map((mail) => `${mail.salesOrder} ${mail.status} ${mail.date}`).sort()).toEqual(EMAILS);
+    for (const mail of mails) {
+      expect(mail.messageId).toMatch(/^<.+@demo\.example>$/);
+      expect(first.stdout).toContain(mail.name);
+    }
+  });
+
+  it('leaves a summary file that agrees with the service database', async () => {
+    const summary = JSON.parse(await readFile(join(demoDir, 'summary.json'), 'utf8'));
+    expect(summary.problems).toEqual([]);
+    expect(summary.processed).toEqual({ applied: 11, stale: 1, not_found: 1 });
+    expect(summary.rejected).toEqual([{ id: '1', reason: expect.stringMatching(/^body is not valid JSON/) }]);
+    expect(summary.outbox).toEqual({ sent: 9 });
+  });
+
+  it(
+    'runs again in the same folder from a clean start with the same result',
+    async () => {
+      const second = await runDemo(demoDir);
+      expect(second.code).toBe(0);
+      expect(printed(second.stdout, 'received')).toBe(16);
+      expect(printed(second.stdout, 'processed')).toBe(13);
+      expect(printed(second.stdout, 'duplicates skipped')).toBe(1);
+      const mails = await emails(demoDir);
+      expect(mails).toHaveLength(EMAILS.length);
+      expect(mails.some((mail) => !second.stdout.includes(mail.name))).toBe(false);
+    },
+    RUN_TIMEOUT_MS,
+  );
+});

@@ -1,0 +1,338 @@
+// Poison messages and identity conflicts: a message that kills the process is stopped by the delivery count,
+// a reused identity with another payload is refused, and a duplicate that outlived its record does no harm.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { type S4Server, startS4Server } from '../../sandbox/s4Server.js';
+import { type SmtpSink, startSmtpServer } from '../../sandbox/smtpServer.js';
+import type { Service } from '../../src/service.js';
+import { createPublisher, createTestQueue, type Publisher, type TestQueue } from '../support/broker.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { eventually, S4_SOURCE, salesOrderEvent, startTestService } from '../support/harness.js';
+import { AMQP_URL } from '../support/services.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+let db: TestDatabase;
+let s4: S4Server;
+let smtp: SmtpSink;
+let publisher: Publisher;
+
+beforeAll(async () => {
+  [db, s4, smtp, publisher] = await Promise.all([
+    createTestDatabase(),
+    startS4Server(),
+    startSmtpServer(),
+    createPublisher(),
+  ]);
+});
+afterAll(async () => {
+  await Promise.all([db?.drop(), s4?.close(), smtp?.close(), publisher?.close()]);
+});
+
+let nextOrder = 7_300_000;
+function newOrder(change: Partial<Parameters<S4Server['setOrder']>[0]> = {}): string {
+  const salesOrder = String(nextOrder++);
+  s4.setOrder({
+    salesOrder,
+    customerReference: 'PO-4711',
+    requestedDeliveryDate: '2026-12-15',
+    lastChangeDateTime: '2026-11-30T10:00:00Z',
+    overallDeliveryStatus: 'B',
+    ...change,
+  });
+  return salesOrder;
+}
+
+function changeOrder(salesOrder: string, change: Partial<Parameters<S4Server['setOrder']>[0]>): void {
+  const current = s4.getOrder(salesOrder);
+  if (current === undefined) throw new Error(`no order ${salesOrder}`);
+  s4.setOrder({ ...current, ...change });
+}
+
+function mailsFor(salesOrder: string) {
+  return smtp.messages.filter((mail) => mail.headers['x-sales-order'] === salesOrder);
+}
+
+async function portalRow(salesOrder: string) {
+  const { rows } = await db.pool.query(
+    `select portal_status as "portalStatus", to_char(requested_delivery_date, 'YYYY-MM-DD') as "date",
+            customer_reference as "customerReference", s4_read_at as "readAt"
+     from portal_order_status where sales_order = $1::text`,
+    [salesOrder],
+  );
+  return rows[0] as
+    | { portalStatus: string; date: string; customerReference: string; readAt: Date }
+    | undefined;
+}
+
+async function processed(id: string): Promise<{ outcome: string; payloadHash: string } | undefined> {
+  const { rows } = await db.pool.query(
+    `select outcome, payload_hash as "payloadHash" from processed_event where source = $1::text and id = $2::text`,
+    [S4_SOURCE, id],
+  );
+  return rows[0];
+}
+
+async function deadLetters(eventId: string): Promise<string[]> {
+  const { rows } = await db.pool.query<{ reason: string }>(
+    `select reason from dead_letter where event_id = $1::text order by id`,
+    [eventId],
+  );
+  return rows.map((row) => row.reason);
+}
+
+/** The bodies in the dead-letter queue once it held at least `count`; the row is written before the settle. */
+async function drainAtLeast(queue: TestQueue, count: number): Promise<string[]> {
+  const bodies: string[] = [];
+  await eventually(`${count} messages in the dead-letter queue`, async () => {
+    bodies.push(...(await queue.drainDeadLetters()).map((letter) => letter.body));
+    return bodies.length >= count;
+  });
+  return bodies;
+}
+
+async function outboxCount(salesOrder: string): Promise<number> {
+  const { rows } = await db.pool.query<{ n: number }>(
+    `select count(*)::int as n from mail_outbox where sales_order = $1::text`,
+    [salesOrder],
+  );
+  return rows[0]?.n ?? 0;
+}
+
+describe('one identity, one effect', () => {
+  let queue: TestQueue;
+  let service: Service;
+
+  beforeAll(async () => {
+    queue = await createTestQueue('fon-identity');
+    service = await startTestService({
+      databaseUrl: db.url,
+      s4Url: s4.url,
+      smtpUrl: smtp.url,
+      queueAddress: queue.address,
+    });
+    await eventually('the receiver to attach', async () => service.amqp?.isAttached());
+  });
+  afterAll(async () => {
+    await service?.stop();
+    await queue?.delete();
+  });
+
+  it('dead-letters a known source and id arriving with a different payload as a conflict and changes nothing', async () => {
+    const salesOrder = newOrder();
+    const id = 'conflict-1';
+    await publisher.send(queue.address, [{ body: salesOrderEvent({ salesOrder, id }) }]);
+    await eventually('the first mail', async () => mailsFor(salesOrder).length === 1);
+    const before = await portalRow(salesOrder);
+    const hash = (await processed(id))?.payloadHash;
+
+    // S/4HANA moved on: applying anything for this order now would change the portal and send a mail.
+    changeOrder(salesOrder, { overallDeliveryStatus: 'C', lastChangeDateTime: '2026-11-30T11:00:00Z' });
+    const other = newOrder();
+    const reads = s4.calls();
+    await publisher.send(queue.address, [
+      { body: salesOrderEvent({ salesOrder: other, id }) },
+      { body: salesOrderEvent({ salesOrder, id, type: 'sap.s4.beh.salesorder.v1.SalesOrder.Deleted.v1' }) },
+    ]);
+
+    const reasons = await eventually('two dead letters', async () => {
+      const found = await deadLetters(id);
+      return found.length === 2 ? found : undefined;
+    });
+    expect(reasons).toEqual([
+      'conflict: this source and id were processed with a different payload',
+      'conflict: this source and id were processed with a different payload',
+    ]);
+    const dlq = await drainAtLeast(queue, 2);
+    expect(dlq.map((body) => body.includes(`"id":"${id}"`))).toEqual([true, true]);
+    const metrics = await service.app.inject({ method: 'GET', url: '/metrics' });
+    expect(metrics.body).toContain('fon_events_total{channel="amqp",outcome="rejected",reason="conflict"} 2');
+
+    expect(await portalRow(salesOrder)).toEqual(before);
+    expect(await portalRow(other)).toBeUndefined();
+    expect((await processed(id))?.payloadHash).toBe(hash);
+    expect(s4.calls()).toBe(reads);
+    expect(await outboxCount(salesOrder)).toBe(1);
+    expect(mailsFor(salesOrder)).toHaveLength(1);
+    expect(await queue.depth()).toBe(0);
+  });
+
+  it('reads S/4HANA again for a duplicate whose record expired and sends no second mail', async () => {
+    const salesOrder = newOrder();
+    const id = 'expired-duplicate-1';
+    const event = salesOrderEvent({ salesOrder, id });
+    await publisher.send(queue.address, [{ body: event }]);
+    await eventually('the first mail', async () => mailsFor(salesOrder).length === 1);
+    const before = await portalRow(salesOrder);
+
+    // Retention removed the record; the broker then redelivers the same message.
+    await db.pool.query(`delete from processed_event where source = $1::text and id = $2::text`, [
+      S4_SOURCE,
+      id,
+    ]);
+    await publisher.send(queue.address, [{ body: event }]);
+
+    await eventually('the event processed again', async () => (await processed(id))?.outcome === 'applied');
+    expect(s4.calls(salesOrder)).toBe(2);
+    const after = await portalRow(salesOrder);
+    expect(after).toEqual({ ...before, readAt: expect.any(Date) });
+    expect(after?.readAt.getTime()).toBeGreaterThan(before?.readAt.getTime() ?? Number.POSITIVE_INFINITY);
+    // The decision and its outbox row commit with the record, so the outbox is final once the record is back.
+    expect(await outboxCount(salesOrder)).toBe(1);
+    expect(mailsFor(salesOrder)).toHaveLength(1);
+    expect(await deadLetters(id)).toEqual([]);
+  });
+});
+
+/** The service as its own process, started the way the platform starts it, with its log kept for diagnosis. */
+interface ServiceProcess {
+  child: ChildProcess;
+  log: string[];
+  exited: Promise<unknown>;
+}
+
+describe('a message that kills the process', () => {
+  let queue: TestQueue;
+  const processes: ServiceProcess[] = [];
+
+  beforeAll(async () => {
+    queue = await createTestQueue('fon-poison');
+  });
+  afterAll(async () => {
+    s4.setFault(undefined);
+    for (const { child } of processes)
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await queue?.delete();
+  });
+
+  async function startProcess(): Promise<ServiceProcess> {
+    const destination = 'S4_POISON';
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        PATH: process.env.PATH,
+        PORT: '0',
+        DATABASE_URL: db.url,
+        DATABASE_POOL_SIZE: '4',
+        INGEST: 'amqp',
+        AMQP_URL,
+        AMQP_QUEUE: queue.address,
+        // One message at a time: a poison message then blocks the queue until the delivery limit stops it,
+        // which is the crash loop at its worst.
+        AMQP_PREFETCH: '1',
+        S4_DESTINATION: destination,
+        destinations: JSON.stringify([{ name: destination, url: s4.url }]),
+        S4_TIMEOUT_MS: '60000',
+        SMTP_URL: smtp.url,
+        MAIL_FROM: 'notifier@fleet.example',
+        MAIL_TO: 'fleet-manager@fleet.example',
+        AUTH: 'none',
+        LOG_LEVEL: 'info',
+        MAX_DELIVERIES: '3',
+      },
+    });
+    const log: string[] = [];
+    child.stdout
+      ?.setEncoding('utf8')
+      .on('data', (chunk: string) => log.push(...chunk.split('\n').filter(Boolean)));
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => log.push(chunk));
+    const started: ServiceProcess = { child, log, exited: once(child, 'exit') };
+    processes.push(started);
+    await eventually(
+      `process ${processes.length} to attach its receiver`,
+      async () => {
+        if (child.exitCode !== null)
+          throw new Error(`exited with ${child.exitCode}: ${log.slice(-5).join('\n')}`);
+        return log.some((line) => line.includes('"msg":"AMQP receiver attached"'));
+      },
+      30_000,
+    );
+    return started;
+  }
+
+  it('dead-letters it on the delivery after MAX_DELIVERIES and keeps processing other events', async () => {
+    onTestFailed(() => {
+      processes.forEach(({ log }, index) => {
+        console.error(`--- process ${index + 1} log ---\n${log.slice(-40).join('\n')}`);
+      });
+    });
+    const poison = newOrder();
+    const poisonId = `poison-${poison}`;
+    let kills = 0;
+    // The read for the poison order never answers and the process dies on it: as if it crashed every time.
+    // The newest process is the one reading: it may ask before startProcess() has even returned it.
+    s4.setFault((salesOrder) => {
+      if (salesOrder !== poison) return 'ok';
+      kills++;
+      processes.at(-1)?.child.kill('SIGKILL');
+      return 'hang';
+    });
+
+    const before = [newOrder(), newOrder()];
+    await publisher.send(
+      queue.address,
+      before.map((salesOrder) => ({ body: salesOrderEvent({ salesOrder }) })),
+    );
+    let current = await startProcess();
+    await eventually('mails for the events before the poison', async () =>
+      before.every((salesOrder) => mailsFor(salesOrder).length === 1),
+    );
+
+    const behind = [newOrder(), newOrder()];
+    await publisher.send(queue.address, [
+      { body: salesOrderEvent({ salesOrder: poison, id: poisonId }) },
+      ...behind.map((salesOrder) => ({ body: salesOrderEvent({ salesOrder }) })),
+    ]);
+    // Each death is followed by a restart, as the platform would do, until the poison stops arriving.
+    for (let restarts = 0; restarts < 5; restarts++) {
+      const running = current.child;
+      const outcome = await eventually(
+        'the process to die or the poison to be dead-lettered',
+        async () => {
+          if (running.exitCode !== null || running.signalCode !== null) return 'died';
+          return (await deadLetters(poisonId)).length === 1 ? 'dead-lettered' : undefined;
+        },
+        60_000,
+      );
+      if (outcome !== 'died') break;
+      current = await startProcess();
+    }
+
+    expect(kills).toBe(3);
+    expect(processes).toHaveLength(4);
+    expect(s4.calls(poison)).toBe(3);
+    const reasons = await deadLetters(poisonId);
+    expect(reasons).toEqual([
+      expect.stringMatching(
+        /^delivery limit reached: 3 deliveries did not complete \(last error: none recorded/,
+      ),
+    ]);
+    expect(await processed(poisonId)).toBeUndefined();
+    expect(await portalRow(poison)).toBeUndefined();
+
+    await eventually('mails for the events behind the poison', async () =>
+      behind.every((salesOrder) => mailsFor(salesOrder).length === 1),
+    );
+    const after = newOrder();
+    await publisher.send(queue.address, [{ body: salesOrderEvent({ salesOrder: after }) }]);
+    await eventually('the mail for an event after the poison', async () => mailsFor(after).length === 1);
+
+    for (const salesOrder of [...before, ...behind, after]) {
+      expect((await portalRow(salesOrder))?.portalStatus, salesOrder).toBe('PartiallyDelivered');
+      expect(mailsFor(salesOrder), salesOrder).toHaveLength(1);
+    }
+    const letters = await drainAtLeast(queue, 1);
+    expect(letters.map((body) => body.includes(`"id":"${poisonId}"`))).toEqual([true]);
+
+    // No further death: the last process is still running, and stops cleanly with nothing left behind.
+    expect(current.child.exitCode).toBeNull();
+    expect(kills).toBe(3);
+    current.child.kill('SIGTERM');
+    const [code] = (await current.exited) as [number | null];
+    expect(code).toBe(0);
+    expect(await queue.depth()).toBe(0);
+  }, 180_000);
+});

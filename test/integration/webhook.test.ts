@@ -1,0 +1,362 @@
+// Event Mesh's webhook push, end to end through the same handler as AMQP: real PostgreSQL, the S/4HANA
+// stand-in read through the SAP Cloud SDK, a real SMTP receiver, and XSUAA tokens with real signatures.
+import { setGlobalLogLevel } from '@sap-cloud-sdk/util';
+import type { FastifyInstance } from 'fastify';
+import pg from 'pg';
+import { Registry } from 'prom-client';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type S4Server, type SalesOrderState, startS4Server } from '../../sandbox/s4Server.js';
+import { type SmtpSink, startSmtpServer } from '../../sandbox/smtpServer.js';
+import { createEventHandler, type HandleEvent } from '../../src/events/handleEvent.js';
+import { buildApp } from '../../src/http/app.js';
+import { type Auth, createNoAuth, createXsuaaAuth } from '../../src/http/auth.js';
+import { webhookRoutes } from '../../src/http/webhookRoutes.js';
+import { createLogger } from '../../src/logger.js';
+import { createMailSender, type MailSender } from '../../src/notifications/mailSender.js';
+import { smtpTransport } from '../../src/notifications/mailTransport.js';
+import { createSalesOrderApi } from '../../src/s4/salesOrderApi.js';
+import { shareReads } from '../../src/s4/sharedReads.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { eventually, registerDestination, S4_SOURCE, salesOrderEvent } from '../support/harness.js';
+import { startXsuaaStub, type XsuaaStub } from '../support/xsuaa.js';
+
+const TOPIC = 'topic:sap/S4HANAOD/fleet/ce/sap/s4/beh/salesorder/v1/SalesOrder/Changed/v1';
+const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
+
+let db: TestDatabase;
+let s4: S4Server;
+let smtp: SmtpSink;
+let xsuaa: XsuaaStub;
+let mailSender: MailSender;
+let handle: HandleEvent;
+let app: FastifyInstance;
+
+async function webhookApp(auth: Auth, pool: pg.Pool = db.pool): Promise<FastifyInstance> {
+  return buildApp({
+    logger,
+    health: async () => ({
+      status: 'UP',
+      ready: true,
+      checks: { database: 'up', amqp: 'disabled', outbox: null },
+    }),
+    metrics: new Registry(),
+    bodyLimit: 2 * 1024 * 1024,
+    plugins: [(root) => auth.decorate(root), webhookRoutes({ handle, pool, auth, logger })],
+  });
+}
+
+beforeAll(async () => {
+  setGlobalLogLevel('error');
+  [db, s4, smtp, xsuaa] = await Promise.all([
+    createTestDatabase(),
+    startS4Server(),
+    startSmtpServer(),
+    startXsuaaStub(),
+  ]);
+  const transport = smtpTransport(smtp.url);
+  mailSender = createMailSender({
+    pool: db.pool,
+    transport,
+    from: 'notifier@fleet.example',
+    logger,
+    pollMs: 100,
+  });
+  handle = createEventHandler({
+    pool: db.pool,
+    readOrder: shareReads(createSalesOrderApi({ destination: registerDestination(s4.url), timeoutMs: 1000 })),
+    retryPolicy: { attempts: 3, baseDelayMs: 20, maxDelayMs: 100 },
+    maxDeliveries: 10,
+    maxMessageBytes: 1024 * 1024,
+    mail: { to: ['fleet-manager@fleet.example'], messageIdDomain: 'fleet.example' },
+    onMailQueued: () => mailSender.wake(),
+    logger,
+  });
+  mailSender.start();
+  app = await webhookApp(createNoAuth());
+});
+afterAll(async () => {
+  await app.close();
+  await mailSender.stop();
+  await Promise.all([db.drop(), s4.close(), smtp.close(), xsuaa.close()]);
+});
+afterEach(() => {
+  s4.setFault(undefined);
+});
+
+let nextOrder = 5_000_000;
+function newOrder(state: Partial<SalesOrderState> = {}): string {
+  const salesOrder = String(nextOrder++);
+  s4.setOrder({
+    salesOrder,
+    soldToParty: '17100001',
+    customerReference: 'PO-4711',
+    requestedDeliveryDate: '2026-12-15',
+    lastChangeDateTime: '2026-11-30T10:00:00Z',
+    overallSDProcessStatus: 'A',
+    ...state,
+  });
+  return salesOrder;
+}
+
+function post(body: string, headers: Record<string, string> = {}, target: FastifyInstance = app) {
+  return target.inject({
+    method: 'POST',
+    url: '/events',
+    headers: { 'content-type': 'application/cloudevents+json', 'x-address': TOPIC, ...headers },
+    payload: body,
+  });
+}
+
+async function portalStatus(salesOrder: string): Promise<string | undefined> {
+  const { rows } = await db.pool.query<{ status: string }>(
+    `select portal_status as "status" from portal_order_status where sales_order = $1`,
+    [salesOrder],
+  );
+  return rows[0]?.status;
+}
+
+async function count(sql: string, params: unknown[]): Promise<number> {
+  const { rows } = await db.pool.query<{ n: number }>(`select count(*)::int as "n" from ${sql}`, params);
+  return rows[0]?.n ?? 0;
+}
+
+function mailsFor(salesOrder: string) {
+  return smtp.messages.filter((mail) => mail.headers['x-sales-order'] === salesOrder);
+}
+
+describe('webhook handshake', () => {
+  it('grants the requesting origin at any rate and allows POST, without asking for a token', async () => {
+    const secured = await webhookApp(createXsuaaAuth(xsuaa.credentials));
+    const res = await secured.inject({
+      method: 'OPTIONS',
+      url: '/events',
+      headers: { 'webhook-request-origin': 'eventmesh.example.com', 'webhook-request-rate': '120' },
+    });
+    await secured.close();
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['webhook-allowed-origin']).toBe('eventmesh.example.com');
+    expect(res.headers['webhook-allowed-rate']).toBe('*');
+    expect(res.headers.allow).toContain('POST');
+  });
+});
+
+describe('webhook deliveries', () => {
+  it('applies a structured-mode event, answers 200 after commit and emails once', async () => {
+    const salesOrder = newOrder({ overallDeliveryStatus: 'B' });
+    const res = await post(salesOrderEvent({ salesOrder }));
+
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ status: 'processed', result: 'applied' });
+    // Answered after commit: the state is there the moment the answer is.
+    expect(await portalStatus(salesOrder)).toBe('PartiallyDelivered');
+    const [mail] = await eventually(
+      'the mail',
+      async () => mailsFor(salesOrder).length === 1 && mailsFor(salesOrder),
+    );
+    expect(mail?.headers['x-portal-status']).toBe('PartiallyDelivered');
+    expect(mail?.to).toEqual(['fleet-manager@fleet.example']);
+  });
+
+  it('takes a structured event sent as application/json, as Event Mesh forwards what S/4HANA published', async () => {
+    const salesOrder = newOrder({ overallDeliveryStatus: 'C' });
+    const res = await post(salesOrderEvent({ salesOrder }), { 'content-type': 'application/json' });
+
+    expect(res.statusCode).toBe(200);
+    expect(await portalStatus(salesOrder)).toBe('Delivered');
+  });
+
+  it('reads binary-mode attributes from percent-encoded ce-* headers and the data from the body', async () => {
+    const salesOrder = newOrder({ overallSDProcessStatus: 'B' });
+    const res = await post(JSON.stringify({ SalesOrder: salesOrder }), {
+      'content-type': 'application/json; charset=utf-8',
+      'ce-specversion': '1.0',
+      'ce-id': 'binary%20%E2%82%AC-1',
+      'ce-source': S4_SOURCE,
+      'ce-type': 'sap.s4.beh.salesorder.v1.SalesOrder.Created.v1',
+      'ce-time': '2026-03-03T13:19:54Z',
+    });
+
+    expect(res.statusCode).toBe(200);
+    expect(await portalStatus(salesOrder)).toBe('InProcess');
+    const { rows } = await db.pool.query(
+      `select id, type from processed_event where sales_order = $1::text`,
+      [salesOrder],
+    );
+    expect(rows).toEqual([{ id: 'binary €-1', type: 'sap.s4.beh.salesorder.v1.SalesOrder.Created.v1' }]);
+  });
+
+  it('answers a duplicate with 2xx without asking S/4HANA again or sending a second email', async () => {
+    const salesOrder = newOrder();
+    const event = salesOrderEvent({ salesOrder });
+    const first = await post(event);
+    await eventually('the first mail', async () => mailsFor(salesOrder).length === 1);
+
+    const again = await post(event);
+    expect(first.statusCode).toBe(200);
+    expect(again.statusCode).toBe(200);
+    expect(again.json()).toEqual({ status: 'duplicate' });
+    expect(s4.calls(salesOrder)).toBe(1);
+    expect(await count('mail_outbox where sales_order = $1', [salesOrder])).toBe(1);
+    expect(mailsFor(salesOrder)).toHaveLength(1);
+  });
+
+  it('answers 503 with Retry-After and records nothing while S/4HANA fails beyond the retry budget, then applies the redelivery', async () => {
+    const salesOrder = newOrder({ overallDeliveryStatus: 'C' });
+    s4.setFault((order) => (order === salesOrder ? 'unavailable' : 'ok'));
+    const event = salesOrderEvent({ salesOrder });
+
+    const failed = await post(event);
+    expect(failed.statusCode).toBe(503);
+    expect(Number(failed.headers['retry-after'])).toBeGreaterThan(0);
+    expect(s4.calls(salesOrder)).toBe(3); // the whole retry budget was spent inside the request
+    expect(await count('processed_event where sales_order = $1', [salesOrder])).toBe(0);
+    expect(await portalStatus(salesOrder)).toBeUndefined();
+    expect(await count('mail_outbox where sales_order = $1', [salesOrder])).toBe(0);
+    expect(
+      await count(`dead_letter where channel = 'webhook' and body = $1::bytea`, [Buffer.from(event)]),
+    ).toBe(0);
+
+    s4.setFault(undefined);
+    const redelivered = await post(event);
+    expect(redelivered.statusCode).toBe(200);
+    expect(await portalStatus(salesOrder)).toBe('Delivered');
+    await eventually('one mail', async () => mailsFor(salesOrder).length === 1);
+  });
+
+  it('keeps a malformed event in dead_letter with its reason, without the token, and answers 202', async () => {
+    const body =
+      '{"specversion":"1.0","id":"bad-1","source":"/s","type":"sap.s4.beh.salesorder.v1.SalesOrder.Changed.v1"';
+    const res = await post(body, { authorization: 'Bearer secret-token-value' });
+
+    expect(res.statusCode).toBe(202);
+    const answer = res.json();
+    expect(answer).toMatchObject({
+      status: 'dead-lettered',
+      reason: expect.stringMatching(/^body is not valid JSON/),
+    });
+    const { rows } = await db.pool.query(
+      `select channel, reason, content_type as "contentType", headers, body
+       from dead_letter where id = $1::bigint`,
+      [answer.deadLetterId],
+    );
+    expect(rows[0]).toMatchObject({
+      channel: 'webhook',
+      reason: answer.reason,
+      contentType: 'application/cloudevents+json',
+      body: Buffer.from(body),
+    });
+    expect(rows[0].headers).toMatchObject({ 'x-address': TOPIC, caller: 'local/no-auth' });
+    expect(JSON.stringify(rows[0].headers)).not.toContain('secret-token-value');
+  });
+
+  it('dead-letters an event whose sales order key is unsafe without calling S/4HANA', async () => {
+    const calls = s4.calls();
+    const res = await post(salesOrderEvent({ salesOrder: "1') or ('1" }));
+
+    expect(res.statusCode).toBe(202);
+    expect(res.json().reason).toBe('data.SalesOrder must be 1 to 10 letters or digits, got "1\') or (\'1"');
+    expect(s4.calls()).toBe(calls);
+  });
+
+  it('dead-letters a binary-mode event whose header is not valid percent-encoded UTF-8, keeping its attributes', async () => {
+    const res = await post(JSON.stringify({ SalesOrder: '1' }), {
+      'content-type': 'application/json',
+      'ce-specversion': '1.0',
+      'ce-id': 'overlong-%C0%A0',
+      'ce-source': S4_SOURCE,
+      'ce-type': 'sap.s4.beh.salesorder.v1.SalesOrder.Changed.v1',
+    });
+
+    expect(res.statusCode).toBe(202);
+    expect(res.json().reason).toBe('header ce-id is not valid percent-encoded UTF-8');
+    const { rows } = await db.pool.query(`select headers from dead_letter where id = $1::bigint`, [
+      res.json().deadLetterId,
+    ]);
+    expect(rows[0].headers['ce-id']).toBe('overlong-%C0%A0');
+  });
+
+  it('answers 503 when the dead letter cannot be stored, so the sender keeps the message', async () => {
+    const broken = new pg.Pool({ connectionString: db.url, max: 1 });
+    await broken.end();
+    const unstorable = await webhookApp(createNoAuth(), broken);
+    const res = await post('not json', { 'content-type': 'application/json' }, unstorable);
+    await unstorable.close();
+
+    expect(res.statusCode).toBe(503);
+    expect(res.headers['retry-after']).toBeDefined();
+  });
+});
+
+describe('webhook shutdown', () => {
+  it('answers a delivery still waiting to retry S/4HANA with 503 once the app closes', async () => {
+    const salesOrder = newOrder();
+    s4.setFault((order) => (order === salesOrder ? 'unavailable' : 'ok'));
+    // Retry waits of up to a minute: only the abort on close lets this delivery answer.
+    const patient = createEventHandler({
+      pool: db.pool,
+      readOrder: shareReads(
+        createSalesOrderApi({ destination: registerDestination(s4.url), timeoutMs: 1000 }),
+      ),
+      retryPolicy: { attempts: 5, baseDelayMs: 60_000, maxDelayMs: 60_000 },
+      maxDeliveries: 10,
+      maxMessageBytes: 1024 * 1024,
+      mail: { to: ['fleet-manager@fleet.example'], messageIdDomain: 'fleet.example' },
+      onMailQueued: () => {},
+      logger,
+    });
+    const closing = await buildApp({
+      logger,
+      health: async () => ({
+        status: 'UP',
+        ready: true,
+        checks: { database: 'up', amqp: 'disabled', outbox: null },
+      }),
+      metrics: new Registry(),
+      plugins: [
+        (root) => createNoAuth().decorate(root),
+        webhookRoutes({ handle: patient, pool: db.pool, auth: createNoAuth() }),
+      ],
+    });
+    const answer = post(salesOrderEvent({ salesOrder }), {}, closing);
+    await eventually('the first S/4HANA read', async () => s4.calls(salesOrder) >= 1);
+    await closing.close();
+
+    const res = await answer;
+    expect(res.statusCode).toBe(503);
+    expect(await count('processed_event where sales_order = $1', [salesOrder])).toBe(0);
+  });
+});
+
+describe('webhook authorization with XSUAA', () => {
+  let secured: FastifyInstance;
+  beforeAll(async () => {
+    secured = await webhookApp(createXsuaaAuth(xsuaa.credentials));
+  });
+  afterAll(async () => {
+    await secured.close();
+  });
+
+  it('answers 401 to a delivery without a token and processes nothing', async () => {
+    const salesOrder = newOrder();
+    const res = await post(salesOrderEvent({ salesOrder }), {}, secured);
+    expect(res.statusCode).toBe(401);
+    expect(s4.calls(salesOrder)).toBe(0);
+  });
+
+  it('answers 403 to a token without the EventSubmit scope', async () => {
+    const salesOrder = newOrder();
+    const token = xsuaa.token({ scopes: ['Admin', 'Viewer'] });
+    const res = await post(salesOrderEvent({ salesOrder }), { authorization: `Bearer ${token}` }, secured);
+    expect(res.statusCode).toBe(403);
+    expect(res.json()).toEqual({ error: 'forbidden', message: 'missing scope EventSubmit' });
+    expect(s4.calls(salesOrder)).toBe(0);
+  });
+
+  it('processes a delivery whose token carries EventSubmit', async () => {
+    const salesOrder = newOrder({ overallDeliveryStatus: 'C' });
+    const token = xsuaa.token({ scopes: ['EventSubmit'] });
+    const res = await post(salesOrderEvent({ salesOrder }), { authorization: `Bearer ${token}` }, secured);
+    expect(res.statusCode).toBe(200);
+    expect(await portalStatus(salesOrder)).toBe('Delivered');
+  });
+});
