@@ -7,10 +7,12 @@ import type { Config } from './config.js';
 import { migrate } from './db/migrate.js';
 import { recordDeadLetter } from './events/deadLetter.js';
 import { createEventHandler } from './events/handleEvent.js';
+import { adminRoutes } from './http/adminRoutes.js';
 import { buildApp } from './http/app.js';
 import { createNoAuth, createXsuaaAuth } from './http/auth.js';
 import { checkHealth } from './http/health.js';
 import { webhookRoutes } from './http/webhookRoutes.js';
+import { createRetention } from './maintenance/retention.js';
 import { type AmqpConsumer, createAmqpConsumer } from './messaging/amqpConsumer.js';
 import { ensureEventMeshQueue } from './messaging/eventMeshSetup.js';
 import { createMetrics } from './metrics.js';
@@ -116,6 +118,17 @@ export async function startService(
     plugins.push(webhookRoutes({ handle, pool, auth, logger: logger.child({ component: 'webhook' }) }));
   }
 
+  // Replays take the same path as live messages; the transport that refused them already counted them.
+  plugins.push(
+    adminRoutes({ pool, auth, handle: createEventHandler(handlerDeps), wakeMailSender: mailSender.wake }),
+  );
+  const retention = createRetention({
+    pool,
+    logger: logger.child({ component: 'retention' }),
+    processedEventDays: config.retention.processedEventDays,
+    mailDays: config.retention.mailDays,
+  });
+
   let ready = true;
   const app = await buildApp({
     logger,
@@ -129,6 +142,7 @@ export async function startService(
   });
   const url = await app.listen({ host: options.host ?? '0.0.0.0', port: config.port });
   mailSender.start();
+  retention.start();
   amqp?.start();
   logger.info({ url, ingest: [...config.ingest] }, 'fleet order notifier started');
 
@@ -151,7 +165,12 @@ export async function startService(
       // to the queue on disconnect, and webhook requests in flight answer before the server closes.
       const grace = (deadline - Date.now()) * 0.6;
       await step('stopping intake', () => Promise.all([amqp?.stop(grace), app.close()]), 1);
-      await step('stopping the mail sender', () => mailSender.stop(), 0.5);
+      // A retention pass in progress ends after its current batch, well before the pool closes.
+      await step(
+        'stopping the mail sender and retention',
+        () => Promise.all([mailSender.stop(), retention.stop()]),
+        0.5,
+      );
       transport.close();
       await step('closing the database pool', () => pool.end(), 1);
       logger.info('stopped');

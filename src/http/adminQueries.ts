@@ -1,0 +1,157 @@
+// The admin API's SQL: reads across the tables, and the one operator write on the outbox (a retry).
+// Dates are formatted in SQL: pg would turn a `date` into a local-midnight Date object.
+import type { Executor } from '../db/transaction.js';
+
+/** Most rows of each history an order overview returns, newest first. */
+const HISTORY_LIMIT = 100;
+
+const MAIL_COLUMNS = `id::text as "id", portal_status as "portalStatus",
+  to_char(requested_delivery_date, 'YYYY-MM-DD') as "requestedDeliveryDate", state, attempts,
+  created_at as "createdAt", sent_at as "sentAt", next_attempt_at as "nextAttemptAt",
+  last_error as "lastError", message_id as "messageId"`;
+
+export async function orderOverview(db: Executor, salesOrder: string) {
+  const [portal, notification, mails, events] = await Promise.all([
+    db.query(
+      `select portal_status as "portalStatus",
+              to_char(requested_delivery_date, 'YYYY-MM-DD') as "requestedDeliveryDate",
+              sold_to_party as "soldToParty", customer_reference as "customerReference",
+              s4_changed_at as "s4ChangedAt", s4_read_at as "s4ReadAt", updated_at as "updatedAt"
+       from portal_order_status where sales_order = $1::text`,
+      [salesOrder],
+    ),
+    db.query(
+      `select portal_status as "portalStatus",
+              to_char(requested_delivery_date, 'YYYY-MM-DD') as "requestedDeliveryDate", notified_at as "notifiedAt"
+       from order_notification where sales_order = $1::text`,
+      [salesOrder],
+    ),
+    db.query(
+      `select ${MAIL_COLUMNS} from mail_outbox where sales_order = $1::text order by id desc limit $2::int`,
+      [salesOrder, HISTORY_LIMIT],
+    ),
+    db.query(
+      `select source, id, type, outcome, processed_at as "processedAt" from processed_event
+       where sales_order = $1::text order by processed_at desc limit $2::int`,
+      [salesOrder, HISTORY_LIMIT],
+    ),
+  ]);
+  if (portal.rowCount === 0 && notification.rowCount === 0 && mails.rowCount === 0 && events.rowCount === 0) {
+    return null;
+  }
+  return {
+    salesOrder,
+    portal: portal.rows[0] ?? null,
+    notification: notification.rows[0] ?? null,
+    mails: mails.rows,
+    events: events.rows,
+  };
+}
+
+export async function eventHistory(db: Executor, source: string, id: string) {
+  const [processed, attempt, deadLetters] = await Promise.all([
+    db.query(
+      `select type, sales_order as "salesOrder", outcome, payload_hash as "payloadHash", processed_at as "processedAt"
+       from processed_event where source = $1::text and id = $2::text`,
+      [source, id],
+    ),
+    db.query(
+      `select attempts, last_error as "lastError", first_seen_at as "firstSeenAt", last_seen_at as "lastSeenAt"
+       from event_attempt where source = $1::text and id = $2::text`,
+      [source, id],
+    ),
+    db.query(
+      `select id::text as "id", channel, reason, received_at as "receivedAt", replayed_at as "replayedAt"
+       from dead_letter where source = $1::text and event_id = $2::text order by id desc`,
+      [source, id],
+    ),
+  ]);
+  if (processed.rowCount === 0 && attempt.rowCount === 0 && deadLetters.rowCount === 0) return null;
+  return {
+    source,
+    id,
+    processed: processed.rows[0] ?? null,
+    attempt: attempt.rows[0] ?? null,
+    deadLetters: deadLetters.rows,
+  };
+}
+
+/** Counted afresh on every call: a running counter drifts from the tables it describes. */
+export async function summary(db: Executor) {
+  const [orders, outbox, deadLetters] = await Promise.all([
+    db.query<{ status: string; count: number }>(
+      `select portal_status as "status", count(*)::int as "count" from portal_order_status group by portal_status`,
+    ),
+    db.query<{ state: string; count: number }>(
+      `select state, count(*)::int as "count" from mail_outbox group by state`,
+    ),
+    db.query<{ count: number }>(`select count(*)::int as "count" from dead_letter where replayed_at is null`),
+  ]);
+  const outboxByState: Record<string, number> = { pending: 0, parked: 0, sent: 0 };
+  for (const row of outbox.rows) outboxByState[row.state] = row.count;
+  return {
+    ordersByPortalStatus: Object.fromEntries(orders.rows.map((row) => [row.status, row.count])),
+    outboxByState,
+    deadLettersNotReplayed: deadLetters.rows[0]?.count ?? 0,
+  };
+}
+
+/** Mail that needs an operator's eye: parked, or still pending after a failed attempt. Newest first. */
+export async function mailNeedingAttention(db: Executor, limit: number, offset: number) {
+  const { rows } = await db.query(
+    `select sales_order as "salesOrder", ${MAIL_COLUMNS} from mail_outbox
+     where state = 'parked' or (state = 'pending' and last_error is not null)
+     order by created_at desc, id desc limit $1::int offset $2::int`,
+    [limit, offset],
+  );
+  return rows;
+}
+
+export type RetryResult = { kind: 'retried'; messageId: string } | { kind: 'not_found' } | { kind: 'sent' };
+
+/**
+ * Puts a parked or failing mail back in line, due now, with a fresh attempt budget. The Message-ID stays:
+ * it is the same notification, and a recipient's client that saw an earlier copy recognises it.
+ * A pending mail may be mid-send under its lease; retrying it then can send it twice, with that same
+ * Message-ID.
+ */
+export async function retryMail(db: Executor, id: string): Promise<RetryResult> {
+  const { rows } = await db.query<{ messageId: string }>(
+    `update mail_outbox set state = 'pending', attempts = 0, next_attempt_at = now(), last_error = null
+     where id = $1::bigint and state <> 'sent'
+     returning message_id as "messageId"`,
+    [id],
+  );
+  if (rows[0] !== undefined) return { kind: 'retried', messageId: rows[0].messageId };
+  const found = await db.query(`select from mail_outbox where id = $1::bigint`, [id]);
+  return found.rowCount === 0 ? { kind: 'not_found' } : { kind: 'sent' };
+}
+
+export async function listDeadLetters(db: Executor, limit: number, offset: number) {
+  const { rows } = await db.query(
+    `select id::text as "id", channel, reason, source, event_id as "eventId", content_type as "contentType",
+            octet_length(body) as "bodyBytes", received_at as "receivedAt", replayed_at as "replayedAt"
+     from dead_letter order by id desc limit $1::int offset $2::int`,
+    [limit, offset],
+  );
+  return rows;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+export async function readDeadLetter(db: Executor, id: string) {
+  const { rows } = await db.query<{ body: Buffer } & Record<string, unknown>>(
+    `select id::text as "id", channel, reason, source, event_id as "eventId", content_type as "contentType",
+            attributes, headers, body, received_at as "receivedAt", replayed_at as "replayedAt"
+     from dead_letter where id = $1::bigint`,
+    [id],
+  );
+  const row = rows[0];
+  if (row === undefined) return null;
+  const { body, ...rest } = row;
+  try {
+    return { ...rest, bodyEncoding: 'utf8', body: utf8.decode(body) };
+  } catch {
+    return { ...rest, bodyEncoding: 'base64', body: body.toString('base64') };
+  }
+}

@@ -1,0 +1,155 @@
+// The operator's view and levers, under /api: what is known about an order or an event, counts, mail that
+// needs attention (and its retry), dead letters (and their replay). Reads need the Viewer scope, actions
+// Admin. Every action is logged with the caller, never with a token or an email address.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Pool } from 'pg';
+import type { HandleEvent } from '../events/handleEvent.js';
+import { replayDeadLetter } from '../events/replay.js';
+import {
+  eventHistory,
+  listDeadLetters,
+  mailNeedingAttention,
+  orderOverview,
+  readDeadLetter,
+  retryMail,
+  summary,
+} from './adminQueries.js';
+import type { Auth } from './auth.js';
+import { SCOPES } from './scopes.js';
+
+export interface AdminDeps {
+  pool: Pool;
+  auth: Auth;
+  handle: HandleEvent;
+  /** Lets a retried mail go now instead of at the sender's next poll. */
+  wakeMailSender: () => void;
+}
+
+// The same rule the event parser applies to data.SalesOrder.
+const salesOrderParams = {
+  type: 'object',
+  required: ['salesOrder'],
+  properties: { salesOrder: { type: 'string', pattern: '^[A-Za-z0-9]{1,10}$' } },
+} as const;
+
+// A bigint identity: digits only, short enough for PostgreSQL's bigint.
+const idParams = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: { type: 'string', pattern: '^[1-9][0-9]{0,17}$' } },
+} as const;
+
+const eventQuery = {
+  type: 'object',
+  required: ['source', 'id'],
+  properties: {
+    source: { type: 'string', minLength: 1, maxLength: 512 },
+    id: { type: 'string', minLength: 1, maxLength: 256 },
+  },
+} as const;
+
+// Offsets cost a scan of what they skip: past this, narrow the question instead.
+const pageQuery = {
+  type: 'object',
+  properties: {
+    limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
+    offset: { type: 'integer', minimum: 0, maximum: 100_000, default: 0 },
+  },
+} as const;
+
+type Page = { Querystring: { limit: number; offset: number } };
+type ById = { Params: { id: string } };
+
+const notFound = (reply: FastifyReply, message: string): FastifyReply =>
+  reply.code(404).send({ error: 'not_found', message });
+
+const conflict = (reply: FastifyReply, message: string): FastifyReply =>
+  reply.code(409).send({ error: 'conflict', message });
+
+const audit = (request: FastifyRequest, fields: Record<string, unknown>, message: string): void =>
+  request.log.info({ caller: request.caller, ...fields }, message);
+
+export function adminRoutes(deps: AdminDeps): (app: FastifyInstance) => Promise<void> {
+  const { pool, auth } = deps;
+  return async (app) => {
+    // On request, before validation and body parsing: a caller without a valid token learns nothing, not
+    // even whether a parameter was well-formed.
+    const viewer = { onRequest: auth.requireScope(SCOPES.viewer) };
+    const admin = { onRequest: auth.requireScope(SCOPES.admin) };
+
+    app.get<{ Params: { salesOrder: string } }>(
+      '/api/orders/:salesOrder',
+      { ...viewer, schema: { params: salesOrderParams } },
+      async (request, reply) => {
+        const { salesOrder } = request.params;
+        const overview = await orderOverview(pool, salesOrder);
+        return overview ?? notFound(reply, `nothing is known about sales order ${salesOrder}`);
+      },
+    );
+
+    app.get<{ Querystring: { source: string; id: string } }>(
+      '/api/events',
+      { ...viewer, schema: { querystring: eventQuery } },
+      async (request, reply) => {
+        const history = await eventHistory(pool, request.query.source, request.query.id);
+        return history ?? notFound(reply, 'nothing is known about an event with this source and id');
+      },
+    );
+
+    app.get('/api/summary', viewer, async () => summary(pool));
+
+    app.get<Page>('/api/mail', { ...viewer, schema: { querystring: pageQuery } }, async (request) => {
+      const { limit, offset } = request.query;
+      return { limit, offset, items: await mailNeedingAttention(pool, limit, offset) };
+    });
+
+    app.post<ById>(
+      '/api/mail/:id/retry',
+      { ...admin, schema: { params: idParams } },
+      async (request, reply) => {
+        const { id } = request.params;
+        const result = await retryMail(pool, id);
+        audit(request, { mailId: id, result: result.kind }, 'admin: mail retry');
+        if (result.kind === 'not_found') return notFound(reply, `no mail ${id}`);
+        if (result.kind === 'sent') return conflict(reply, `mail ${id} was already sent`);
+        deps.wakeMailSender();
+        return { id, state: 'pending', messageId: result.messageId };
+      },
+    );
+
+    app.get<Page>('/api/dead-letters', { ...viewer, schema: { querystring: pageQuery } }, async (request) => {
+      const { limit, offset } = request.query;
+      return { limit, offset, items: await listDeadLetters(pool, limit, offset) };
+    });
+
+    app.get<ById>(
+      '/api/dead-letters/:id',
+      { ...viewer, schema: { params: idParams } },
+      async (request, reply) => {
+        const letter = await readDeadLetter(pool, request.params.id);
+        return letter ?? notFound(reply, `no dead letter ${request.params.id}`);
+      },
+    );
+
+    app.post<ById>(
+      '/api/dead-letters/:id/replay',
+      { ...admin, schema: { params: idParams } },
+      async (request, reply) => {
+        const { id } = request.params;
+        const result = await replayDeadLetter(pool, id, deps.handle);
+        if (result.kind !== 'handled') {
+          audit(request, { deadLetterId: id, result: result.kind }, 'admin: dead letter replay refused');
+          return result.kind === 'not_found'
+            ? notFound(reply, `no dead letter ${id}`)
+            : conflict(reply, `dead letter ${id} was already replayed at ${result.replayedAt.toISOString()}`);
+        }
+        const { outcome, replayedAt } = result;
+        const detail = outcome.kind === 'accept' ? { result: outcome.result } : { code: outcome.code };
+        audit(request, { deadLetterId: id, outcome: outcome.kind, ...detail }, 'admin: dead letter replay');
+        return outcome.kind === 'accept'
+          ? { outcome: 'accept', result: outcome.result, replayedAt }
+          : { outcome: outcome.kind, code: outcome.code, reason: outcome.reason };
+      },
+    );
+  };
+}

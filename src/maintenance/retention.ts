@@ -1,0 +1,176 @@
+// Removes records that have done their job: processed events and delivery counts older than the
+// deduplication window, sent mail and replayed dead letters older than the mail window.
+//
+// Small batched deletes, not time partitions: processed_event's key (source, id) must stay unique across
+// all rows, however old, for a redelivery to collide with its original. PostgreSQL requires a partitioned
+// table's unique keys to include the partition key, so partitioning by processed_at would turn the key into
+// (source, id, processed_at) and let a redelivered event through as new.
+// Each batch is one short statement in its own transaction: locks are held for milliseconds, WAL is written
+// in small pieces, and autovacuum reclaims the space while the backlog shrinks, instead of one delete of
+// millions of rows that holds its locks and snapshot for minutes.
+import type { Pool } from 'pg';
+import type { Logger } from 'pino';
+
+export interface RetentionDeps {
+  pool: Pool;
+  logger: Logger;
+  /** DEDUP_RETENTION_DAYS: processed events, and delivery counts of events not seen for as long. */
+  processedEventDays: number;
+  /** MAIL_RETENTION_DAYS: sent mail, and dead letters replayed that long ago. */
+  mailDays: number;
+  /** Mean time between passes; each wait is jittered by ±50 % so that instances started together spread out. */
+  intervalMs?: number;
+  /** Rows per delete statement, and so per transaction. */
+  batchSize?: number;
+}
+
+export type RetentionTarget = 'processedEvents' | 'eventAttempts' | 'sentMails' | 'replayedDeadLetters';
+
+export interface RetentionReport {
+  /** False when another instance held the lock, so this pass did nothing. */
+  ran: boolean;
+  deleted: Record<RetentionTarget, number>;
+  ms: number;
+}
+
+export interface Retention {
+  start(): void;
+  /** Ends the schedule; a pass in progress stops after its current batch. */
+  stop(): Promise<void>;
+  runOnce(): Promise<RetentionReport>;
+}
+
+/** The session-level advisory lock that lets one instance at a time run a pass. */
+export const RETENTION_LOCK = 7_346_113;
+
+// Each statement takes the oldest expired rows through the age index and locks them, skipping rows another
+// transaction holds (a redelivery updating its attempt count, say): those wait for the next pass. The
+// delete finds the locked rows by ctid, which cannot change while the lock is held.
+const DELETES: Record<RetentionTarget, { cutoff: 'event' | 'mail'; sql: string }> = {
+  processedEvents: {
+    cutoff: 'event',
+    sql: `delete from processed_event where ctid = any(array(
+            select ctid from processed_event where processed_at < $1::timestamptz
+            order by processed_at limit $2::int for update skip locked))`,
+  },
+  eventAttempts: {
+    cutoff: 'event',
+    sql: `delete from event_attempt where ctid = any(array(
+            select ctid from event_attempt where last_seen_at < $1::timestamptz
+            order by last_seen_at limit $2::int for update skip locked))`,
+  },
+  // Pending and parked mail never expires: it has not reached anyone yet.
+  sentMails: {
+    cutoff: 'mail',
+    sql: `delete from mail_outbox where ctid = any(array(
+            select ctid from mail_outbox where state = 'sent' and sent_at < $1::timestamptz
+            order by sent_at limit $2::int for update skip locked))`,
+  },
+  // A dead letter that was never replayed is kept, however old: it is the only record of why a message was
+  // refused, and an operator must see it and decide. Replayed ones are kept for the mail window after the
+  // replay, so the replay itself stays visible for as long.
+  replayedDeadLetters: {
+    cutoff: 'mail',
+    sql: `delete from dead_letter where ctid = any(array(
+            select ctid from dead_letter where replayed_at < $1::timestamptz
+            order by replayed_at limit $2::int for update skip locked))`,
+  },
+};
+
+const TARGETS = Object.keys(DELETES) as RetentionTarget[];
+
+export function createRetention(deps: RetentionDeps): Retention {
+  const { pool, logger } = deps;
+  const intervalMs = deps.intervalMs ?? 10 * 60_000;
+  const batchSize = deps.batchSize ?? 5000;
+  const running = new Set<Promise<void>>();
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+
+  async function pass(): Promise<RetentionReport> {
+    const started = performance.now();
+    const deleted: Record<RetentionTarget, number> = {
+      processedEvents: 0,
+      eventAttempts: 0,
+      sentMails: 0,
+      replayedDeadLetters: 0,
+    };
+    // A dedicated connection: the session lock lives exactly as long as it, so an instance that dies
+    // mid-pass frees the lock with its connection.
+    const client = await pool.connect();
+    let broken: Error | undefined;
+    try {
+      const { rows } = await client.query<{ locked: boolean }>(
+        'select pg_try_advisory_lock($1::bigint) as "locked"',
+        [RETENTION_LOCK],
+      );
+      if (rows[0]?.locked !== true) {
+        logger.debug('retention pass skipped: another instance is running one');
+        return { ran: false, deleted, ms: Math.round(performance.now() - started) };
+      }
+      try {
+        // Fixed for the whole pass, so that rows expiring meanwhile cannot keep it going.
+        const cutoffs = await client.query<{ event: Date; mail: Date }>(
+          `select now() - make_interval(days => $1::int) as "event", now() - make_interval(days => $2::int) as "mail"`,
+          [deps.processedEventDays, deps.mailDays],
+        );
+        const cutoff = cutoffs.rows[0] as { event: Date; mail: Date };
+        for (const target of TARGETS) {
+          const { sql, cutoff: which } = DELETES[target];
+          while (!stopped) {
+            const removed = (await client.query(sql, [cutoff[which], batchSize])).rowCount ?? 0;
+            deleted[target] += removed;
+            if (removed < batchSize) break;
+          }
+        }
+      } finally {
+        await client.query('select pg_advisory_unlock($1::bigint)', [RETENTION_LOCK]).catch((err: Error) => {
+          broken = err; // a connection that cannot unlock is discarded, which unlocks
+        });
+      }
+    } finally {
+      client.release(broken);
+    }
+    const report = { ran: true, deleted, ms: Math.round(performance.now() - started) };
+    const total = Object.values(deleted).reduce((sum, n) => sum + n, 0);
+    if (total > 0) logger.info(report, 'retention pass removed expired records');
+    else logger.debug(report, 'retention pass found nothing expired');
+    return report;
+  }
+
+  function runOnce(): Promise<RetentionReport> {
+    const report = pass();
+    const settled = report.then(
+      () => {},
+      () => {},
+    );
+    running.add(settled);
+    void settled.then(() => running.delete(settled));
+    return report;
+  }
+
+  function schedule(): void {
+    timer = setTimeout(
+      async () => {
+        await runOnce().catch((err) => logger.warn({ err }, 'retention pass failed; trying again later'));
+        if (!stopped) schedule();
+      },
+      intervalMs * (0.5 + Math.random()),
+    );
+    // The schedule alone must not keep the process alive.
+    timer.unref();
+  }
+
+  return {
+    runOnce,
+    start() {
+      if (timer !== undefined || stopped) return;
+      schedule();
+    },
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await Promise.all(running);
+    },
+  };
+}

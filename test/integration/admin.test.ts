@@ -1,0 +1,457 @@
+// The admin API on the real PostgreSQL, with real XSUAA token validation (a local key endpoint), state made by
+// real events through the real handler against the S/4HANA stand-in, and mail really sent to an SMTP sink.
+import { randomBytes } from 'node:crypto';
+import { setGlobalLogLevel } from '@sap-cloud-sdk/util';
+import type { FastifyInstance } from 'fastify';
+import { Registry } from 'prom-client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type S4Server, type SalesOrderState, startS4Server } from '../../sandbox/s4Server.js';
+import { type SmtpSink, startSmtpServer } from '../../sandbox/smtpServer.js';
+import type { InboundMessage } from '../../src/events/cloudEvent.js';
+import { recordDeadLetter } from '../../src/events/deadLetter.js';
+import { createEventHandler, type Handled, type HandleEvent } from '../../src/events/handleEvent.js';
+import { adminRoutes } from '../../src/http/adminRoutes.js';
+import { buildApp } from '../../src/http/app.js';
+import { createXsuaaAuth } from '../../src/http/auth.js';
+import { checkHealth } from '../../src/http/health.js';
+import { createLogger } from '../../src/logger.js';
+import { createMailSender, type MailSender } from '../../src/notifications/mailSender.js';
+import { type MailTransport, smtpTransport } from '../../src/notifications/mailTransport.js';
+import { createSalesOrderApi } from '../../src/s4/salesOrderApi.js';
+import { shareReads } from '../../src/s4/sharedReads.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { eventually, registerDestination, S4_SOURCE, salesOrderEvent } from '../support/harness.js';
+import { startXsuaaStub, type XsuaaStub } from '../support/xsuaa.js';
+
+const MAX_DELIVERIES = 2;
+
+let db: TestDatabase;
+let s4: S4Server;
+let smtp: SmtpSink;
+let stub: XsuaaStub;
+let transport: MailTransport;
+let sender: MailSender;
+let handle: HandleEvent;
+let app: FastifyInstance;
+let wakes = 0;
+const appLogs: string[] = [];
+
+beforeAll(async () => {
+  setGlobalLogLevel('error'); // as the service does: the SDK logs every destination lookup otherwise
+  [db, s4, smtp, stub] = await Promise.all([
+    createTestDatabase(),
+    startS4Server(),
+    startSmtpServer(),
+    startXsuaaStub(),
+  ]);
+  const quiet = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
+  transport = smtpTransport(smtp.url);
+  // Polls only once a minute: mail that goes out within the test's patience went because it was woken.
+  sender = createMailSender({
+    pool: db.pool,
+    transport,
+    from: 'notifier@fleet.example',
+    logger: quiet,
+    pollMs: 60_000,
+  });
+  sender.start();
+  handle = createEventHandler({
+    pool: db.pool,
+    readOrder: shareReads(createSalesOrderApi({ destination: registerDestination(s4.url), timeoutMs: 1000 })),
+    retryPolicy: { attempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
+    maxDeliveries: MAX_DELIVERIES,
+    maxMessageBytes: 1024 * 1024,
+    mail: { to: ['fleet-manager@fleet.example'], messageIdDomain: 'fleet.example' },
+    onMailQueued: () => sender.wake(),
+    logger: quiet,
+  });
+  const auth = createXsuaaAuth(stub.credentials);
+  app = await buildApp({
+    logger: createLogger('info', { write: (line: string) => appLogs.push(line) }),
+    health: () => checkHealth(db.pool, undefined),
+    metrics: new Registry(),
+    plugins: [
+      (root) => auth.decorate(root),
+      adminRoutes({
+        pool: db.pool,
+        auth,
+        handle,
+        wakeMailSender: () => {
+          wakes += 1;
+          sender.wake();
+        },
+      }),
+    ],
+  });
+});
+
+afterAll(async () => {
+  await app.close();
+  await sender.stop();
+  transport.close();
+  await Promise.all([s4.close(), smtp.close(), stub.close()]);
+  await db.drop();
+});
+
+const viewer = () => stub.token({ scopes: ['Viewer'] });
+const admin = () => stub.token({ scopes: ['Viewer', 'Admin'] });
+
+function call(method: 'GET' | 'POST', url: string, token?: string) {
+  return app.inject({
+    method,
+    url,
+    headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
+  });
+}
+
+let nextOrder = 5_000_000;
+function newOrder(state: Partial<SalesOrderState> = {}): string {
+  const salesOrder = String(nextOrder++);
+  s4.setOrder({
+    salesOrder,
+    soldToParty: '17100001',
+    customerReference: 'PO-4711',
+    requestedDeliveryDate: '2026-12-15',
+    lastChangeDateTime: '2026-11-30T10:00:00Z',
+    overallSDProcessStatus: 'A',
+    ...state,
+  });
+  return salesOrder;
+}
+
+/** Delivers one message as a transport adapter does: the handler decides, a reject is stored as a dead letter. */
+async function deliver(
+  message: Partial<InboundMessage> & { body: Buffer },
+): Promise<Handled & { letter?: string }> {
+  const inbound: InboundMessage = { contentType: 'application/json', binaryAttributes: {}, ...message };
+  const handled = await handle(inbound);
+  if (handled.outcome.kind !== 'reject') return handled;
+  const letter = await recordDeadLetter(db.pool, {
+    channel: 'amqp',
+    reason: handled.outcome.reason,
+    source: handled.event?.source,
+    eventId: handled.event?.id,
+    contentType: inbound.contentType,
+    attributes: inbound.binaryAttributes,
+    headers: {},
+    body: inbound.body,
+  });
+  return { ...handled, letter };
+}
+
+const json = (text: string) => Buffer.from(text, 'utf8');
+
+async function mailRow(salesOrder: string) {
+  const { rows } = await db.pool.query(
+    `select id::text as "id", state, attempts, message_id as "messageId" from mail_outbox where sales_order = $1`,
+    [salesOrder],
+  );
+  return rows[0];
+}
+
+async function insertMail(salesOrder: string, state: string, lastError: string | null, createdAt: string) {
+  const { rows } = await db.pool.query<{ id: string }>(
+    `insert into mail_outbox (sales_order, portal_status, recipients, message_id, state, attempts, last_error,
+                              created_at, next_attempt_at, sent_at)
+     values ($1, 'Open', '{fleet-manager@fleet.example}', $2, $3, 1, $4, $5::timestamptz,
+             now() + interval '1 hour', case when $3 = 'sent' then now() end)
+     returning id::text as "id"`,
+    [salesOrder, `<${randomBytes(8).toString('hex')}@fleet.example>`, state, lastError, createdAt],
+  );
+  return rows[0]?.id as string;
+}
+
+describe('admin API access', () => {
+  it('answers 401 without a token and with a token that does not validate', async () => {
+    expect((await call('GET', '/api/summary')).statusCode).toBe(401);
+    expect((await call('GET', '/api/summary', 'not-a-jwt')).statusCode).toBe(401);
+    expect(
+      (await call('GET', '/api/summary', stub.token({ scopes: ['Viewer'], tamper: true }))).statusCode,
+    ).toBe(401);
+    expect((await call('POST', '/api/dead-letters/1/replay')).statusCode).toBe(401);
+    // Authentication comes first: a malformed parameter is not even looked at.
+    expect((await call('GET', '/api/orders/not-a-key')).statusCode).toBe(401);
+  });
+
+  it('answers 403 to a Viewer on an action and to a token without scopes on a read, changing nothing', async () => {
+    const salesOrder = newOrder();
+    const id = await insertMail(salesOrder, 'parked', '550 refused', '2026-01-01T00:00:00Z');
+
+    const retry = await call('POST', `/api/mail/${id}/retry`, viewer());
+    expect(retry.statusCode).toBe(403);
+    expect(retry.json()).toEqual({ error: 'forbidden', message: 'missing scope Admin' });
+    expect((await mailRow(salesOrder))?.state).toBe('parked');
+
+    const read = await call('GET', '/api/summary', stub.token({ scopes: [] }));
+    expect(read.statusCode).toBe(403);
+    expect(read.json()).toEqual({ error: 'forbidden', message: 'missing scope Viewer' });
+  });
+});
+
+describe('reading what the service did', () => {
+  it('shows the portal row, the notified pair, the mail history and the processed events of an order', async () => {
+    const salesOrder = newOrder({ overallDeliveryStatus: 'B' });
+    const first = await deliver({ body: json(salesOrderEvent({ salesOrder })) });
+    await deliver({
+      body: json(salesOrderEvent({ salesOrder, type: 'sap.s4.beh.salesorder.v1.SalesOrder.Changed.v1' })),
+    });
+    const [mail] = await eventually('the mail', async () => {
+      const sent = smtp.messages.filter((m) => m.headers['x-sales-order'] === salesOrder);
+      return sent.length === 1 && (await mailRow(salesOrder))?.state === 'sent' ? sent : undefined;
+    });
+
+    const res = await call('GET', `/api/orders/${salesOrder}`, viewer());
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body.portal).toMatchObject({
+      portalStatus: 'PartiallyDelivered',
+      requestedDeliveryDate: '2026-12-15',
+      soldToParty: '17100001',
+      customerReference: 'PO-4711',
+    });
+    expect(body.notification).toMatchObject({
+      portalStatus: 'PartiallyDelivered',
+      requestedDeliveryDate: '2026-12-15',
+    });
+    expect(body.mails).toEqual([
+      expect.objectContaining({
+        portalStatus: 'PartiallyDelivered',
+        requestedDeliveryDate: '2026-12-15',
+        state: 'sent',
+        attempts: 1,
+        lastError: null,
+        messageId: mail?.messageId,
+        sentAt: expect.any(String),
+      }),
+    ]);
+    expect(body.mails[0]).not.toHaveProperty('recipients');
+    expect(body.events).toHaveLength(2);
+    expect(body.events).toContainEqual(
+      expect.objectContaining({ source: S4_SOURCE, id: first.event?.id, outcome: 'applied' }),
+    );
+  });
+
+  it('answers 404 for an order nothing is known about and 400 for a key the parser would refuse', async () => {
+    expect((await call('GET', '/api/orders/4242424242', viewer())).statusCode).toBe(404);
+    for (const key of ['ab-c', '12345678901', encodeURIComponent("1')")]) {
+      expect((await call('GET', `/api/orders/${key}`, viewer())).statusCode).toBe(400);
+    }
+  });
+
+  it('tells what happened to one event: processed, still being delivered, or dead-lettered', async () => {
+    const events = (source: string, id: string) =>
+      call('GET', `/api/events?source=${encodeURIComponent(source)}&id=${encodeURIComponent(id)}`, viewer());
+
+    const done = newOrder();
+    const processed = await deliver({ body: json(salesOrderEvent({ salesOrder: done, id: 'evt-done' })) });
+    expect(processed.outcome.kind).toBe('accept');
+    let res = await events(S4_SOURCE, 'evt-done');
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({
+      processed: { salesOrder: done, outcome: 'applied' },
+      attempt: null,
+      deadLetters: [],
+    });
+
+    const failing = newOrder();
+    s4.setFault((order) => (order === failing ? 'unavailable' : 'ok'));
+    const released = await deliver({
+      body: json(salesOrderEvent({ salesOrder: failing, id: 'evt-failing' })),
+    });
+    s4.setFault(undefined);
+    expect(released.outcome.kind).toBe('release');
+    res = await events(S4_SOURCE, 'evt-failing');
+    expect(res.json()).toMatchObject({
+      processed: null,
+      attempt: { attempts: 1, lastError: expect.any(String) },
+    });
+
+    const conflicting = await deliver({
+      body: json(salesOrderEvent({ salesOrder: newOrder(), id: 'evt-done' })),
+    });
+    expect(conflicting.outcome).toMatchObject({ kind: 'reject', code: 'conflict' });
+    res = await events(S4_SOURCE, 'evt-done');
+    expect(res.json().deadLetters).toEqual([
+      expect.objectContaining({
+        id: conflicting.letter,
+        reason: expect.stringMatching(/^conflict/),
+        replayedAt: null,
+      }),
+    ]);
+
+    expect((await events(S4_SOURCE, 'evt-unknown')).statusCode).toBe(404);
+    expect((await call('GET', '/api/events?source=x', viewer())).statusCode).toBe(400);
+  });
+
+  it('counts orders, outbox and unreplayed dead letters afresh on every call', async () => {
+    const count = async (sql: string) => (await db.pool.query<{ n: number }>(sql)).rows[0]?.n;
+    const before = (await call('GET', '/api/summary', viewer())).json();
+    expect(before.ordersByPortalStatus.PartiallyDelivered).toBe(
+      await count(
+        `select count(*)::int as n from portal_order_status where portal_status = 'PartiallyDelivered'`,
+      ),
+    );
+    expect(before.deadLettersNotReplayed).toBe(
+      await count('select count(*)::int as n from dead_letter where replayed_at is null'),
+    );
+    expect(before.outboxByState.parked).toBe(
+      await count(`select count(*)::int as n from mail_outbox where state = 'parked'`),
+    );
+
+    // Written behind the service's back: only a recount can see these.
+    await db.pool.query(
+      `insert into portal_order_status (sales_order, portal_status, s4_read_at)
+       values ('SUMA1', 'DeliveryBlocked', now()), ('SUMA2', 'DeliveryBlocked', now())`,
+    );
+    await db.pool.query(`delete from dead_letter where id = (select max(id) from dead_letter)`);
+    const after = (await call('GET', '/api/summary', viewer())).json();
+    expect(after.ordersByPortalStatus.DeliveryBlocked).toBe(
+      (before.ordersByPortalStatus.DeliveryBlocked ?? 0) + 2,
+    );
+    expect(after.deadLettersNotReplayed).toBe(before.deadLettersNotReplayed - 1);
+  });
+
+  it('lists parked mail and pending mail that failed, newest first, paged, without sent or untried mail', async () => {
+    const order = newOrder();
+    // Dated ahead of every other row, so they lead the list.
+    const parked = await insertMail(order, 'parked', '550 refused', '2099-01-03T00:00:00Z');
+    const failing = await insertMail(order, 'pending', '451 try later', '2099-01-02T00:00:00Z');
+    await insertMail(order, 'pending', null, '2099-01-04T00:00:00Z');
+    await insertMail(order, 'sent', null, '2099-01-05T00:00:00Z');
+    const older = await insertMail(order, 'parked', '550 refused', '2099-01-01T00:00:00Z');
+
+    const first = (await call('GET', '/api/mail?limit=2', viewer())).json();
+    expect(first.items.map((m: { id: string }) => m.id)).toEqual([parked, failing]);
+    expect(first.items[0]).toMatchObject({ salesOrder: order, state: 'parked', lastError: '550 refused' });
+    const second = (await call('GET', '/api/mail?limit=2&offset=2', viewer())).json();
+    expect(second.items[0].id).toBe(older);
+    expect((await call('GET', '/api/mail?limit=100000', viewer())).statusCode).toBe(400);
+  });
+});
+
+describe('acting on mail and dead letters', () => {
+  it('retries a parked mail: pending again, then really sent with the same Message-ID and a fresh budget', async () => {
+    const salesOrder = newOrder({ overallSDProcessStatus: 'B' });
+    smtp.setRefuse(() => 'permanent');
+    await deliver({ body: json(salesOrderEvent({ salesOrder })) });
+    const parked = await eventually('the mail to be parked', async () => {
+      const row = await mailRow(salesOrder);
+      return row?.state === 'parked' ? row : undefined;
+    });
+    smtp.setRefuse(undefined);
+    const listed = (await call('GET', '/api/mail', viewer())).json();
+    expect(listed.items.map((m: { id: string }) => m.id)).toContain(parked.id);
+
+    const wakesBefore = wakes;
+    const res = await call('POST', `/api/mail/${parked.id}/retry`, admin());
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ id: parked.id, state: 'pending', messageId: parked.messageId });
+    expect(wakes).toBe(wakesBefore + 1);
+
+    const [received] = await eventually('the retried mail', async () => {
+      const sent = smtp.messages.filter((m) => m.headers['x-sales-order'] === salesOrder);
+      return sent.length === 1 ? sent : undefined;
+    });
+    expect(received?.messageId).toBe(parked.messageId);
+    await eventually('the row to be sent', async () => (await mailRow(salesOrder))?.state === 'sent');
+    // One attempt since the retry: the failed one before it no longer counts against the budget.
+    expect(await mailRow(salesOrder)).toMatchObject({
+      state: 'sent',
+      attempts: 1,
+      messageId: parked.messageId,
+    });
+
+    expect((await call('POST', `/api/mail/${parked.id}/retry`, admin())).statusCode).toBe(409);
+    expect((await call('POST', '/api/mail/987654321/retry', admin())).statusCode).toBe(404);
+  });
+
+  it('lists dead letters newest first without bodies and shows one with its body as text or base64', async () => {
+    const text = await deliver({ body: json('{"specversion":"1.0"') });
+    const binary = await deliver({ body: Buffer.from([0xff, 0xfe, 0x00, 0x41]), contentType: undefined });
+
+    const list = (await call('GET', '/api/dead-letters?limit=2', viewer())).json();
+    expect(list.items.map((l: { id: string }) => l.id)).toEqual([binary.letter, text.letter]);
+    expect(list.items[0]).toMatchObject({
+      bodyBytes: 4,
+      reason: 'body is not valid UTF-8',
+      replayedAt: null,
+    });
+    expect(list.items[0]).not.toHaveProperty('body');
+
+    const shownText = (await call('GET', `/api/dead-letters/${text.letter}`, viewer())).json();
+    expect(shownText).toMatchObject({ bodyEncoding: 'utf8', body: '{"specversion":"1.0"', channel: 'amqp' });
+    const shownBinary = (await call('GET', `/api/dead-letters/${binary.letter}`, viewer())).json();
+    expect(shownBinary).toMatchObject({
+      bodyEncoding: 'base64',
+      body: Buffer.from([0xff, 0xfe, 0, 0x41]).toString('base64'),
+    });
+    expect((await call('GET', '/api/dead-letters/99999999', viewer())).statusCode).toBe(404);
+  });
+
+  it('replays a dead letter whose cause is gone to accept, applies the portal state, and refuses a second replay', async () => {
+    const salesOrder = newOrder({ overallDeliveryStatus: 'C' });
+    // Binary mode, so the replay must bring the stored attributes back as well as the body.
+    const message = {
+      body: json(JSON.stringify({ SalesOrder: salesOrder })),
+      binaryAttributes: {
+        specversion: '1.0',
+        id: `evt-${salesOrder}`,
+        source: S4_SOURCE,
+        type: 'sap.s4.beh.salesorder.v1.SalesOrder.Changed.v1',
+      },
+    };
+    s4.setFault((order) => (order === salesOrder ? 'unavailable' : 'ok'));
+    let handled = await deliver(message);
+    for (let delivery = 1; delivery <= MAX_DELIVERIES; delivery++) handled = await deliver(message);
+    s4.setFault(undefined);
+    expect(handled.outcome).toMatchObject({ kind: 'reject', code: 'delivery_limit' });
+    const portal = () =>
+      db.pool.query('select portal_status from portal_order_status where sales_order = $1', [salesOrder]);
+    expect((await portal()).rows).toEqual([]);
+
+    const res = await call('POST', `/api/dead-letters/${handled.letter}/replay`, admin());
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ outcome: 'accept', result: 'applied', replayedAt: expect.any(String) });
+    expect((await portal()).rows).toEqual([{ portal_status: 'Delivered' }]);
+
+    const again = await call('POST', `/api/dead-letters/${handled.letter}/replay`, admin());
+    expect(again.statusCode).toBe(409);
+    const letters = await db.pool.query('select replayed_at from dead_letter where event_id = $1', [
+      `evt-${salesOrder}`,
+    ]);
+    expect(letters.rows).toEqual([{ replayed_at: expect.any(Date) }]);
+  });
+
+  it('replays a still-invalid dead letter to reject, leaves it unreplayed and stores no second dead letter', async () => {
+    const invalid = await deliver({ body: json(salesOrderEvent({ salesOrder: 'not-a-key' })) });
+    const count = async () => (await db.pool.query('select id from dead_letter')).rowCount;
+    const letters = await count();
+
+    for (let replay = 1; replay <= 2; replay++) {
+      const res = await call('POST', `/api/dead-letters/${invalid.letter}/replay`, admin());
+      expect(res.statusCode).toBe(200);
+      expect(res.json()).toEqual({
+        outcome: 'reject',
+        code: 'invalid_event',
+        reason: 'data.SalesOrder must be 1 to 10 letters or digits, got "not-a-key"',
+      });
+    }
+    const { rows } = await db.pool.query('select replayed_at from dead_letter where id = $1', [
+      invalid.letter,
+    ]);
+    expect(rows).toEqual([{ replayed_at: null }]);
+    expect(await count()).toBe(letters);
+    expect((await call('POST', '/api/dead-letters/99999999/replay', admin())).statusCode).toBe(404);
+  });
+
+  it('logs every action with the caller and never a token or an email address', async () => {
+    const actions = appLogs
+      .map((line) => JSON.parse(line))
+      .filter((entry) => String(entry.msg).startsWith('admin:'));
+    expect(actions.length).toBeGreaterThanOrEqual(4);
+    for (const entry of actions) expect(entry.caller).toBe('client/sb-fon!t1');
+    const everything = appLogs.join('\n');
+    expect(everything).not.toMatch(/eyJ[\w-]+\.[\w-]+\./); // a JWT's header
+    expect(everything).not.toMatch(/[\w.+-]+@[\w-]+\.example/);
+  });
+});

@@ -1,0 +1,179 @@
+// Retention on the real PostgreSQL: what expires, what must stay, batching, the schedule, and one pass at a
+// time across instances.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/logger.js';
+import { createRetention, RETENTION_LOCK, type RetentionDeps } from '../../src/maintenance/retention.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { eventually } from '../support/harness.js';
+
+let db: TestDatabase;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+});
+afterAll(async () => {
+  await db.drop();
+});
+
+const retention = (options: Partial<RetentionDeps> = {}) =>
+  createRetention({
+    pool: db.pool,
+    logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
+    processedEventDays: 7,
+    mailDays: 30,
+    ...options,
+  });
+
+async function processedEvents(source: string, prefix: string, count: number, ageDays: number) {
+  await db.pool.query(
+    `insert into processed_event (source, id, type, outcome, payload_hash, processed_at)
+     select $1, $2 || g, 't', 'applied', 'h', now() - make_interval(days => $4) from generate_series(1, $3) g`,
+    [source, prefix, count, ageDays],
+  );
+}
+
+async function ids(sql: string, params: unknown[]): Promise<string[]> {
+  const { rows } = await db.pool.query<{ id: string }>(sql, params);
+  return rows.map((row) => row.id).sort();
+}
+
+/** A delete of processed_event is queued behind the test's table lock: the pass is inside its first batch. */
+async function batchWaitingOnLock(): Promise<boolean> {
+  const { rows } = await db.pool.query<{ waiting: boolean }>(
+    `select exists (
+       select from pg_locks where relation = 'processed_event'::regclass and not granted
+     ) as "waiting"`,
+  );
+  return rows[0]?.waiting === true;
+}
+
+async function retentionLockHeld(): Promise<boolean> {
+  const { rows } = await db.pool.query<{ held: boolean }>(
+    `select exists (
+       select from pg_locks
+       where locktype = 'advisory' and granted and objid::bigint = $1::bigint
+         and database = (select oid from pg_database where datname = current_database())
+     ) as "held"`,
+    [RETENTION_LOCK],
+  );
+  return rows[0]?.held === true;
+}
+
+describe('retention', () => {
+  it('removes expired records and keeps young ones, unsent mail and dead letters never replayed', async () => {
+    const source = '/retention/basic';
+    await processedEvents(source, 'old-', 3, 8);
+    await processedEvents(source, 'young-', 2, 6);
+    await db.pool.query(
+      `insert into event_attempt (source, id, first_seen_at, last_seen_at) values
+         ($1, 'gone-1', now() - interval '9 days', now() - interval '8 days'),
+         ($1, 'gone-2', now() - interval '9 days', now() - interval '8 days'),
+         ($1, 'gone-3', now() - interval '30 days', now() - interval '8 days'),
+         ($1, 'still-seen', now() - interval '30 days', now() - interval '1 day')`,
+      [source],
+    );
+    await db.pool.query(
+      `insert into mail_outbox (sales_order, portal_status, recipients, message_id, state, created_at, sent_at)
+       values ('R1', 'Open', '{a@fleet.example}', '<r1@x>', 'sent', now() - interval '32 days', now() - interval '31 days'),
+              ('R2', 'Open', '{a@fleet.example}', '<r2@x>', 'sent', now() - interval '32 days', now() - interval '31 days'),
+              ('R3', 'Open', '{a@fleet.example}', '<r3@x>', 'sent', now() - interval '32 days', now() - interval '29 days'),
+              ('R4', 'Open', '{a@fleet.example}', '<r4@x>', 'pending', now() - interval '40 days', null),
+              ('R5', 'Open', '{a@fleet.example}', '<r5@x>', 'parked', now() - interval '40 days', null)`,
+    );
+    await db.pool.query(
+      `insert into dead_letter (channel, reason, body, received_at, replayed_at)
+       values ('amqp', 'replayed long ago', '\\x7b7d', now() - interval '40 days', now() - interval '31 days'),
+              ('amqp', 'replayed lately', '\\x7b7d', now() - interval '40 days', now() - interval '2 days'),
+              ('amqp', 'never replayed', '\\x7b7d', now() - interval '400 days', null)`,
+    );
+
+    const report = await retention({ batchSize: 2 }).runOnce();
+
+    expect(report).toMatchObject({
+      ran: true,
+      deleted: { processedEvents: 3, eventAttempts: 3, sentMails: 2, replayedDeadLetters: 1 },
+    });
+    expect(await ids('select id from processed_event where source = $1', [source])).toEqual([
+      'young-1',
+      'young-2',
+    ]);
+    expect(await ids('select id from event_attempt where source = $1', [source])).toEqual(['still-seen']);
+    expect(await ids('select sales_order as id from mail_outbox', [])).toEqual(['R3', 'R4', 'R5']);
+    expect(await ids('select reason as id from dead_letter', [])).toEqual([
+      'never replayed',
+      'replayed lately',
+    ]);
+  });
+
+  it('removes a backlog many batches long in a single pass', async () => {
+    const source = '/retention/backlog';
+    await processedEvents(source, 'old-', 1234, 10);
+
+    const report = await retention({ batchSize: 100 }).runOnce();
+
+    expect(report.deleted.processedEvents).toBe(1234);
+    expect(await ids('select id from processed_event where source = $1', [source])).toEqual([]);
+  });
+
+  it('lets only one of two concurrent passes work; the other skips at once', async () => {
+    const source = '/retention/concurrent';
+    await processedEvents(source, 'old-', 50, 10);
+    // Holds the first pass inside its lock: its delete waits for this table lock.
+    const blocker = await db.pool.connect();
+    await blocker.query('begin');
+    await blocker.query('lock table processed_event in share mode');
+    try {
+      const first = retention({ batchSize: 10 }).runOnce();
+      await eventually('the first pass to hold the retention lock', retentionLockHeld);
+
+      const second = await retention({ batchSize: 10 }).runOnce();
+      expect(second).toMatchObject({
+        ran: false,
+        deleted: { processedEvents: 0, eventAttempts: 0, sentMails: 0, replayedDeadLetters: 0 },
+      });
+
+      await blocker.query('commit');
+      expect((await first).deleted.processedEvents).toBe(50);
+    } finally {
+      await blocker.query('rollback').catch(() => {});
+      blocker.release();
+    }
+  });
+
+  it('ends a pass after its current batch when stopped, leaving the rest for the next pass', async () => {
+    const source = '/retention/stopped';
+    await processedEvents(source, 'old-', 50, 10);
+    const blocker = await db.pool.connect();
+    await blocker.query('begin');
+    await blocker.query('lock table processed_event in share mode');
+    try {
+      const stopping = retention({ batchSize: 10 });
+      const pass = stopping.runOnce();
+      await eventually('the pass to wait on its first batch', batchWaitingOnLock);
+      const stopped = stopping.stop();
+      await blocker.query('commit');
+      await stopped;
+      expect((await pass).deleted.processedEvents).toBe(10);
+      expect(await ids('select id from processed_event where source = $1', [source])).toHaveLength(40);
+    } finally {
+      await blocker.query('rollback').catch(() => {});
+      blocker.release();
+    }
+    expect((await retention().runOnce()).deleted.processedEvents).toBe(40);
+  });
+
+  it('runs by itself on its schedule once started, and stops', async () => {
+    const source = '/retention/scheduled';
+    const scheduled = retention({ intervalMs: 50 });
+    scheduled.start();
+    try {
+      await processedEvents(source, 'old-', 20, 10);
+      await eventually(
+        'the scheduled pass to remove the expired rows',
+        async () => (await ids('select id from processed_event where source = $1', [source])).length === 0,
+      );
+    } finally {
+      await scheduled.stop();
+    }
+  });
+});
