@@ -3,10 +3,11 @@
 // - structured: the whole event is the JSON body (what S/4HANA sends through Event Mesh);
 // - binary: attributes travel beside the body (AMQP application-properties `cloudEvents:*`, HTTP `ce-*`
 //   headers), and the body is the event's data.
-// Stricter than JSON.parse on purpose: a message that two JSON parsers could read differently (a second "id"
-// or "data", a lone surrogate, a number beyond double range) is refused rather than guessed at.
+// The body is read by strictJson.ts, which refuses what two JSON parsers could read differently.
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
+import { clip, LONE_SURROGATE, show, typeName } from './reasonText.js';
+import { parseStrictJson } from './strictJson.js';
 
 export interface InboundMessage {
   body: Buffer;
@@ -36,10 +37,6 @@ export const SALES_ORDER_KEY = /^[A-Za-z0-9]{1,10}$/;
 // this refuses invisible format characters (bidi overrides, zero-width space), line separators and lone
 // surrogates (which PostgreSQL would store as U+FFFD, merging two identities into one).
 const UNPRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]/u;
-const UNPRINTABLE_ALL = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]/gu;
-const LONE_SURROGATE = /\p{Cs}/u;
-const MAX_NESTING = 32;
-const NUMBER = /-?[\d.eE+-]+/y;
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json$/;
 // The CloudEvents spec: attribute names are lower-case ASCII letters and digits.
 const ATTRIBUTE_NAME = /^[a-z0-9]+$/;
@@ -50,7 +47,6 @@ const TEXT_ATTRIBUTES = [
 ] as const;
 // What the AMQP client hands over for an amqp-value body that is not a string (see amqpConsumer toInbound).
 const AMQP_VALUE_TYPE = 'amqp-1.0';
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 export function parseCloudEvent(message: InboundMessage, maxBytes: number): ParseResult {
   try {
@@ -74,7 +70,7 @@ function parse(message: InboundMessage, maxBytes: number): ParseResult {
   const attributeNames = Object.keys(message.binaryAttributes);
   const binary = attributeNames.length > 0 && !contentType.structured;
 
-  const body = parseJson(message.body, binary ? '/data' : '');
+  const body = parseStrictJson(message.body, binary ? '/data' : '');
   if (!body.ok) return body;
   let event: Record<string, unknown>;
   if (binary) {
@@ -152,116 +148,6 @@ function mediaType(contentType: string): string {
   return (contentType.split(';')[0] ?? '').trim().toLowerCase();
 }
 
-function parseJson(body: Buffer, basePath: string): { ok: true; value: unknown } | Failure {
-  let text: string;
-  try {
-    text = utf8.decode(body);
-  } catch {
-    return fail('body is not valid UTF-8');
-  }
-  if (text.trim() === '') return fail('body is empty');
-  if (nestingDepth(text) > MAX_NESTING) return fail(`JSON is nested deeper than ${MAX_NESTING} levels`);
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (err) {
-    // V8 quotes the offending input in its message: clipped and made printable before it becomes a reason.
-    return fail(`body is not valid JSON (${clip((err as Error).message, 120)})`);
-  }
-  const problem = checkStrictJson(text, basePath);
-  return problem === undefined ? { ok: true, value } : fail(problem);
-}
-
-// Counted on the raw text, before parsing, so that hostile nesting never reaches recursive code.
-function nestingDepth(text: string): number {
-  let depth = 0;
-  let max = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c)
-        i++; // backslash: skip the escaped character
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x7b || c === 0x5b) max = Math.max(max, ++depth);
-    else if (c === 0x7d || c === 0x5d) depth--;
-  }
-  return max;
-}
-
-type Frame = { keys: Set<string>; key: string } | { keys: undefined; index: number };
-
-/**
- * One linear pass over text that JSON.parse accepted, finding what it silently tolerates: duplicate keys
- * (the last one wins, so a second "id" or "data" could be smuggled past a reader that keeps the first),
- * prototype-poisoning keys (`__proto__`, `constructor.prototype`, as fastify's secure-json-parse refuses),
- * escaped lone surrogates and numbers beyond double range (which JSON.parse turns into Infinity).
- */
-function checkStrictJson(text: string, basePath: string): string | undefined {
-  const stack: Frame[] = [];
-  let expectKey = false;
-  const where = () => {
-    const segments = stack.slice(0, -1).map((f) => (f.keys ? f.key : String(f.index)));
-    const pointer =
-      basePath + segments.map((s) => `/${s.replaceAll('~', '~0').replaceAll('/', '~1')}`).join('');
-    return pointer === '' ? 'at the top level' : `in ${clip(pointer, 60)}`;
-  };
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    const top = stack.at(-1);
-    if (c === 0x22) {
-      const start = i;
-      let surrogateEscape = false;
-      for (i++; i < text.length && text.charCodeAt(i) !== 0x22; i++) {
-        if (text.charCodeAt(i) !== 0x5c) continue;
-        i++;
-        if (text[i] === 'u' && /^[dD][89a-fA-F]/.test(text.slice(i + 1, i + 3))) surrogateEscape = true;
-      }
-      const isKey = top?.keys !== undefined && expectKey;
-      if (!isKey && !surrogateEscape) continue;
-      const value = JSON.parse(text.slice(start, i + 1)) as string;
-      // A key is placed at the object holding it, a value at its own position (a stand-in frame adds it).
-      if (!isKey) stack.push({ keys: undefined, index: 0 });
-      const place = where();
-      if (!isKey) stack.pop();
-      if (surrogateEscape && LONE_SURROGATE.test(value)) {
-        return `JSON string with an unpaired UTF-16 surrogate ${isKey ? 'as a key ' : ''}${place}`;
-      }
-      if (top?.keys === undefined || !isKey) continue;
-      expectKey = false;
-      const parent = stack.at(-2);
-      if (value === '__proto__' || (value === 'prototype' && parent?.keys && parent.key === 'constructor')) {
-        return `forbidden key "${value}" ${place}`;
-      }
-      if (top.keys.has(value)) return `duplicate key ${show(value)} ${place}`;
-      top.keys.add(value);
-      top.key = value;
-    } else if (c === 0x7b) {
-      stack.push({ keys: new Set(), key: '' });
-      expectKey = true;
-    } else if (c === 0x5b) {
-      stack.push({ keys: undefined, index: 0 });
-    } else if (c === 0x7d || c === 0x5d) {
-      stack.pop();
-    } else if (c === 0x2c) {
-      if (top?.keys) expectKey = true;
-      else if (top) top.index++;
-    } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
-      NUMBER.lastIndex = i;
-      const token = NUMBER.exec(text)?.[0] ?? '';
-      if (!Number.isFinite(Number(token))) {
-        stack.push({ keys: undefined, index: 0 });
-        const place = where();
-        stack.pop();
-        return `number ${clip(token, 30)} is beyond the range of a double ${place}`;
-      }
-      i += token.length - 1;
-    }
-  }
-  return undefined;
-}
-
 /**
  * Binary-mode attributes as JSON values. AMQP application-properties are simple types only: strings, numbers,
  * booleans, timestamps, binary; maps and lists are not allowed there, and a name must be a CloudEvents name.
@@ -326,30 +212,6 @@ function own(object: Record<string, unknown>, key: string): unknown {
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function typeName(value: unknown): string {
-  if (Array.isArray(value)) return 'a list';
-  return typeof value === 'object' ? 'a map' : `a ${typeof value}`;
-}
-
-/** A short, printable rendering of a rejected value for the reason text. */
-function show(value: unknown): string {
-  if (value === undefined) return 'nothing';
-  let text: string | undefined;
-  try {
-    text = JSON.stringify(value, (_key, v) => (typeof v === 'bigint' ? `${v}n` : v));
-  } catch {
-    // A value JSON cannot express (e.g. a cycle): its type is still worth saying.
-  }
-  return clip(text ?? typeName(value), 60);
-}
-
-/** At most `max` code points (never half a surrogate pair), with every unprintable character as '?'. */
-function clip(text: string, max: number): string {
-  const points = Array.from(text.length > max * 2 ? text.slice(0, max * 2) : text);
-  const printable = points.slice(0, max).join('').replace(UNPRINTABLE_ALL, '?');
-  return points.length > max || text.length > max * 2 ? `${printable}…` : printable;
 }
 
 function fail(reason: string): Failure {
