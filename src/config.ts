@@ -16,7 +16,13 @@ export interface Config {
   ingest: ReadonlySet<Ingest>;
   amqp: { client: ClientOptions; queue: string; prefetch: number } | undefined;
   s4: { destination: string; timeoutMs: number };
-  mail: { smtpUrl: string | undefined; dir: string | undefined; from: string; to: string[] };
+  mail: {
+    smtpUrl: string | undefined;
+    dir: string | undefined;
+    from: string;
+    to: string[];
+    leaseSeconds: number;
+  };
   maxDeliveries: number;
   maxMessageBytes: number;
   retention: { processedEventDays: number; mailDays: number };
@@ -127,7 +133,9 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       destination: text('S4_DESTINATION', 'S4HANA') as string,
       timeoutMs: int('S4_TIMEOUT_MS', 5000, 100, 120_000),
     },
-    mail: { smtpUrl, dir, from, to },
+    // How long a claimed mail is reserved for its sender: after a crash mid-send it goes again this much later.
+    // Must outlast the slowest send (the SMTP transport's connection, greeting and socket timeouts: 50 s).
+    mail: { smtpUrl, dir, from, to, leaseSeconds: int('MAIL_LEASE_SECONDS', 120, 5, 3600) },
     maxDeliveries: int('MAX_DELIVERIES', 10, 1, 1000),
     maxMessageBytes: int('MAX_MESSAGE_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     retention: {

@@ -69,6 +69,7 @@ export async function startService(
     logger: logger.child({ component: 'mail' }),
     onResult: metrics.mail,
     pollMs: options.mailPollMs,
+    leaseSeconds: config.mail.leaseSeconds,
   });
 
   const handlerDeps = {

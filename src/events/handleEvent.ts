@@ -100,7 +100,8 @@ export function createEventHandler(deps: EventHandlerDeps): HandleEvent {
 
   async function decideParsed(event: ParsedEvent, signal: AbortSignal | undefined): Promise<Handled> {
     try {
-      const inbox = await checkInbox(pool, event);
+      // The first database call of a delivery: a blip here is retried like one in apply().
+      const inbox = await retry(() => checkInbox(pool, event), deps.retryPolicy, signal);
       if (inbox.processedHash !== null) {
         if (inbox.processedHash === event.payloadHash) return { outcome: accept('duplicate'), event };
         const reason = 'conflict: this source and id were processed with a different payload';

@@ -1,6 +1,8 @@
 // The AMQP 1.0 edge: connect, keep connected, receive, and settle every message exactly once.
 // Settlement: accept → `accepted`; release → `released` (redelivered); reject → `rejected` (dead-lettered).
 // Nothing here decides an outcome: that is handleEvent's job.
+import { setMaxListeners } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, type ClientOptions, type IncomingMessage } from '@sap/xb-msg-amqp-v100';
 import type { Logger } from 'pino';
 import { classify } from '../errors.js';
@@ -27,12 +29,21 @@ export interface AmqpConsumer {
 
 const RECONNECT_MIN_MS = 500;
 const RECONNECT_MAX_MS = 30_000;
+// A released message comes back at once. While a dependency is down, releasing at once is a hot loop that
+// spends the broker's redelivery budget (Event Mesh's max redelivery count, a quorum queue's delivery limit)
+// in milliseconds and dead-letters events that were fine. So a release waits about as long as releases have
+// been happening in a row (from RELEASE_PAUSE_MIN_MS up to RELEASE_PAUSE_MAX_MS), and any accepted or
+// rejected message ends the streak. Held messages count against the session window, which pauses intake.
+const RELEASE_PAUSE_MIN_MS = 250;
+const RELEASE_PAUSE_MAX_MS = 30_000;
 
 export function createAmqpConsumer(options: AmqpConsumerOptions): AmqpConsumer {
   const { logger, handle } = options;
   const inFlight = new Set<Promise<void>>();
   // Aborting ends retry waits at once, so in-flight messages are released quickly on shutdown.
   const stopping = new AbortController();
+  // Every in-flight message may wait on it (retry delays, release pauses); the session window bounds them.
+  setMaxListeners(0, stopping.signal);
   let client: Client | undefined;
   let attached = false;
   // Connections in a row that ended before settling anything: the backoff exponent. Counting from the attach
@@ -40,6 +51,38 @@ export function createAmqpConsumer(options: AmqpConsumerOptions): AmqpConsumer {
   // several times a second forever.
   let failedConnects = 0;
   let reconnectTimer: NodeJS.Timeout | undefined;
+  // When the current run of releases began; undefined once a message was accepted or rejected.
+  let releasingSince: number | undefined;
+
+  async function pauseBeforeRelease(): Promise<void> {
+    releasingSince ??= Date.now();
+    const ceiling = Math.min(
+      RELEASE_PAUSE_MAX_MS,
+      Math.max(RELEASE_PAUSE_MIN_MS, Date.now() - releasingSince),
+    );
+    // Shutdown ends the pause: the message goes back at once.
+    await sleep(ceiling / 2 + Math.random() * (ceiling / 2), undefined, { signal: stopping.signal }).catch(
+      () => {},
+    );
+  }
+  // Settlements decided in one turn of the event loop are made together at its end: the client writes every
+  // frame queued within one tick in a single socket write, and a write is a system call per message otherwise.
+  // A settle waits at most for the rest of the current turn, never for another message.
+  const settleBatch: Array<() => void> = [];
+
+  function settleAtEndOfTurn(settle: () => void): Promise<void> {
+    return new Promise((resolve) => {
+      if (settleBatch.length === 0) setImmediate(settleAll);
+      settleBatch.push(() => {
+        settle();
+        resolve();
+      });
+    });
+  }
+
+  function settleAll(): void {
+    for (const settle of settleBatch.splice(0)) settle();
+  }
 
   async function process(message: IncomingMessage): Promise<void> {
     let settled = false;
@@ -71,13 +114,17 @@ export function createAmqpConsumer(options: AmqpConsumerOptions): AmqpConsumer {
           headers: { ...message.payload.properties, messageId: message.source.properties?.messageID },
           body: inbound.body,
         });
-        settle('reject', outcome.reason);
+        releasingSince = undefined;
+        await settleAtEndOfTurn(() => settle('reject', outcome.reason));
       } else {
-        settle(outcome.kind);
+        if (outcome.kind === 'release') await pauseBeforeRelease();
+        else releasingSince = undefined;
+        await settleAtEndOfTurn(() => settle(outcome.kind));
       }
     } catch (err) {
       // The final fallback: whatever went wrong, the message goes back to the queue, never lost, never stuck.
       logger.error({ err }, 'message handling failed unexpectedly; releasing it');
+      await pauseBeforeRelease();
       settle('release');
     }
   }

@@ -1,0 +1,110 @@
+// The broker seen from the operator's side: queue counts including what consumers hold, and dropping the
+// connections of given processes only, never anyone else's.
+//
+// On RabbitMQ 3.10, AMQP 1.0 connections are not listed by `rabbitmqctl list_connections`, and
+// `rabbitmqctl close_connection` on the connection pid that `list_channels` shows (the plugin's internal
+// direct connection) leaves the client connected (both checked by hand). What identifies a service
+// instance's connection reliably is the client's TCP port: `ss -tnp` maps it to the instance's pid, and the
+// broker names each AMQP 1.0 session's channel after it (`127.0.0.1:PORT -> 127.0.0.1:5672 (1)`). The drop
+// itself destroys the broker's end of exactly those sockets (`ss -K`), so the broker tears the connection
+// down, returns what it held to the queue, and the client sees the connection reset.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { AMQP_PORT } from '../support/services.js';
+
+const run = promisify(execFile);
+const asRoot = process.getuid?.() === 0;
+
+function privileged(command: string, args: string[]) {
+  return asRoot ? run(command, args) : run('sudo', ['-n', command, ...args]);
+}
+
+export interface QueueCounts {
+  ready: number;
+  unacknowledged: number;
+}
+
+/** Ready and consumer-held (delivered, not yet settled) messages of one queue. */
+export async function queueCounts(name: string): Promise<QueueCounts> {
+  const { stdout } = await privileged('rabbitmqctl', [
+    'list_queues',
+    '-q',
+    '--no-table-headers',
+    'name',
+    'messages_ready',
+    'messages_unacknowledged',
+  ]);
+  for (const line of stdout.split('\n')) {
+    const [queue, ready, unacknowledged] = line.trim().split(/\s+/);
+    if (queue === name) return { ready: Number(ready), unacknowledged: Number(unacknowledged) };
+  }
+  throw new Error(`rabbitmqctl list_queues does not show queue ${name}`);
+}
+
+export interface Dropped {
+  /** Client ports of the processes' broker connections at the moment of the drop. */
+  ports: number[];
+  /** Of those, the ports the broker had named a session after just before: it knew them as AMQP 1.0 clients. */
+  seenByBroker: number[];
+  /** Broker-side sockets destroyed. */
+  destroyed: number;
+}
+
+/** Drops the broker connections of the given processes, and only theirs. */
+export async function dropBrokerConnections(pids: () => number[]): Promise<Dropped> {
+  // rabbitmqctl takes a second or more; asked first, so that the drop itself happens on fresh ports.
+  const { stdout: channels } = await privileged('rabbitmqctl', [
+    'list_channels',
+    '-q',
+    '--no-table-headers',
+    'name',
+  ]);
+  const named = new Set([...channels.matchAll(/:(\d+) -> /g)].map((match) => Number(match[1])));
+  const wanted = new Set(pids());
+  const { stdout: sockets } = await privileged('ss', [
+    '-tnpH',
+    'state',
+    'established',
+    `( dport = :${AMQP_PORT} )`,
+  ]);
+  const ports: number[] = [];
+  for (const line of sockets.split('\n')) {
+    const pid = Number(/pid=(\d+)/.exec(line)?.[1]);
+    const local = line.trim().split(/\s+/)[2];
+    const port = Number(local?.slice(local.lastIndexOf(':') + 1));
+    if (wanted.has(pid) && port > 0) ports.push(port);
+  }
+  if (ports.length === 0) return { ports, seenByBroker: [], destroyed: 0 };
+  const clients = ports.map((port) => `dport = :${port}`).join(' or ');
+  const { stdout } = await privileged('ss', [
+    '-K',
+    '-tnH',
+    'state',
+    'established',
+    `( sport = :${AMQP_PORT} ) and ( ${clients} )`,
+  ]);
+  const destroyed = stdout.split('\n').filter((line) => line.trim() !== '').length;
+  return { ports, seenByBroker: ports.filter((port) => named.has(port)), destroyed };
+}
+
+/** Fails with what to do when the suite cannot observe or fault the broker. */
+export async function checkBrokerControl(): Promise<void> {
+  try {
+    await privileged('rabbitmqctl', ['list_queues', '-q', 'name']);
+  } catch (err) {
+    throw new Error(
+      `rabbitmqctl does not answer (${(err as Error).message.split('\n')[0]}). The crash suite reads queue counts ` +
+        'with rabbitmqctl, as root or through passwordless sudo. Start the local services with: ' +
+        'bash scripts/ensure-services.sh',
+    );
+  }
+  try {
+    await privileged('ss', ['-K', '-tnH', 'state', 'established', '( sport = :1 and dport = :1 )']);
+  } catch (err) {
+    throw new Error(
+      `ss -K is not available (${(err as Error).message.split('\n')[0]}): the crash suite drops the service's ` +
+        'broker connections by destroying their sockets, which needs root (or passwordless sudo) and a kernel ' +
+        'with INET_DIAG_DESTROY',
+    );
+  }
+}

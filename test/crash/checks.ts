@@ -1,0 +1,200 @@
+// What a settled phase must look like, read from the service's database, the mail relay and the broker.
+// Each check returns findings (one line per violation) instead of throwing, so one run reports everything.
+import type pg from 'pg';
+import type { ReceivedMail } from '../../sandbox/smtpServer.js';
+import type { expectedPortal } from './scenario.js';
+
+export type ExpectedPortal = ReturnType<typeof expectedPortal>;
+
+export async function unprocessedIdentities(pool: pg.Pool, identities: string[]): Promise<string[]> {
+  const { rows } = await pool.query<{ identity: string }>(
+    `select want.identity as "identity"
+     from unnest($1::text[]) as want(identity)
+     where not exists (
+       select from processed_event p where p.source || ' ' || p.id = want.identity
+     )`,
+    [identities],
+  );
+  return rows.map((row) => row.identity);
+}
+
+export async function checkPortal(pool: pg.Pool, expected: Map<string, ExpectedPortal>): Promise<string[]> {
+  const { rows } = await pool.query<ExpectedPortal & { salesOrder: string }>(
+    `select sales_order as "salesOrder", portal_status as "portalStatus",
+            to_char(requested_delivery_date, 'YYYY-MM-DD') as "date",
+            customer_reference as "customerReference", sold_to_party as "soldToParty"
+     from portal_order_status`,
+  );
+  const actual = new Map(rows.map(({ salesOrder, ...row }) => [salesOrder, row]));
+  const findings: string[] = [];
+  for (const [salesOrder, want] of expected) {
+    const got = actual.get(salesOrder);
+    if (JSON.stringify(got) !== JSON.stringify(want)) {
+      findings.push(
+        `portal row of ${salesOrder} is ${JSON.stringify(got)}, S/4HANA says ${JSON.stringify(want)}`,
+      );
+    }
+  }
+  return findings;
+}
+
+export interface OutboxRow {
+  messageId: string;
+  salesOrder: string;
+  state: string;
+  attempts: number;
+}
+
+export async function outboxRows(pool: pg.Pool): Promise<OutboxRow[]> {
+  const { rows } = await pool.query<OutboxRow>(
+    `select message_id as "messageId", sales_order as "salesOrder", state, attempts from mail_outbox`,
+  );
+  return rows;
+}
+
+export async function pendingMail(pool: pg.Pool): Promise<number> {
+  const { rows } = await pool.query<{ n: number }>(
+    `select count(*)::int as "n" from mail_outbox where state = 'pending'`,
+  );
+  return rows[0]?.n ?? 0;
+}
+
+/**
+ * The phase's new mail against the expected changes: exactly one distinct email (Message-ID) per order whose
+ * (status, requested date) changed, showing the new pair, and none for any other order.
+ */
+export function checkMail(
+  mails: ReceivedMail[],
+  changed: Map<string, ExpectedPortal>,
+  known: Set<string>,
+): string[] {
+  const findings: string[] = [];
+  const byOrder = new Map<string, ReceivedMail[]>();
+  for (const mail of mails) {
+    if (known.has(mail.messageId)) continue; // a resend: judged by checkResends
+    known.add(mail.messageId);
+    const salesOrder = mail.headers['x-sales-order'] ?? '?';
+    byOrder.set(salesOrder, [...(byOrder.get(salesOrder) ?? []), mail]);
+  }
+  for (const [salesOrder, want] of changed) {
+    const got = byOrder.get(salesOrder) ?? [];
+    if (got.length !== 1) {
+      findings.push(`order ${salesOrder} changed to ${want.portalStatus}/${want.date}: ${got.length} emails`);
+      continue;
+    }
+    const [mail] = got as [ReceivedMail];
+    const date = mail.headers['x-requested-delivery-date'] ?? null;
+    if (mail.headers['x-portal-status'] !== want.portalStatus || date !== want.date) {
+      findings.push(
+        `order ${salesOrder}: email says ${mail.headers['x-portal-status']}/${date}, ` +
+          `S/4HANA says ${want.portalStatus}/${want.date}`,
+      );
+    }
+  }
+  for (const [salesOrder, got] of byOrder) {
+    if (!changed.has(salesOrder))
+      findings.push(`order ${salesOrder} did not change but got ${got.length} email(s)`);
+  }
+  return findings;
+}
+
+export interface Resend {
+  messageId: string;
+  salesOrder: string;
+  receipts: number;
+  outboxAttempts: number;
+  cause: string;
+}
+
+/**
+ * Emails received more than once with the same Message-ID. The one allowed duplicate is a resend of a mail
+ * the relay accepted but the service never recorded as sent: the instance was killed around the send, or its
+ * database was down at that moment. Cross-checks: the service logged "mail sent" (which follows the record)
+ * exactly once for it, and mail_outbox counts at least one claim per send. Anything else is a finding.
+ */
+export function checkResends(
+  accepted: Map<string, number[]>,
+  refusedById: Map<string, number>,
+  sentLogged: Map<string, number>,
+  outbox: OutboxRow[],
+  kills: Array<{ at: number }>,
+  databaseDown: Array<{ from: number; to: number }>,
+): { resends: Resend[]; findings: string[] } {
+  const rows = new Map(outbox.map((row) => [row.messageId, row]));
+  const resends: Resend[] = [];
+  const findings: string[] = [];
+  // The relay may finish reading a message after its sender died (the bytes were in the socket), and the
+  // service records a send a reply, a log line and one query after it: a kill this close counts.
+  const slackMs = 3000;
+  for (const [messageId, times] of accepted) {
+    if (times.length < 2) continue;
+    const row = rows.get(messageId);
+    const causes = new Set<string>();
+    for (const sent of times.slice(0, -1)) {
+      if (kills.some((kill) => Math.abs(kill.at - sent) <= slackMs))
+        causes.add('instance killed around the send');
+      else if (databaseDown.some((down) => sent >= down.from - slackMs && sent <= down.to + slackMs))
+        causes.add('database down after the send');
+      else causes.add('no kill or database outage explains it');
+    }
+    const resend: Resend = {
+      messageId,
+      salesOrder: row?.salesOrder ?? '?',
+      receipts: times.length,
+      outboxAttempts: row?.attempts ?? 0,
+      cause: [...causes].join(', '),
+    };
+    resends.push(resend);
+    const what = `email ${messageId} (order ${resend.salesOrder}) received ${times.length} times`;
+    const sends = times.length + (refusedById.get(messageId) ?? 0);
+    if (row === undefined) findings.push(`${what} has no outbox row`);
+    else if (row.attempts < sends)
+      findings.push(`${what}: ${sends} sends but mail_outbox counts ${row.attempts} claims`);
+    if ((sentLogged.get(messageId) ?? 0) !== 1) {
+      findings.push(`${what}: the service recorded it as sent ${sentLogged.get(messageId) ?? 0} times`);
+    }
+    if (causes.has('no kill or database outage explains it')) findings.push(`${what} without a crash`);
+  }
+  return { resends, findings };
+}
+
+/** The dead-letter queue and table hold the phase's malformed messages, each once, and nothing else. */
+export async function checkDeadLetters(
+  pool: pg.Pool,
+  drained: Array<{ body: string }>,
+  malformed: string[],
+  afterId: number,
+): Promise<{ findings: string[]; lastId: number; validDeadLettered: number }> {
+  const findings: string[] = [];
+  const markerOf = (body: string) => /malformed-p\d+-\d+-[0-9a-f]{8}/.exec(body)?.[0];
+  const inQueue = drained.map((letter) => markerOf(letter.body));
+  let validDeadLettered = 0;
+  for (const letter of drained) {
+    if (markerOf(letter.body) === undefined) {
+      validDeadLettered++;
+      findings.push(`a valid event went to the dead-letter queue: ${letter.body.slice(0, 160)}`);
+    }
+  }
+  for (const marker of malformed) {
+    const copies = inQueue.filter((found) => found === marker).length;
+    if (copies !== 1)
+      findings.push(`malformed message ${marker} is in the dead-letter queue ${copies} times`);
+  }
+  const { rows } = await pool.query<{ id: number; reason: string; body: Buffer }>(
+    `select id::int as "id", reason, body from dead_letter where id > $1::bigint order by id`,
+    [afterId],
+  );
+  for (const row of rows) {
+    const marker = markerOf(row.body.toString('utf8'));
+    if (marker === undefined || !malformed.includes(marker)) {
+      findings.push(
+        `dead_letter holds an unexpected message (${row.reason}): ${row.body.toString('utf8').slice(0, 160)}`,
+      );
+    }
+  }
+  for (const marker of malformed) {
+    if (!rows.some((row) => row.body.toString('utf8').includes(marker)))
+      findings.push(`malformed message ${marker} has no dead_letter row with its reason`);
+  }
+  return { findings, lastId: rows.at(-1)?.id ?? afterId, validDeadLettered };
+}

@@ -1,0 +1,29 @@
+// Nothing lost, nothing done twice: several instances of the compiled service on one queue, killed and
+// restarted throughout, while S/4HANA fails or hangs, the mail relay refuses, PostgreSQL restarts and the
+// broker drops the service's connections. Replay a run with CRASH_SEED=<seed> (printed first and last).
+import { expect, it } from 'vitest';
+import { runCrashScenario } from './crashRun.js';
+import { seedFrom } from './random.js';
+import { formatSummary } from './report.js';
+
+it('applies every event once and sends one email per real change while instances crash and dependencies fail', async () => {
+  const seed = seedFrom(process.env.CRASH_SEED);
+  const progress = (line: string) => console.log(`[crash] ${line}`);
+  progress(`seed ${seed} (replay with CRASH_SEED=${seed})`);
+  const report = await runCrashScenario({
+    seed,
+    instances: 3,
+    orders: 60,
+    phases: 6,
+    source: process.env.CRASH_SOURCE_DIR,
+    settleTimeoutMs: Number(process.env.CRASH_SETTLE_MS ?? 150_000),
+    progress,
+  });
+  console.log(formatSummary(report));
+
+  expect(report.findings).toEqual([]);
+  expect(report.events.lost).toBe(0);
+  expect(report.kills).toBeGreaterThanOrEqual(10);
+  expect(report.faults.postgresRestarts).toBe(1);
+  expect(report.faults.brokerConnectionsDropped).toBeGreaterThan(0);
+});

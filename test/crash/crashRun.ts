@@ -1,0 +1,286 @@
+// One crash run: the compiled service as several OS processes on one queue, the suite's own PostgreSQL, the
+// shared RabbitMQ (own queue), a stand-in S/4HANA whose orders change phase by phase, a real SMTP receiver.
+// Each phase publishes events while instances are killed and dependencies fail, waits until everything
+// settled, then checks that nothing was lost and nothing was done twice.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { startS4Server } from '../../sandbox/s4Server.js';
+import { startSmtpServer } from '../../sandbox/smtpServer.js';
+import { createPublisher, createTestQueue } from '../support/broker.js';
+import { AMQP_URL, expectAmqp10 } from '../support/services.js';
+import { checkBrokerControl, dropBrokerConnections, queueCounts } from './brokerControl.js';
+import {
+  checkDeadLetters,
+  checkMail,
+  checkPortal,
+  checkResends,
+  type ExpectedPortal,
+  outboxRows,
+  unprocessedIdentities,
+} from './checks.js';
+import { createS4Faults, createSmtpFaults } from './faults.js';
+import { createFleet } from './fleet.js';
+import { startPostgresInstance } from './postgresInstance.js';
+import { type CrashReport, emptyReport } from './report.js';
+import { expectedPortal, type PlannedAction, planRun } from './scenario.js';
+import { buildService } from './serviceBuild.js';
+import { waitUntilSettled } from './settle.js';
+
+export interface CrashRunOptions {
+  seed: number;
+  instances: number;
+  orders: number;
+  phases: number;
+  /** How long a phase may take to settle after its last event and fault. */
+  settleTimeoutMs: number;
+  /** The checkout to build and run; the repository itself unless a patched copy is to be tried. */
+  source?: string;
+  /** Progress lines while the run goes. */
+  progress: (line: string) => void;
+}
+
+const SHUTDOWN_BUDGET_MS = 10_000;
+
+export async function runCrashScenario(options: CrashRunOptions): Promise<CrashReport> {
+  const started = Date.now();
+  const { progress } = options;
+  await expectAmqp10();
+  await checkBrokerControl();
+
+  const runDir = await mkdtemp(join(tmpdir(), `fon-crash-${options.seed}-`));
+  const cleanup: Array<() => Promise<unknown>> = [];
+  const findings: string[] = [];
+  let completed = false;
+  try {
+    progress(`building the service and starting PostgreSQL, S/4HANA and SMTP stand-ins (${runDir})`);
+    // Every part that started is cleaned up at the end, also when another part failed to start.
+    const owned = <T>(part: Promise<T>, stop: (value: T) => Promise<unknown>): Promise<T> =>
+      part.then((value) => {
+        cleanup.push(() => stop(value));
+        return value;
+      });
+    const parts = await Promise.allSettled([
+      buildService(join(runDir, 'build'), options.source),
+      owned(startPostgresInstance(), (server) => server.stop()),
+      owned(startS4Server(), (server) => server.close()),
+      owned(startSmtpServer(), (server) => server.close()),
+      owned(createPublisher(), (client) => client.close()),
+      // A quorum queue with a delivery limit, like Event Mesh's max redelivery count in production: a broker
+      // that counts redeliveries turns a hot release loop into valid events in the dead-letter queue, where
+      // the checks see it (a classic queue would loop silently). The limit sits above MAX_DELIVERIES (10), so
+      // the service's own count decides first, with room for deliveries returned by killed instances.
+      owned(createTestQueue('fon-crash', { 'x-queue-type': 'quorum', 'x-delivery-limit': 20 }), (queue) =>
+        queue.delete(),
+      ),
+    ]);
+    const value = <T>(part: PromiseSettledResult<T>): T => {
+      if (part.status === 'rejected') throw part.reason;
+      return part.value;
+    };
+    const [mainJs, postgres, s4, smtp, publisher, queue] = [
+      value(parts[0]),
+      value(parts[1]),
+      value(parts[2]),
+      value(parts[3]),
+      value(parts[4]),
+      value(parts[5]),
+    ] as const;
+    const pool = new pg.Pool({ connectionString: postgres.url, max: 2 });
+    // The suite restarts this server on purpose: idle connections failing then is expected.
+    pool.on('error', () => {});
+    cleanup.unshift(() => pool.end());
+
+    const s4Faults = createS4Faults(options.seed, { unavailable: 0.12, hang: 0.03 });
+    const smtpFaults = createSmtpFaults(options.seed, 0.15);
+    s4.setFault(s4Faults.fn);
+    smtp.setRefuse(smtpFaults.fn);
+
+    const fleet = createFleet({
+      mainJs,
+      logDir: runDir,
+      count: options.instances,
+      env: {
+        PORT: '0',
+        DATABASE_URL: postgres.url,
+        DATABASE_POOL_SIZE: '8',
+        INGEST: 'amqp',
+        AMQP_URL,
+        AMQP_QUEUE: queue.address,
+        S4_DESTINATION: 'S4_CRASH',
+        destinations: JSON.stringify([{ name: 'S4_CRASH', url: s4.url }]),
+        S4_TIMEOUT_MS: '1000',
+        SMTP_URL: smtp.url,
+        MAIL_FROM: 'notifier@fleet.example',
+        MAIL_TO: 'fleet-manager@fleet.example',
+        // A mail claimed by a killed instance waits this long before another instance sends it.
+        MAIL_LEASE_SECONDS: '15',
+        AUTH: 'none',
+        LOG_LEVEL: 'debug',
+      },
+    });
+    cleanup.unshift(() => fleet.close());
+    await fleet.start();
+    progress(`${options.instances} instances attached to ${queue.name}`);
+
+    const plan = planRun(options.seed, { orders: options.orders, phases: options.phases, changeShare: 0.5 });
+    const expected = new Map<string, ExpectedPortal>();
+    const knownMail = new Set<string>();
+    const databaseDown: Array<{ from: number; to: number }> = [];
+    const report: CrashReport = emptyReport(options.seed, runDir);
+    let deadLetterId = 0;
+
+    const act = async (action: PlannedAction): Promise<void> => {
+      if (action.kind === 'kill') {
+        const running = fleet.slots.filter((slot) => fleet.isRunning(slot));
+        const slot = running[action.pick % Math.max(1, running.length)];
+        if (slot === undefined || !(await fleet.kill(slot))) return;
+        await sleep(action.pauseMs);
+        await fleet.restart(slot);
+      } else if (action.kind === 'postgres restart') {
+        const from = Date.now();
+        await postgres.restart(action.pauseMs);
+        databaseDown.push({ from, to: Date.now() });
+        report.faults.postgresRestarts++;
+        report.faults.postgresDownMs += Date.now() - from;
+      } else {
+        const dropped = await dropBrokerConnections(() => fleet.pids());
+        report.faults.brokerDrops++;
+        report.faults.brokerConnectionsDropped += dropped.destroyed;
+        progress(
+          `broker drop: ${dropped.destroyed} connections of ports ${dropped.ports.join(', ')} ` +
+            `(named by the broker: ${dropped.seenByBroker.join(', ') || 'none'})`,
+        );
+      }
+    };
+
+    for (const phase of plan) {
+      const phaseStarted = Date.now();
+      const mailsBefore = smtp.messages.length;
+      const changed = new Map<string, ExpectedPortal>();
+      for (const { state } of phase.changes) {
+        s4.setOrder(state);
+        const before = expected.get(state.salesOrder);
+        const after = expectedPortal(state);
+        expected.set(state.salesOrder, after);
+        if (
+          before === undefined ||
+          before.portalStatus !== after.portalStatus ||
+          before.date !== after.date
+        ) {
+          changed.set(state.salesOrder, after);
+        }
+      }
+      for (const { salesOrder, failingCalls } of phase.s4Outages) s4Faults.outage(salesOrder, failingCalls);
+
+      const actions = phase.actions.map(async (action) => {
+        await sleep(action.atMs);
+        await act(action);
+      });
+      const publishing = phase.batches.map(async (batch, b) => {
+        await sleep(b * phase.batchGapMs);
+        await publisher.send(
+          queue.address,
+          batch.map((message) => ({ body: message.body, contentType: message.contentType })),
+        );
+      });
+      await Promise.all([...actions, ...publishing]);
+      await fleet.allReady(60_000);
+
+      const settleStarted = Date.now();
+      const unsettled = await waitUntilSettled(pool, queue.name, phase.identities, options.settleTimeoutMs);
+      const settleMs = Date.now() - settleStarted;
+      const phaseFindings = [...unsettled];
+      phaseFindings.push(...(await checkPortal(pool, expected)));
+      phaseFindings.push(...checkMail(smtp.messages.slice(mailsBefore), changed, knownMail));
+      const letters = await checkDeadLetters(
+        pool,
+        await queue.drainDeadLetters(),
+        phase.malformed,
+        deadLetterId,
+      );
+      deadLetterId = letters.lastId;
+      phaseFindings.push(...letters.findings);
+      const lost = await unprocessedIdentities(pool, phase.identities);
+      report.events.lost += lost.length;
+      findings.push(...phaseFindings.map((finding) => `phase ${phase.index}: ${finding}`));
+
+      report.events.distinct += phase.counts.events;
+      report.events.published += phase.counts.copies + phase.malformed.length;
+      report.events.duplicateCopies += phase.counts.duplicateCopies;
+      report.events.malformed += phase.malformed.length;
+      report.events.ofOtherTypes += phase.counts.eventsOfOtherTypes;
+      report.emails.expected += changed.size;
+      report.phases.push({
+        index: phase.index,
+        changes: changed.size,
+        settleMs,
+        findings: phaseFindings.length,
+      });
+      progress(
+        `phase ${phase.index}: ${phase.counts.copies + phase.malformed.length} messages, ${changed.size} emailed ` +
+          `changes, ${phase.actions.map((a) => a.kind).join(', ')}; settled in ${settleMs} ms, ` +
+          `${Date.now() - phaseStarted} ms in all, ${phaseFindings.length} findings`,
+      );
+    }
+
+    report.shutdown = await fleet.stopAll(SHUTDOWN_BUDGET_MS);
+    for (const stop of report.shutdown) {
+      if (stop.stuck || stop.code !== 0) {
+        findings.push(`instance ${stop.slot} did not stop cleanly on SIGTERM: ${JSON.stringify(stop)}`);
+      }
+    }
+    const after = await queueCounts(queue.name);
+    if (after.ready + after.unacknowledged !== 0) {
+      findings.push(`after the instances stopped the queue holds ${JSON.stringify(after)}`);
+    }
+
+    const outbox = await outboxRows(pool);
+    const resends = checkResends(
+      smtpFaults.accepted,
+      smtpFaults.refusedById,
+      fleet.tally.mailSentById,
+      outbox,
+      fleet.kills,
+      databaseDown,
+    );
+    findings.push(...resends.findings);
+    for (const row of outbox.filter((r) => r.state === 'parked')) {
+      findings.push(`mail ${row.messageId} of order ${row.salesOrder} was parked`);
+    }
+    for (const exit of fleet.unplannedExits) {
+      if (/uncaught exception|unhandled rejection/.test(exit.why ?? '')) {
+        findings.push(`instance ${exit.slot} crashed by itself: ${exit.why}`);
+      }
+    }
+
+    const { tally } = fleet;
+    report.events.deliveriesHandled = tally.processed + tally.duplicates + tally.released + tally.rejected;
+    report.events.redeliveries = report.events.deliveriesHandled - report.events.published;
+    report.events.released = tally.released;
+    report.events.releaseReasons = tally.releaseReasons;
+    report.kills = fleet.kills.length;
+    report.unplannedExits = fleet.unplannedExits.map(({ slot, code, why }) => ({ slot, code, why }));
+    report.faults.s4Unavailable = s4Faults.counts.unavailable;
+    report.faults.s4Hang = s4Faults.counts.hang;
+    report.faults.s4OutageCalls = s4Faults.counts.outage;
+    report.faults.smtpRefused = smtpFaults.counts.refused;
+    report.faults.amqpReconnects = tally.amqpReconnects;
+    report.emails.received = smtp.messages.length;
+    report.emails.distinct = new Set(smtp.messages.map((mail) => mail.messageId)).size;
+    report.emails.resends = resends.resends;
+    report.emails.parked = outbox.filter((row) => row.state === 'parked').length;
+    report.findings = findings;
+    report.seconds = Math.round((Date.now() - started) / 100) / 10;
+    completed = true;
+    return report;
+  } finally {
+    for (const step of cleanup) await step().catch(() => {});
+    // The instances' logs stay for diagnosis unless the run passed.
+    if (completed && findings.length === 0 && process.env.CRASH_KEEP_LOGS !== 'true') {
+      await rm(runDir, { recursive: true, force: true });
+    }
+  }
+}

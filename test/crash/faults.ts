@@ -1,0 +1,79 @@
+// Faults of the dependencies the suite stands in for: S/4HANA answers 503 or hangs past the service's
+// timeout for a share of reads, the mail relay refuses a share of sends for now (451). Every decision is
+// counted, and mail acceptances are timed, so duplicates can be traced back to what caused them.
+import type { S4Fault, S4FaultFn } from '../../sandbox/s4Server.js';
+import type { SmtpDecision, SmtpRefuseFn } from '../../sandbox/smtpServer.js';
+import { createRandom, unitFor } from './random.js';
+
+export interface S4Faults {
+  fn: S4FaultFn;
+  counts: { unavailable: number; hang: number; outage: number };
+  /** From now on, the next `calls` reads of the order answer 503. */
+  outage(salesOrder: string, calls: number): void;
+  /** No faults at all (the final checks read nothing through S/4HANA, but a quiet stand-in helps diagnosis). */
+  pause(paused: boolean): void;
+}
+
+export function createS4Faults(seed: number, shares: { unavailable: number; hang: number }): S4Faults {
+  const counts = { unavailable: 0, hang: 0, outage: 0 };
+  const outages = new Map<string, number>();
+  let paused = false;
+  return {
+    counts,
+    outage(salesOrder, calls) {
+      outages.set(salesOrder, calls);
+    },
+    pause(value) {
+      paused = value;
+    },
+    fn(salesOrder, callNo): S4Fault {
+      if (paused) return 'ok';
+      const left = outages.get(salesOrder) ?? 0;
+      if (left > 0) {
+        outages.set(salesOrder, left - 1);
+        counts.outage++;
+        return 'unavailable';
+      }
+      // Keyed by order and call number, so that a replay makes the same call of an order fail.
+      const draw = unitFor(seed, `s4 ${salesOrder} ${callNo}`);
+      if (draw < shares.unavailable) {
+        counts.unavailable++;
+        return 'unavailable';
+      }
+      if (draw < shares.unavailable + shares.hang) {
+        counts.hang++;
+        return 'hang';
+      }
+      return 'ok';
+    },
+  };
+}
+
+export interface SmtpFaults {
+  fn: SmtpRefuseFn;
+  counts: { refused: number };
+  /** Times each Message-ID was accepted. */
+  accepted: Map<string, number[]>;
+  refusedById: Map<string, number>;
+}
+
+export function createSmtpFaults(seed: number, share: number): SmtpFaults {
+  const random = createRandom(seed).fork('smtp');
+  const counts = { refused: 0 };
+  const accepted = new Map<string, number[]>();
+  const refusedById = new Map<string, number>();
+  return {
+    counts,
+    accepted,
+    refusedById,
+    fn({ messageId = '' }): SmtpDecision {
+      if (random.chance(share)) {
+        counts.refused++;
+        refusedById.set(messageId, (refusedById.get(messageId) ?? 0) + 1);
+        return 'transient';
+      }
+      accepted.set(messageId, [...(accepted.get(messageId) ?? []), Date.now()]);
+      return 'accept';
+    },
+  };
+}

@@ -1,0 +1,112 @@
+// What a crash run reports: counts of what was sent, broken and received, and every finding.
+import type { Resend } from './checks.js';
+import type { StopReport } from './fleet.js';
+
+export interface CrashReport {
+  seed: number;
+  seconds: number;
+  findings: string[];
+  logDir: string;
+  events: {
+    distinct: number;
+    published: number;
+    duplicateCopies: number;
+    malformed: number;
+    ofOtherTypes: number;
+    deliveriesHandled: number;
+    redeliveries: number;
+    released: number;
+    releaseReasons: Record<string, number>;
+    lost: number;
+  };
+  kills: number;
+  unplannedExits: Array<{ slot: string; code: number | null; why: string | undefined }>;
+  faults: {
+    s4Unavailable: number;
+    s4Hang: number;
+    s4OutageCalls: number;
+    smtpRefused: number;
+    postgresRestarts: number;
+    postgresDownMs: number;
+    brokerDrops: number;
+    brokerConnectionsDropped: number;
+    amqpReconnects: number;
+  };
+  emails: { expected: number; received: number; distinct: number; resends: Resend[]; parked: number };
+  phases: Array<{ index: number; changes: number; settleMs: number; findings: number }>;
+  shutdown: StopReport[];
+}
+
+export function emptyReport(seed: number, logDir: string): CrashReport {
+  return {
+    seed,
+    seconds: 0,
+    findings: [],
+    logDir,
+    events: {
+      distinct: 0,
+      published: 0,
+      duplicateCopies: 0,
+      malformed: 0,
+      ofOtherTypes: 0,
+      deliveriesHandled: 0,
+      redeliveries: 0,
+      released: 0,
+      releaseReasons: {},
+      lost: 0,
+    },
+    kills: 0,
+    unplannedExits: [],
+    faults: {
+      s4Unavailable: 0,
+      s4Hang: 0,
+      s4OutageCalls: 0,
+      smtpRefused: 0,
+      postgresRestarts: 0,
+      postgresDownMs: 0,
+      brokerDrops: 0,
+      brokerConnectionsDropped: 0,
+      amqpReconnects: 0,
+    },
+    emails: { expected: 0, received: 0, distinct: 0, resends: [], parked: 0 },
+    phases: [],
+    shutdown: [],
+  };
+}
+
+/** The run in a few lines: what was sent, what was broken, what came out, and how to replay it. */
+export function formatSummary(report: CrashReport): string {
+  const { events, faults, emails } = report;
+  const reasons = Object.entries(events.releaseReasons)
+    .map(([reason, n]) => `${reason} ${n}`)
+    .join(', ');
+  const resendCauses = emails.resends.map(
+    (r) => `${r.messageId} (order ${r.salesOrder}, ${r.receipts}x, ${r.cause})`,
+  );
+  const lines = [
+    `crash suite: seed ${report.seed} (replay with CRASH_SEED=${report.seed}), ${report.seconds} s`,
+    `events: ${events.distinct} distinct, ${events.published} messages published ` +
+      `(${events.duplicateCopies} duplicate copies, ${events.malformed} malformed, ${events.ofOtherTypes} of other types); ` +
+      `${events.deliveriesHandled} deliveries handled, ${events.redeliveries} redeliveries handled, ` +
+      `${events.released} released${reasons ? ` (${reasons})` : ''}`,
+    `kills: ${report.kills} SIGKILL; exits nobody asked for: ${report.unplannedExits.length}` +
+      (report.unplannedExits.length > 0
+        ? ` (${report.unplannedExits.map((e) => `${e.slot} code ${e.code}: ${e.why ?? 'no fatal line'}`).join('; ')})`
+        : ''),
+    `faults: S/4HANA 503 ${faults.s4Unavailable} + ${faults.s4OutageCalls} in outages, S/4HANA hang ${faults.s4Hang}, ` +
+      `SMTP 451 ${faults.smtpRefused}, PostgreSQL restarts ${faults.postgresRestarts} ` +
+      `(${faults.postgresDownMs} ms down), broker drops ${faults.brokerDrops} ` +
+      `(${faults.brokerConnectionsDropped} connections), AMQP reconnects ${faults.amqpReconnects}`,
+    `emails: ${emails.expected} expected, ${emails.received} received, ${emails.distinct} distinct Message-IDs, ` +
+      `${emails.resends.length} same-Message-ID resends${resendCauses.length ? `: ${resendCauses.join('; ')}` : ''}, ` +
+      `${emails.parked} parked`,
+    `lost events: ${events.lost}`,
+    `phases: ${report.phases.map((p) => `#${p.index} ${p.changes} changes, settled ${p.settleMs} ms`).join('; ')}`,
+    `shutdown on SIGTERM: ${report.shutdown.map((s) => `${s.slot} ${s.ms} ms (exit ${s.code ?? s.signal})`).join(', ')}`,
+  ];
+  if (report.findings.length > 0) {
+    lines.push(`findings (${report.findings.length}), logs in ${report.logDir}:`);
+    lines.push(...report.findings.map((finding) => `  - ${finding}`));
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,329 @@
+// The run's plan, drawn from the seed alone: which orders change in S/4HANA in each phase and how, the
+// events that announce the changes (several per change, some published more than once), events that change
+// nothing, malformed messages, the publish order, and when instances are killed or dependencies fail.
+import type { SalesOrderState } from '../../sandbox/s4Server.js';
+import type { PortalStatus } from '../../src/portal/portalStatus.js';
+import { portalStatusOf } from '../../src/portal/portalStatus.js';
+import type { SalesOrder } from '../../src/s4/salesOrder.js';
+import { createRandom, type Random } from './random.js';
+
+export const S4_SOURCE = '/default/sap.s4.beh/244572008';
+const TYPE = 'sap.s4.beh.salesorder.v1.SalesOrder.';
+
+export type ChangeKind = 'created' | 'status' | 'date' | 'status+date' | 'reference only';
+
+export interface PlannedMessage {
+  body: string;
+  contentType: string;
+  /** `source id` of a valid event; undefined for a malformed message. */
+  identity: string | undefined;
+  /** The marker a malformed message carries in its body. */
+  malformed: string | undefined;
+}
+
+export type ActionKind = 'kill' | 'postgres restart' | 'broker drop';
+
+export interface PlannedAction {
+  atMs: number;
+  kind: ActionKind;
+  /** Kill: which live instance (modulo their number); restart follows after `pauseMs`. Restart: downtime. */
+  pick: number;
+  pauseMs: number;
+}
+
+export interface Phase {
+  index: number;
+  /** New S/4HANA states, set before the phase's events are published. */
+  changes: Array<{ kind: ChangeKind; state: SalesOrderState }>;
+  /** Messages in publish order, in batches published `batchGapMs` apart. */
+  batches: PlannedMessage[][];
+  batchGapMs: number;
+  /** Every distinct valid event identity (`source id`) of the phase. */
+  identities: string[];
+  /** Markers of the phase's malformed messages, one message each. */
+  malformed: string[];
+  actions: PlannedAction[];
+  /** Orders whose reads fail (503) for this many calls from the phase's start: forces releases. */
+  s4Outages: Array<{ salesOrder: string; failingCalls: number }>;
+  counts: { events: number; copies: number; duplicateCopies: number; eventsOfOtherTypes: number };
+}
+
+export interface PlanOptions {
+  orders: number;
+  phases: number;
+  changeShare: number;
+}
+
+const STATUS_FIELDS: Record<PortalStatus, Partial<SalesOrderState>> = {
+  Open: {
+    overallSDProcessStatus: 'A',
+    overallDeliveryStatus: 'A',
+    rejectionStatus: 'A',
+    deliveryBlockReason: '',
+  },
+  InProcess: {
+    overallSDProcessStatus: 'B',
+    overallDeliveryStatus: 'A',
+    rejectionStatus: 'A',
+    deliveryBlockReason: '',
+  },
+  DeliveryBlocked: {
+    overallSDProcessStatus: 'B',
+    overallDeliveryStatus: 'A',
+    rejectionStatus: 'A',
+    deliveryBlockReason: '01',
+  },
+  PartiallyDelivered: {
+    overallSDProcessStatus: 'B',
+    overallDeliveryStatus: 'B',
+    rejectionStatus: 'A',
+    deliveryBlockReason: '',
+  },
+  Delivered: {
+    overallSDProcessStatus: 'C',
+    overallDeliveryStatus: 'C',
+    rejectionStatus: 'A',
+    deliveryBlockReason: '',
+  },
+  Rejected: {
+    overallSDProcessStatus: 'C',
+    overallDeliveryStatus: 'A',
+    rejectionStatus: 'C',
+    deliveryBlockReason: '',
+  },
+};
+const STATUSES = Object.keys(STATUS_FIELDS) as PortalStatus[];
+
+const EVENT_TYPES: Record<ChangeKind, string[]> = {
+  created: ['Created.v1', 'Changed.v1', 'ItemCreated.v1'],
+  status: [
+    'Changed.v1',
+    'OvrlDelivStsChgd.v1',
+    'OvrlSDProcStsChgd.v1',
+    'OvrlDlvBlkStsChgd.v1',
+    'OvrlRjcnStsChgd.v1',
+  ],
+  date: ['Changed.v1', 'ItemChanged.v1'],
+  'status+date': ['Changed.v1', 'ItemChanged.v1', 'OvrlDelivStsChgd.v1', 'ItmDelivStsChgd.v1'],
+  'reference only': ['Changed.v1'],
+};
+// Raised by S/4HANA for changes the portal does not show: nothing the service reads changes.
+const UNCHANGED_TYPES = ['ItmPrftCtrChanged.v1', 'ItmWBSElmntChanged.v1', 'TotCrdtChkStsChgd.v1'];
+
+/** The portal's view of a sandbox state, through the service's own status rules. */
+export function expectedPortal(state: SalesOrderState) {
+  const order: SalesOrder = {
+    salesOrder: state.salesOrder,
+    soldToParty: state.soldToParty ?? null,
+    customerReference: state.customerReference ?? null,
+    requestedDeliveryDate: state.requestedDeliveryDate ?? null,
+    changedAt: new Date(state.lastChangeDateTime),
+    overallSDProcessStatus: state.overallSDProcessStatus ?? 'A',
+    deliveryStatus: state.overallDeliveryStatus ?? '',
+    rejectionStatus: state.rejectionStatus ?? '',
+    deliveryBlockReason: state.deliveryBlockReason ?? '',
+  };
+  return {
+    portalStatus: portalStatusOf(order),
+    date: order.requestedDeliveryDate,
+    customerReference: order.customerReference,
+    soldToParty: order.soldToParty,
+  };
+}
+
+export function planRun(seed: number, options: PlanOptions): Phase[] {
+  const random = createRandom(seed);
+  const orders = Array.from({ length: options.orders }, (_, i) => String(8_100_000 + i));
+  const states = new Map<string, SalesOrderState>();
+  const phases: Phase[] = [];
+  for (let index = 0; index < options.phases; index++) {
+    phases.push(planPhase(index, random.fork(`phase-${index}`), orders, states, options));
+  }
+  return phases;
+}
+
+function planPhase(
+  index: number,
+  random: Random,
+  orders: string[],
+  states: Map<string, SalesOrderState>,
+  options: PlanOptions,
+): Phase {
+  const changedAt = (minute: number) =>
+    new Date(Date.UTC(2026, 10, 30, 8 + index, minute, random.int(0, 59))).toISOString();
+  const changes: Phase['changes'] = [];
+  const valid: Array<{ identity: string; body: string; copies: number }> = [];
+  let eventsOfOtherTypes = 0;
+  const addEvent = (type: string, data: Record<string, unknown>) => {
+    const id = `${random.hex(8)}-${random.hex(4)}-${random.hex(4)}-${random.hex(4)}-${random.hex(12)}`;
+    const body = JSON.stringify({
+      specversion: '1.0',
+      type,
+      source: S4_SOURCE,
+      id,
+      time: changedAt(59),
+      datacontenttype: 'application/json',
+      data,
+    });
+    // Some events reach the queue more than once (a producer retry): same source, id and payload.
+    const copies = random.chance(0.35) ? random.int(2, 3) : 1;
+    valid.push({ identity: `${S4_SOURCE} ${id}`, body, copies });
+  };
+  const salesOrderData = (salesOrder: string) => ({
+    SalesOrder: salesOrder,
+    SalesOrderType: 'OR',
+    SalesOrganization: '1710',
+    DistributionChannel: '10',
+    OrganizationDivision: '00',
+    SoldToParty: '17100001',
+    EventRaisedDateTime: changedAt(59),
+  });
+
+  for (const salesOrder of orders) {
+    const current = states.get(salesOrder);
+    let kind: ChangeKind | undefined;
+    if (current === undefined) kind = 'created';
+    else if (random.chance(options.changeShare)) {
+      kind = random.pick<ChangeKind>(['status', 'status', 'date', 'status+date', 'reference only']);
+    }
+    if (kind === undefined) {
+      if (random.chance(0.12)) addEvent(TYPE + random.pick(UNCHANGED_TYPES), salesOrderData(salesOrder));
+      continue;
+    }
+    const next = changeState(kind, salesOrder, current, random, changedAt(random.int(0, 58)));
+    states.set(salesOrder, next);
+    changes.push({ kind, state: next });
+    const types = random.shuffle(EVENT_TYPES[kind]).slice(0, random.int(1, 3));
+    for (const type of types) addEvent(TYPE + type, salesOrderData(salesOrder));
+  }
+  for (let i = random.int(1, 3); i > 0; i--) {
+    addEvent('sap.s4.beh.businesspartner.v1.BusinessPartner.Changed.v1', { BusinessPartner: '17100001' });
+    eventsOfOtherTypes++;
+  }
+
+  const malformed = random
+    .shuffle(['truncated JSON', 'invalid order key', 'wrong specversion', 'not JSON'] as const)
+    .slice(0, 3)
+    .map((what, k) => malformedMessage(what, `malformed-p${index}-${k}-${random.hex(8)}`));
+
+  const messages: PlannedMessage[] = [
+    ...valid.flatMap(({ identity, body, copies }) =>
+      Array.from({ length: copies }, () => ({
+        body,
+        contentType: 'application/json',
+        identity,
+        malformed: undefined,
+      })),
+    ),
+    ...malformed,
+  ];
+  const shuffled = random.shuffle(messages);
+  const batchCount = 4;
+  const size = Math.ceil(shuffled.length / batchCount);
+  const batches = Array.from({ length: batchCount }, (_, b) => shuffled.slice(b * size, (b + 1) * size));
+  const batchGapMs = 1300;
+  const windowMs = batchGapMs * batchCount;
+
+  const actions: PlannedAction[] = [];
+  for (let k = 2 + (random.chance(0.5) ? 1 : 0); k > 0; k--) {
+    actions.push({
+      atMs: random.int(100, windowMs + 1500),
+      kind: 'kill',
+      pick: random.int(0, 99),
+      pauseMs: random.int(300, 1500),
+    });
+  }
+  if (index === 2) {
+    actions.push({
+      atMs: random.int(800, windowMs),
+      kind: 'postgres restart',
+      pick: 0,
+      pauseMs: random.int(800, 2500),
+    });
+  }
+  if (index === 3) {
+    actions.push({ atMs: random.int(800, windowMs), kind: 'broker drop', pick: 0, pauseMs: 0 });
+  }
+  actions.sort((a, b) => a.atMs - b.atMs);
+
+  const s4Outages = random
+    .shuffle(changes.map((change) => change.state.salesOrder))
+    .slice(0, 3)
+    .map((salesOrder) => ({ salesOrder, failingCalls: random.int(4, 9) }));
+
+  const copies = messages.length - malformed.length;
+  return {
+    index,
+    changes,
+    batches,
+    batchGapMs,
+    identities: valid.map((event) => event.identity),
+    malformed: malformed.map((message) => message.malformed as string),
+    actions,
+    s4Outages,
+    counts: { events: valid.length, copies, duplicateCopies: copies - valid.length, eventsOfOtherTypes },
+  };
+}
+
+function changeState(
+  kind: ChangeKind,
+  salesOrder: string,
+  current: SalesOrderState | undefined,
+  random: Random,
+  lastChangeDateTime: string,
+): SalesOrderState {
+  const base: SalesOrderState = current ?? {
+    salesOrder,
+    soldToParty: '17100001',
+    customerReference: `PO-${random.int(1000, 9999)}`,
+    requestedDeliveryDate: isoDay(random.int(0, 30)),
+    lastChangeDateTime,
+    ...STATUS_FIELDS[random.pick(STATUSES)],
+  };
+  const next: SalesOrderState = { ...base, lastChangeDateTime };
+  if (kind === 'status' || kind === 'status+date') {
+    const now = expectedPortal(base).portalStatus;
+    Object.assign(next, STATUS_FIELDS[random.pick(STATUSES.filter((status) => status !== now))]);
+  }
+  if (kind === 'date' || kind === 'status+date') {
+    const day = Date.parse(base.requestedDeliveryDate ?? '2026-12-01') + random.int(1, 20) * 86_400_000;
+    next.requestedDeliveryDate = new Date(day).toISOString().slice(0, 10);
+  }
+  if (kind === 'reference only') next.customerReference = `PO-${random.int(10_000, 99_999)}`;
+  return next;
+}
+
+function isoDay(offset: number): string {
+  return new Date(Date.UTC(2026, 11, 1) + offset * 86_400_000).toISOString().slice(0, 10);
+}
+
+function malformedMessage(
+  what: 'truncated JSON' | 'invalid order key' | 'wrong specversion' | 'not JSON',
+  marker: string,
+): PlannedMessage {
+  const event = (overrides: Record<string, unknown>) =>
+    JSON.stringify({
+      specversion: '1.0',
+      type: `${TYPE}Changed.v1`,
+      source: S4_SOURCE,
+      id: marker,
+      data: { SalesOrder: '8100000' },
+      ...overrides,
+    });
+  const message = (body: string, contentType = 'application/json'): PlannedMessage => ({
+    body,
+    contentType,
+    identity: undefined,
+    malformed: marker,
+  });
+  switch (what) {
+    case 'truncated JSON':
+      return message(event({}).slice(0, -12));
+    case 'invalid order key':
+      return message(event({ data: { SalesOrder: "8100000' or '1" } }));
+    case 'wrong specversion':
+      return message(event({ specversion: '0.3' }));
+    case 'not JSON':
+      return message(`sales order changed (${marker})`, 'text/plain');
+  }
+}

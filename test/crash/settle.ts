@@ -1,0 +1,49 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type pg from 'pg';
+import { queueCounts } from './brokerControl.js';
+import { pendingMail, unprocessedIdentities } from './checks.js';
+
+/**
+ * Waits until every given event is processed, the mail outbox is sent and the queue holds nothing, ready or
+ * unsettled. Returns what it was still waiting for, or nothing. Events that are not processed while the queue
+ * is empty and no consumer holds anything can never be: they are reported lost at once, not at the timeout.
+ */
+export async function waitUntilSettled(
+  pool: pg.Pool,
+  queue: string,
+  identities: string[],
+  timeoutMs: number,
+): Promise<string[]> {
+  const deadline = Date.now() + timeoutMs;
+  let waitingFor = '';
+  let emptyWhileOpen = 0;
+  let lastQueueCheck = 0;
+  while (Date.now() < deadline) {
+    try {
+      const open = await unprocessedIdentities(pool, identities);
+      const pending = await pendingMail(pool);
+      if (open.length > 0) {
+        waitingFor = `${open.length} unprocessed events`;
+        // rabbitmqctl costs a second of CPU: ask it every other second only.
+        if (Date.now() - lastQueueCheck > 2000) {
+          lastQueueCheck = Date.now();
+          const counts = await queueCounts(queue);
+          emptyWhileOpen = counts.ready + counts.unacknowledged === 0 ? emptyWhileOpen + 1 : 0;
+          if (emptyWhileOpen >= 2) {
+            return [`${open.length} events are not processed and the queue is empty with nothing in flight`];
+          }
+        }
+      } else if (pending > 0) {
+        waitingFor = `${pending} unsent emails`;
+      } else {
+        const counts = await queueCounts(queue);
+        if (counts.ready + counts.unacknowledged === 0) return [];
+        waitingFor = `the queue holding ${counts.ready} ready, ${counts.unacknowledged} unsettled`;
+      }
+    } catch (err) {
+      waitingFor = `the database (${(err as Error).message})`;
+    }
+    await sleep(250);
+  }
+  return [`did not settle within ${timeoutMs} ms: still waiting for ${waitingFor}`];
+}
