@@ -5,7 +5,7 @@ import { setGlobalLogLevel } from '@sap-cloud-sdk/util';
 import type { FastifyInstance } from 'fastify';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type S4Server, type SalesOrderState, startS4Server } from '../../sandbox/s4Server.js';
+import { type S4Server, startS4Server } from '../../sandbox/s4Server.js';
 import { type SmtpSink, startSmtpServer } from '../../sandbox/smtpServer.js';
 import type { InboundMessage } from '../../src/events/cloudEvent.js';
 import { recordDeadLetter } from '../../src/events/deadLetter.js';
@@ -21,6 +21,7 @@ import { createSalesOrderApi } from '../../src/s4/salesOrderApi.js';
 import { shareReads } from '../../src/s4/sharedReads.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { eventually, registerDestination, S4_SOURCE, salesOrderEvent } from '../support/harness.js';
+import { orderMaker } from '../support/orders.js';
 import { startXsuaaStub, type XsuaaStub } from '../support/xsuaa.js';
 
 const MAX_DELIVERIES = 2;
@@ -104,20 +105,7 @@ function call(method: 'GET' | 'POST', url: string, token?: string) {
   });
 }
 
-let nextOrder = 5_000_000;
-function newOrder(state: Partial<SalesOrderState> = {}): string {
-  const salesOrder = String(nextOrder++);
-  s4.setOrder({
-    salesOrder,
-    soldToParty: '17100001',
-    customerReference: 'PO-4711',
-    requestedDeliveryDate: '2026-12-15',
-    lastChangeDateTime: '2026-11-30T10:00:00Z',
-    overallSDProcessStatus: 'A',
-    ...state,
-  });
-  return salesOrder;
-}
+const { newOrder } = orderMaker(() => s4, 5_000_000);
 
 /** Delivers one message as a transport adapter does: the handler decides, a reject is stored as a dead letter. */
 async function deliver(

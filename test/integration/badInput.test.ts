@@ -11,6 +11,7 @@ import { hostileMessages, metadataHostileMessages, paddedEvent } from '../fixtur
 import { createTestQueue, type TestQueue } from '../support/broker.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { eventually, S4_SOURCE, salesOrderEvent, startTestService } from '../support/harness.js';
+import { orderMaker } from '../support/orders.js';
 import { AMQP_HOST, AMQP_PORT, AMQP_URL } from '../support/services.js';
 
 const MAX_MESSAGE_BYTES = 256 * 1024;
@@ -116,19 +117,11 @@ async function drainDeadLetterQueue(count: number, codes: string[]): Promise<Map
   return found;
 }
 
-let nextOrder = 7_100_000;
-function newOrder(change: Partial<Parameters<S4Server['setOrder']>[0]> = {}): string {
-  const salesOrder = String(nextOrder++);
-  s4.setOrder({
-    salesOrder,
-    customerReference: 'PO-4711',
-    requestedDeliveryDate: '2026-12-15',
-    lastChangeDateTime: '2026-11-30T10:00:00Z',
-    overallDeliveryStatus: 'B',
-    ...change,
-  });
-  return salesOrder;
-}
+const { newOrder } = orderMaker(() => s4, 7_100_000, {
+  soldToParty: undefined,
+  overallSDProcessStatus: undefined,
+  overallDeliveryStatus: 'B',
+});
 
 /** Valid events in every shape the service accepts; each sales-order one names a fresh order. */
 function validEvents(): Array<WireMessage & { salesOrder: string | undefined }> {

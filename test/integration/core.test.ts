@@ -7,6 +7,7 @@ import type { Service } from '../../src/service.js';
 import { createPublisher, createTestQueue, type Publisher, type TestQueue } from '../support/broker.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { eventually, S4_SOURCE, salesOrderEvent, startTestService } from '../support/harness.js';
+import { orderMaker } from '../support/orders.js';
 
 let db: TestDatabase;
 let s4: S4Server;
@@ -45,21 +46,7 @@ afterEach(async () => {
   smtp.setRefuse(undefined);
 });
 
-let nextOrder = 4_000_000;
-/** A fresh order number per test, so tests in this file share one database without seeing each other. */
-function newOrder(state: Partial<Parameters<S4Server['setOrder']>[0]> = {}): string {
-  const salesOrder = String(nextOrder++);
-  s4.setOrder({
-    salesOrder,
-    soldToParty: '17100001',
-    customerReference: 'PO-4711',
-    requestedDeliveryDate: '2026-12-15',
-    lastChangeDateTime: '2026-11-30T10:00:00Z',
-    overallSDProcessStatus: 'A',
-    ...state,
-  });
-  return salesOrder;
-}
+const { newOrder, changeOrder: newOrderState } = orderMaker(() => s4, 4_000_000);
 
 async function processedCount(filter: { salesOrder?: string; outcome?: string } = {}): Promise<number> {
   const { rows } = await db.pool.query<{ n: number }>(
@@ -285,9 +272,3 @@ describe('processing S/4HANA sales-order events', () => {
     expect(s4.calls()).toBe(calls);
   });
 });
-
-function newOrderState(salesOrder: string, change: Partial<Parameters<S4Server['setOrder']>[0]>): void {
-  const current = s4.getOrder(salesOrder);
-  if (current === undefined) throw new Error(`no order ${salesOrder}`);
-  s4.setOrder({ ...current, ...change });
-}

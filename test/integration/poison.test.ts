@@ -10,6 +10,7 @@ import type { Service } from '../../src/service.js';
 import { createPublisher, createTestQueue, type Publisher, type TestQueue } from '../support/broker.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { eventually, S4_SOURCE, salesOrderEvent, startTestService } from '../support/harness.js';
+import { orderMaker } from '../support/orders.js';
 import { AMQP_URL } from '../support/services.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -31,25 +32,11 @@ afterAll(async () => {
   await Promise.all([db?.drop(), s4?.close(), smtp?.close(), publisher?.close()]);
 });
 
-let nextOrder = 7_300_000;
-function newOrder(change: Partial<Parameters<S4Server['setOrder']>[0]> = {}): string {
-  const salesOrder = String(nextOrder++);
-  s4.setOrder({
-    salesOrder,
-    customerReference: 'PO-4711',
-    requestedDeliveryDate: '2026-12-15',
-    lastChangeDateTime: '2026-11-30T10:00:00Z',
-    overallDeliveryStatus: 'B',
-    ...change,
-  });
-  return salesOrder;
-}
-
-function changeOrder(salesOrder: string, change: Partial<Parameters<S4Server['setOrder']>[0]>): void {
-  const current = s4.getOrder(salesOrder);
-  if (current === undefined) throw new Error(`no order ${salesOrder}`);
-  s4.setOrder({ ...current, ...change });
-}
+const { newOrder, changeOrder } = orderMaker(() => s4, 7_300_000, {
+  soldToParty: undefined,
+  overallSDProcessStatus: undefined,
+  overallDeliveryStatus: 'B',
+});
 
 function mailsFor(salesOrder: string) {
   return smtp.messages.filter((mail) => mail.headers['x-sales-order'] === salesOrder);

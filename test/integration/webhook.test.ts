@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type S4Server, type SalesOrderState, startS4Server } from '../../sandbox/s4Server.js';
+import { type S4Server, startS4Server } from '../../sandbox/s4Server.js';
 import { type SmtpSink, startSmtpServer } from '../../sandbox/smtpServer.js';
 import { createEventHandler, type HandleEvent } from '../../src/events/handleEvent.js';
 import { buildApp } from '../../src/http/app.js';
@@ -18,6 +18,7 @@ import { createSalesOrderApi } from '../../src/s4/salesOrderApi.js';
 import { shareReads } from '../../src/s4/sharedReads.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { eventually, registerDestination, S4_SOURCE, salesOrderEvent } from '../support/harness.js';
+import { orderMaker } from '../support/orders.js';
 import { startXsuaaStub, type XsuaaStub } from '../support/xsuaa.js';
 
 const TOPIC = 'topic:sap/S4HANAOD/fleet/ce/sap/s4/beh/salesorder/v1/SalesOrder/Changed/v1';
@@ -83,20 +84,7 @@ afterEach(() => {
   s4.setFault(undefined);
 });
 
-let nextOrder = 5_000_000;
-function newOrder(state: Partial<SalesOrderState> = {}): string {
-  const salesOrder = String(nextOrder++);
-  s4.setOrder({
-    salesOrder,
-    soldToParty: '17100001',
-    customerReference: 'PO-4711',
-    requestedDeliveryDate: '2026-12-15',
-    lastChangeDateTime: '2026-11-30T10:00:00Z',
-    overallSDProcessStatus: 'A',
-    ...state,
-  });
-  return salesOrder;
-}
+const { newOrder } = orderMaker(() => s4, 5_000_000);
 
 function post(body: string, headers: Record<string, string> = {}, target: FastifyInstance = app) {
   return target.inject({
