@@ -14,6 +14,9 @@ apt_install() {
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
 }
 
+# The crash suite drops the service's broker connections with `ss -K` (iproute2).
+command -v ss >/dev/null 2>&1 || { say "installing iproute2 (Debian package)"; apt_install iproute2; }
+
 # ---------- PostgreSQL ----------
 pg_ready() { pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; }
 if ! command -v pg_isready >/dev/null 2>&1 || ! ls /etc/postgresql/*/main >/dev/null 2>&1; then
