@@ -10,13 +10,11 @@ import { cpus, loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { migrate } from '../src/db/migrate.js';
-import { withTransaction } from '../src/db/transaction.js';
+import { applyEffect } from '../src/events/applyEffect.js';
 import type { ParsedEvent } from '../src/events/cloudEvent.js';
-import { markStale, recordProcessed } from '../src/events/inbox.js';
 import { createLogger } from '../src/logger.js';
 import { createRetention, type RetentionReport } from '../src/maintenance/retention.js';
-import { notifyOnChange } from '../src/notifications/notify.js';
-import { type PortalOrder, type PortalStatus, upsertPortalStatus } from '../src/portal/portalStatus.js';
+import type { PortalOrder, PortalStatus } from '../src/portal/portalStatus.js';
 import { percentile, round, table } from './stats.js';
 
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres:postgres@127.0.0.1:5432/postgres';
@@ -185,10 +183,9 @@ async function transaction(pool: pg.Pool): Promise<void> {
     changedAt: now,
     readAt: now,
   };
-  await withTransaction(pool, async (tx) => {
-    if (!(await recordProcessed(tx, event, 'applied'))) return;
-    if (!(await upsertPortalStatus(tx, order))) return markStale(tx, event);
-    await notifyOnChange(tx, order, ['fleet-manager@fleet.example'], 'bench.example');
+  await applyEffect(pool, event, order, {
+    to: ['fleet-manager@fleet.example'],
+    messageIdDomain: 'bench.example',
   });
 }
 

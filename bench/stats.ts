@@ -29,5 +29,5 @@ export function table(header: string[], rows: Array<Array<string | number>>): st
 
 function show(value: number): string {
   if (Number.isNaN(value)) return '–';
-  return String(round(value));
+  return String(round(value, Math.abs(value) < 0.1 ? 3 : 2));
 }

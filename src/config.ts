@@ -97,7 +97,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   }
 
   const database = databaseConfig(text('DATABASE_URL'), () => bound('postgresql-db'), problems);
-  database.max = int('DATABASE_POOL_SIZE', 10, 1, 100);
+  database.max = int('DATABASE_POOL_SIZE', 20, 1, 100);
 
   const smtpUrl = text('SMTP_URL');
   const dir = text('MAIL_DIR');

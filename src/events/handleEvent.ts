@@ -3,17 +3,15 @@
 
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
-import { withTransaction } from '../db/transaction.js';
 import { classify, describe } from '../errors.js';
-import { notifyOnChange } from '../notifications/notify.js';
-import { toPortalOrder, upsertPortalStatus } from '../portal/portalStatus.js';
+import { toPortalOrder } from '../portal/portalStatus.js';
 import { type RetryPolicy, retry } from '../retry.js';
 import type { ReadOrder } from '../s4/sharedReads.js';
+import { applyEffect } from './applyEffect.js';
 import { type InboundMessage, type ParsedEvent, parseCloudEvent } from './cloudEvent.js';
 import {
   checkInbox,
   forgetAttempts,
-  markStale,
   noteAttemptError,
   type ProcessedOutcome,
   recordProcessed,
@@ -57,24 +55,16 @@ export function createEventHandler(deps: EventHandlerDeps): HandleEvent {
   /** One try at the effect; throws on failure. */
   async function apply(event: ParsedEvent): Promise<Outcome> {
     if (event.salesOrder === undefined) {
-      const recorded = await withTransaction(pool, (tx) => recordProcessed(tx, event, 'ignored'));
-      return accept(recorded ? 'ignored' : 'duplicate');
+      // One statement: atomic on its own, no transaction needed.
+      return accept((await recordProcessed(pool, event, 'ignored')) ? 'ignored' : 'duplicate');
     }
     // Never trust the event's data beyond the key: the order's current state comes from S/4HANA, read
     // before the transaction opens.
     const { order, readAt } = await readOrder(event.salesOrder);
-    let mailQueued = false;
-    const result = await withTransaction(pool, async (tx): Promise<ProcessedOutcome | 'duplicate'> => {
-      if (order === null) return (await recordProcessed(tx, event, 'not_found')) ? 'not_found' : 'duplicate';
-      if (!(await recordProcessed(tx, event, 'applied'))) return 'duplicate';
-      const portalOrder = toPortalOrder(order, readAt);
-      if (!(await upsertPortalStatus(tx, portalOrder))) {
-        await markStale(tx, event);
-        return 'stale';
-      }
-      mailQueued = (await notifyOnChange(tx, portalOrder, deps.mail.to, deps.mail.messageIdDomain)) !== null;
-      return 'applied';
-    });
+    if (order === null) {
+      return accept((await recordProcessed(pool, event, 'not_found')) ? 'not_found' : 'duplicate');
+    }
+    const { result, mailQueued } = await applyEffect(pool, event, toPortalOrder(order, readAt), deps.mail);
     if (mailQueued) deps.onMailQueued();
     return accept(result);
   }

@@ -1,4 +1,3 @@
-import type { Executor } from '../db/transaction.js';
 import type { SalesOrder } from '../s4/salesOrder.js';
 
 export type PortalStatus =
@@ -40,40 +39,4 @@ export function toPortalOrder(order: SalesOrder, readAt: Date): PortalOrder {
     changedAt: order.changedAt,
     readAt,
   };
-}
-
-/**
- * Writes the order's portal row as absolute values, unless the stored state is newer. States are ordered by
- * (LastChangeDateTime, time read): whichever was read later wins between equal change times, because not every
- * status change moves LastChangeDateTime. Returns whether this state is now the portal's.
- * The row lock taken here also serialises the rest of the transaction per order.
- */
-export async function upsertPortalStatus(tx: Executor, order: PortalOrder): Promise<boolean> {
-  const { rowCount } = await tx.query({
-    // Named: prepared once per connection, then only bound and executed.
-    name: 'upsert-portal-status',
-    text: `insert into portal_order_status as current
-       (sales_order, portal_status, requested_delivery_date, sold_to_party, customer_reference, s4_changed_at, s4_read_at)
-     values ($1::text, $2::text, $3::date, $4::text, $5::text, $6::timestamptz, $7::timestamptz)
-     on conflict (sales_order) do update set
-       portal_status = excluded.portal_status,
-       requested_delivery_date = excluded.requested_delivery_date,
-       sold_to_party = excluded.sold_to_party,
-       customer_reference = excluded.customer_reference,
-       s4_changed_at = excluded.s4_changed_at,
-       s4_read_at = excluded.s4_read_at,
-       updated_at = now()
-     where (coalesce(excluded.s4_changed_at, '-infinity'), excluded.s4_read_at)
-        >= (coalesce(current.s4_changed_at, '-infinity'), current.s4_read_at)`,
-    values: [
-      order.salesOrder,
-      order.portalStatus,
-      order.requestedDeliveryDate,
-      order.soldToParty,
-      order.customerReference,
-      order.changedAt,
-      order.readAt,
-    ],
-  });
-  return rowCount === 1;
 }

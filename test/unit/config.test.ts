@@ -30,7 +30,7 @@ describe('configuration', () => {
   it('reads a local setup with defaults for everything else', () => {
     const config = loadConfig(local);
     expect(config.port).toBe(8080);
-    expect(config.database).toMatchObject({ connectionString: local.DATABASE_URL, max: 10 });
+    expect(config.database).toMatchObject({ connectionString: local.DATABASE_URL, max: 20 });
     expect(config.amqp?.queue).toBe('/amq/queue/salesorder');
     expect(config.amqp?.client).toMatchObject({
       net: { host: 'broker', port: 5673 },

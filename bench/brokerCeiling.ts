@@ -1,0 +1,53 @@
+// The broker ceiling: how fast this machine's RabbitMQ hands messages to the service's AMQP 1.0 client with
+// the service's flow-control settings, when the consumer does nothing but accept. No service can go faster.
+import { Client, type ClientOptions, type IncomingMessage } from '@sap/xb-msg-amqp-v100';
+
+export interface BrokerCeiling {
+  messagesPerSecond: number;
+  messages: number;
+}
+
+/**
+ * Drains `expected` messages already in the queue at `address` with a bare consumer that settles each as
+ * accepted on arrival. Timed from the first to the last message, so connecting and attaching are not counted.
+ */
+export async function measureBrokerCeiling(
+  client: ClientOptions,
+  address: string,
+  expected: number,
+  timeoutMs: number,
+): Promise<BrokerCeiling> {
+  const amqp = new Client(client);
+  let received = 0;
+  let first = 0;
+  let last = 0;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`bare consumer took ${received} of ${expected} messages in ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+      amqp.on('error', (err: Error) => {
+        clearTimeout(timer);
+        reject(err);
+      });
+      amqp
+        .receiver('fon-bench-ceiling')
+        .attach(address)
+        .on('data', (message: IncomingMessage) => {
+          const now = performance.now();
+          if (received === 0) first = now;
+          last = now;
+          message.done();
+          if (++received === expected) {
+            clearTimeout(timer);
+            resolve();
+          }
+        });
+      amqp.connect();
+    });
+  } finally {
+    amqp.disconnect();
+  }
+  return { messagesPerSecond: (received - 1) / ((last - first) / 1000), messages: received };
+}

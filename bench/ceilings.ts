@@ -1,0 +1,56 @@
+// This machine's two ceilings at one prefetch, measured with the service's own settings: the broker (a bare
+// consumer on the same AMQP client and flow control) and the database (the service's per-event path through pg).
+import type { ClientOptions } from '@sap/xb-msg-amqp-v100';
+import type { SalesOrder } from '../src/s4/salesOrder.js';
+import { measureBrokerCeiling } from './brokerCeiling.js';
+import { measureDatabaseCeiling } from './databaseCeiling.js';
+import type { BenchDatabase, BenchQueue } from './infrastructure.js';
+import { databaseCpu } from './probes.js';
+import type { BenchPublisher } from './publisher.js';
+import type { CeilingResult } from './report.js';
+import { type BenchEvent, duplicatesOf } from './workload.js';
+
+export interface CeilingOptions {
+  prefetch: number;
+  /** The service's AMQP client options for this prefetch (from its own loadConfig). */
+  client: ClientOptions;
+  poolSize: number;
+  db: BenchDatabase;
+  queue: BenchQueue;
+  publisher: BenchPublisher;
+  salesOrders: Map<string, SalesOrder>;
+  /** Events never published, as many as the scenario with 0 ms S/4HANA latency at this prefetch has. */
+  newEvents: BenchEvent[];
+  warmupEvents: BenchEvent[];
+  duplicateCount: number;
+  random: () => number;
+  timeoutMs: number;
+}
+
+export async function measureCeilings(options: CeilingOptions): Promise<CeilingResult> {
+  const { db, queue, publisher, prefetch } = options;
+  // (a) The broker: the same events pre-loaded, drained by a consumer that only accepts.
+  await publisher.publish(queue.address, options.newEvents);
+  const broker = await measureBrokerCeiling(
+    options.client,
+    queue.address,
+    options.newEvents.length,
+    options.timeoutMs,
+  );
+  await queue.purge();
+
+  // (b) The database: the same events through the service's handler, then redeliveries of them.
+  await db.reset();
+  const ceilingOptions = {
+    databaseUrl: db.url,
+    poolSize: options.poolSize,
+    concurrency: prefetch,
+    salesOrders: options.salesOrders,
+    databaseCpu: () => databaseCpu(db),
+  };
+  await measureDatabaseCeiling(ceilingOptions, options.warmupEvents, 'new');
+  const database = await measureDatabaseCeiling(ceilingOptions, options.newEvents, 'new');
+  const duplicates = duplicatesOf(options.newEvents, options.duplicateCount, options.random);
+  const databaseDuplicates = await measureDatabaseCeiling(ceilingOptions, duplicates, 'duplicate');
+  return { prefetch, broker, database, databaseDuplicates };
+}

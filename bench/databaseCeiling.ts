@@ -1,0 +1,97 @@
+// The database ceiling: the service's own per-event path, imported from src/ (createEventHandler: checkInbox,
+// then the effect transaction), driven straight through `pg` at the service's concurrency (as many events in
+// flight as the prefetch, sharing a pool of the service's size), with the S/4HANA read answered at once from
+// memory and logging off. What is left is the SQL and its round trips: no service can go faster. Driving the
+// handler itself, not a copy of its queries, keeps the ceiling equal to whatever the service runs.
+import pg from 'pg';
+import type { InboundMessage } from '../src/events/cloudEvent.js';
+import { createEventHandler } from '../src/events/handleEvent.js';
+import { createLogger } from '../src/logger.js';
+import type { SalesOrder } from '../src/s4/salesOrder.js';
+import { percentile } from './stats.js';
+import { type BenchEvent, renderEvent } from './workload.js';
+
+export interface DatabaseCeiling {
+  eventsPerSecond: number;
+  events: number;
+  /** Per-event time of the database work alone, in ms. */
+  p50Ms: number;
+  p99Ms: number;
+  /** CPU of the pool's PostgreSQL backends per 1,000 events. */
+  databaseCpuSecondsPer1000: number;
+}
+
+export interface DatabaseCeilingOptions {
+  databaseUrl: string;
+  poolSize: number;
+  concurrency: number;
+  salesOrders: Map<string, SalesOrder>;
+  /** CPU seconds used so far by the database's sessions other than the benchmark's own. */
+  databaseCpu: () => Promise<number>;
+}
+
+/**
+ * Runs `events` through the handler; every one must end as `expect` (new events 'applied' or 'stale',
+ * duplicates 'duplicate'), or the ceiling would be measuring something else.
+ */
+export async function measureDatabaseCeiling(
+  options: DatabaseCeilingOptions,
+  events: BenchEvent[],
+  expect: 'new' | 'duplicate',
+): Promise<DatabaseCeiling> {
+  const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize });
+  const handle = createEventHandler({
+    pool,
+    readOrder: async (salesOrder) => ({
+      order: options.salesOrders.get(salesOrder) ?? null,
+      readAt: new Date(),
+    }),
+    retryPolicy: { attempts: 1, baseDelayMs: 0, maxDelayMs: 0 },
+    maxDeliveries: 10,
+    maxMessageBytes: 1024 * 1024,
+    mail: { to: ['fleet-manager@fleet.example'], messageIdDomain: 'fleet.example' },
+    onMailQueued: () => {},
+    logger: createLogger('silent'),
+  });
+  const messages: InboundMessage[] = events.map((event) => {
+    if (event.body === undefined) {
+      event.publishedAt = Date.now();
+      event.body = renderEvent(event, event.publishedAt);
+    }
+    return { body: event.body, contentType: 'application/json', binaryAttributes: {} };
+  });
+  const durations: number[] = [];
+  let next = 0;
+  try {
+    // Open the pool's connections first, as a running service has them.
+    await Promise.all(Array.from({ length: options.poolSize }, () => pool.query('select 1')));
+    const cpuBefore = await options.databaseCpu();
+    const started = performance.now();
+    await Promise.all(
+      Array.from({ length: options.concurrency }, async () => {
+        while (next < messages.length) {
+          const message = messages[next++] as InboundMessage;
+          const t0 = performance.now();
+          const { outcome } = await handle(message);
+          durations.push(performance.now() - t0);
+          const result = outcome.kind === 'accept' ? outcome.result : outcome.kind;
+          const fits =
+            expect === 'duplicate' ? result === 'duplicate' : result === 'applied' || result === 'stale';
+          if (!fits) throw new Error(`database ceiling: a ${expect} event ended as ${result}`);
+        }
+      }),
+    );
+    const seconds = (performance.now() - started) / 1000;
+    const cpu = (await options.databaseCpu()) - cpuBefore;
+    durations.sort((a, b) => a - b);
+    return {
+      eventsPerSecond: messages.length / seconds,
+      events: messages.length,
+      p50Ms: percentile(durations, 0.5),
+      p99Ms: percentile(durations, 0.99),
+      databaseCpuSecondsPer1000: (cpu / messages.length) * 1000,
+    };
+  } finally {
+    await pool.end();
+  }
+}

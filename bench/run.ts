@@ -1,0 +1,265 @@
+// The benchmark: the compiled service as a child process against the local PostgreSQL and RabbitMQ, the
+// S/4HANA stand-in and the SMTP receiver, measured side by side with the two ceilings of this machine.
+// Usage: npm run build && npx tsx bench/run.ts [--events 20000] [--only 0ms] [--profile] [--env KEY=VALUE]...
+// Writes bench/results/<timestamp>.json and bench/results/latest.json, and prints the tables.
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { type S4Server, startS4Server } from '../sandbox/s4Server.js';
+import { type SmtpSink, startSmtpServer } from '../sandbox/smtpServer.js';
+import { loadConfig } from '../src/config.js';
+import { measureCeilings } from './ceilings.js';
+import {
+  AMQP_HOST,
+  AMQP_PORT,
+  AMQP_URL,
+  type BenchDatabase,
+  type BenchQueue,
+  createBenchDatabase,
+  createBenchQueue,
+} from './infrastructure.js';
+import { drainPhase, type PhaseContext, steadyPhase } from './phases.js';
+import { type BenchPublisher, openPublisher } from './publisher.js';
+import { type BenchResults, printReport } from './report.js';
+import { PREFETCHES, SCENARIOS, warmupCount } from './scenarios.js';
+import { evaluateTargets } from './targets.js';
+import {
+  createOrders,
+  duplicatesOf,
+  markerEvent,
+  type OrderBook,
+  randomSource,
+  uniqueEvents,
+} from './workload.js';
+
+const { values: args } = parseArgs({
+  options: {
+    events: { type: 'string', default: '20000' },
+    'duplicate-share': { type: 'string', default: '0.3' },
+    'events-per-order': { type: 'string', default: '4' },
+    only: { type: 'string' },
+    'steady-rate': { type: 'string', default: '200' },
+    'steady-seconds': { type: 'string', default: '10' },
+    'steady-prefetch': { type: 'string', default: '100' },
+    'phase-timeout': { type: 'string', default: '60' },
+    seed: { type: 'string', default: '42' },
+    profile: { type: 'boolean', default: false },
+    env: { type: 'string', multiple: true, default: [] },
+  },
+});
+
+const RESULTS = new URL('./results/', import.meta.url).pathname;
+const total = Number(args.events);
+const duplicateShare = Number(args['duplicate-share']);
+const uniqueTotal = Math.round(total * (1 - duplicateShare));
+const duplicateTotal = total - uniqueTotal;
+const perOrder = Number(args['events-per-order']);
+const random = randomSource(Number(args.seed));
+const overrides = Object.fromEntries(
+  (args.env as string[]).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+);
+const selected = (name: string) => args.only === undefined || name.includes(args.only);
+
+const started = new Date();
+const stamp = started.toISOString().replace(/[:.]/g, '-');
+const logDir = join(RESULTS, 'logs');
+rmSync(logDir, { recursive: true, force: true });
+mkdirSync(logDir, { recursive: true });
+const nodeArgs = args.profile ? ['--cpu-prof', '--cpu-prof-dir', join(RESULTS, 'profiles', stamp)] : [];
+
+let db: BenchDatabase | undefined;
+let queue: BenchQueue | undefined;
+let publisher: BenchPublisher | undefined;
+let s4: S4Server | undefined;
+let smtp: SmtpSink | undefined;
+// Bounded as a whole: whatever hangs, the run ends and cleans up.
+const watchdog = setTimeout(() => {
+  console.error('benchmark exceeded 15 minutes; aborting');
+  void cleanUp().finally(() => process.exit(2));
+}, 15 * 60_000);
+watchdog.unref();
+process.once('SIGINT', () => void cleanUp().finally(() => process.exit(130)));
+
+async function cleanUp(): Promise<void> {
+  await Promise.allSettled([queue?.delete(), db?.drop(), publisher?.close(), s4?.close(), smtp?.close()]);
+}
+
+try {
+  [db, queue, publisher, s4, smtp] = await Promise.all([
+    createBenchDatabase(),
+    createBenchQueue('fon-bench'),
+    openPublisher(AMQP_HOST, AMQP_PORT),
+    startS4Server(),
+    startSmtpServer(),
+  ]);
+  const results = await runAll(db, queue, publisher, s4, smtp);
+  results.targets = evaluateTargets(results);
+  mkdirSync(RESULTS, { recursive: true });
+  const json = JSON.stringify(results, null, 2);
+  writeFileSync(join(RESULTS, `${stamp}.json`), json);
+  writeFileSync(join(RESULTS, 'latest.json'), json);
+  console.log(printReport(results));
+  console.log(`\nresults: bench/results/${stamp}.json (and latest.json); service logs: bench/results/logs/`);
+  if (args.profile) console.log(`profiles: npx tsx bench/profileSummary.ts bench/results/profiles/${stamp}`);
+} finally {
+  await cleanUp();
+  clearTimeout(watchdog);
+}
+
+async function runAll(
+  db: BenchDatabase,
+  queue: BenchQueue,
+  publisher: BenchPublisher,
+  s4: S4Server,
+  smtp: SmtpSink,
+): Promise<BenchResults> {
+  // Enough orders for the largest scenario at `perOrder` events each, plus separate ones for warming up.
+  const warmupOrders = createOrders(9_000_000, 200);
+  const orders = createOrders(1_000_000, Math.ceil(uniqueTotal / perOrder) + 1);
+  for (const state of [...warmupOrders.states, ...orders.states]) s4.setOrder(state);
+  const salesOrders = new Map([...warmupOrders.salesOrders, ...orders.salesOrders]);
+  const orderKeys = (book: OrderBook) => book.states.map((state) => state.salesOrder);
+
+  const serviceEnv = (prefetch: number): Record<string, string> => ({
+    DATABASE_URL: db.url,
+    INGEST: 'amqp',
+    AMQP_URL,
+    AMQP_QUEUE: queue.address,
+    AMQP_PREFETCH: String(prefetch),
+    S4_DESTINATION: 'S4HANA',
+    destinations: JSON.stringify([{ name: 'S4HANA', url: s4.url }]),
+    SMTP_URL: smtp.url,
+    MAIL_FROM: 'notifier@fleet.example',
+    MAIL_TO: 'fleet-manager@fleet.example',
+    AUTH: 'none',
+    LOG_LEVEL: 'info',
+    ...overrides,
+  });
+  const config = (prefetch: number) => loadConfig(serviceEnv(prefetch));
+  const phaseTimeoutMs = Number(args['phase-timeout']) * 1000;
+  const context = (name: string, prefetch: number): PhaseContext => ({
+    db,
+    queue,
+    publisher,
+    s4,
+    serviceEnv: serviceEnv(prefetch),
+    logFile: join(logDir, `${name}.log`),
+    nodeArgs,
+    timeoutMs: phaseTimeoutMs,
+  });
+  const fresh = (count: number) => uniqueEvents(orderKeys(orders), count, perOrder, random);
+  const warmupEvents = (count: number) => uniqueEvents(orderKeys(warmupOrders), count, perOrder, random);
+
+  const results: BenchResults = {
+    startedAt: started.toISOString(),
+    machine: {
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model ?? 'unknown',
+      memoryGb: Math.round(totalmem() / 2 ** 30),
+      node: process.version,
+      postgres: await serverVersion(db),
+      loadAverageAtStart: loadavg()[0] ?? 0,
+      loadAverageAtEnd: 0,
+    },
+    settings: {
+      events: total,
+      duplicateShare,
+      eventsPerOrder: perOrder,
+      poolSize: config(1).database.max ?? 10,
+      logLevel: serviceEnv(1).LOG_LEVEL as string,
+      overrides,
+    },
+    ceilings: [],
+    scenarios: [],
+    steady: undefined,
+    durationSeconds: 0,
+  };
+
+  for (const prefetch of PREFETCHES) {
+    const scenarios = SCENARIOS.filter((s) => s.prefetch === prefetch && selected(s.name));
+    if (scenarios.length === 0) continue;
+    const zeroLatency = SCENARIOS.find((s) => s.prefetch === prefetch && s.s4LatencyMs === 0);
+    const uniqueCount = Math.round(uniqueTotal * (zeroLatency?.uniqueShare ?? 1));
+    const duplicateCount = Math.round(duplicateTotal * (zeroLatency?.duplicateShare ?? 1));
+    log(`ceilings at prefetch ${prefetch}`);
+
+    const client = config(prefetch).amqp?.client;
+    if (client === undefined) throw new Error('no AMQP client configuration');
+    results.ceilings.push(
+      await measureCeilings({
+        prefetch,
+        client,
+        poolSize: config(prefetch).database.max ?? 10,
+        db,
+        queue,
+        publisher,
+        salesOrders,
+        newEvents: fresh(uniqueCount),
+        warmupEvents: warmupEvents(warmupCount(uniqueCount)),
+        duplicateCount,
+        random,
+        timeoutMs: phaseTimeoutMs,
+      }),
+    );
+
+    for (const scenario of scenarios) {
+      log(`scenario ${scenario.name}`);
+      await db.reset();
+      s4.setLatency(scenario.s4LatencyMs);
+      const unique = fresh(Math.round(uniqueTotal * scenario.uniqueShare));
+      const uniqueResult = await drainPhase(context(`${scenario.name}-unique`, prefetch), {
+        warmup: warmupEvents(warmupCount(unique.length)),
+        marker: markerEvent(),
+        measured: unique,
+      });
+      const duplicates = duplicatesOf(unique, Math.round(duplicateTotal * scenario.duplicateShare), random);
+      const duplicateResult = await drainPhase(context(`${scenario.name}-duplicates`, prefetch), {
+        warmup: duplicatesOf(unique, warmupCount(duplicates.length), random),
+        marker: markerEvent(),
+        measured: duplicates,
+        endMarker: markerEvent(),
+      });
+      const mails = await db.pool.query<{ mails: number; orders: number }>(
+        `select (select count(*)::int from mail_outbox) as "mails",
+                (select count(*)::int from portal_order_status) as "orders"`,
+      );
+      results.scenarios.push({
+        ...scenario,
+        unique: uniqueResult,
+        duplicates: duplicateResult,
+        mailsQueued: mails.rows[0]?.mails ?? 0,
+        ordersInPortal: mails.rows[0]?.orders ?? 0,
+      });
+    }
+  }
+
+  if (selected('steady')) {
+    const perSecond = Number(args['steady-rate']);
+    const prefetch = Number(args['steady-prefetch']);
+    log(`steady ${perSecond} events/s at prefetch ${prefetch}, S/4HANA latency 0 ms`);
+    await db.reset();
+    s4.setLatency(0);
+    const measured = fresh(Math.round(perSecond * Number(args['steady-seconds'])));
+    const result = await steadyPhase(context('steady', prefetch), {
+      warmup: warmupEvents(perSecond),
+      measured,
+      perSecond,
+    });
+    results.steady = { perSecond, prefetch, s4LatencyMs: 0, ...result };
+  }
+
+  results.machine.loadAverageAtEnd = loadavg()[0] ?? 0;
+  results.durationSeconds = Math.round((Date.now() - started.getTime()) / 1000);
+  return results;
+}
+
+async function serverVersion(db: BenchDatabase): Promise<string> {
+  const { rows } = await db.pool.query<{ v: string }>(`select current_setting('server_version') as "v"`);
+  return rows[0]?.v ?? 'unknown';
+}
+
+function log(message: string): void {
+  const seconds = ((Date.now() - started.getTime()) / 1000).toFixed(1);
+  console.log(`[bench ${seconds.padStart(6)} s] ${message}`);
+}

@@ -1,0 +1,117 @@
+// The service under test as a process of its own (`node dist/main.js`), configured through its environment
+// exactly as in production, so that its CPU time and memory are measured apart from the load generator.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { closeSync, existsSync, openSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  type CpuSampler,
+  cpuSeconds,
+  findProcess,
+  machineBusySeconds,
+  ownCpuSeconds,
+  peakRssBytes,
+  sampleCpu,
+} from './processStats.js';
+
+/**
+ * CPU counters sampled while the service runs: the service process; RabbitMQ (the whole broker, shared with
+ * anything else using it); this process (publisher, S/4HANA and SMTP stand-ins); the machine (all cores).
+ */
+export type CpuSource = 'service' | 'broker' | 'loadGenerator' | 'machine';
+
+export const SERVICE_ENTRY = new URL('../dist/main.js', import.meta.url).pathname;
+
+export interface ServiceProcess {
+  pid: number;
+  cpu: CpuSampler<CpuSource>;
+  /** The service's Prometheus metrics (text format). */
+  metrics(): Promise<string>;
+  /** Resolves when /health reports ready with the AMQP receiver attached. */
+  ready(timeoutMs?: number): Promise<void>;
+  /** Reads the peak RSS, then stops the process with SIGTERM (SIGKILL after 10 s) and waits for its exit. */
+  stop(): Promise<{ peakRssBytes: number; exitCode: number | null }>;
+}
+
+export interface ServiceProcessOptions {
+  env: Record<string, string>;
+  /** Where the service's stdout and stderr (its JSON log) go. */
+  logFile: string;
+  /** Extra node flags, e.g. --cpu-prof. */
+  nodeArgs?: string[];
+}
+
+export async function startServiceProcess(options: ServiceProcessOptions): Promise<ServiceProcess> {
+  if (!existsSync(SERVICE_ENTRY)) throw new Error(`${SERVICE_ENTRY} is missing: run npm run build first`);
+  const port = await freePort();
+  const log = openSync(options.logFile, 'a');
+  const child: ChildProcess = spawn(process.execPath, [...(options.nodeArgs ?? []), SERVICE_ENTRY], {
+    env: { PATH: process.env.PATH ?? '', ...options.env, PORT: String(port) },
+    stdio: ['ignore', log, log],
+  });
+  closeSync(log);
+  const pid = child.pid;
+  if (pid === undefined) throw new Error('the service process did not start');
+  let exitCode: number | null | undefined;
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', (code) => {
+      exitCode = code;
+      resolve();
+    }),
+  );
+  const broker = findProcess('beam.smp');
+  const cpu = sampleCpu<CpuSource>({
+    service: () => cpuSeconds(pid),
+    broker: () => (broker === undefined ? Number.NaN : cpuSeconds(broker)),
+    loadGenerator: ownCpuSeconds,
+    machine: machineBusySeconds,
+  });
+
+  return {
+    pid,
+    cpu,
+    async metrics() {
+      return (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    },
+    async ready(timeoutMs = 20_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (Date.now() < deadline) {
+        if (exitCode !== undefined) {
+          throw new Error(`the service exited with code ${exitCode} while starting; see ${options.logFile}`);
+        }
+        try {
+          const response = await fetch(`http://127.0.0.1:${port}/health`);
+          const health = (await response.json()) as { ready?: boolean; checks?: { amqp?: string } };
+          if (health.ready === true && health.checks?.amqp === 'attached') return;
+        } catch {
+          // not listening yet
+        }
+        await sleep(50);
+      }
+      throw new Error(`the service was not ready within ${timeoutMs} ms; see ${options.logFile}`);
+    },
+    async stop() {
+      let peak = 0;
+      if (exitCode === undefined) {
+        peak = peakRssBytes(pid);
+        child.kill('SIGTERM');
+        const killed = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        await exited;
+        clearTimeout(killed);
+      }
+      cpu.stop();
+      return { peakRssBytes: peak, exitCode: exitCode ?? null };
+    },
+  };
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
+    });
+  });
+}
