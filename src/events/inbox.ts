@@ -52,8 +52,9 @@ export async function checkInbox(db: Pool, event: ParsedEvent): Promise<InboxEnt
 }
 
 /**
- * Records the event as processed inside the effect's transaction and forgets its delivery count.
- * Returns false when the identity is already recorded: another delivery won the race, nothing else may be written.
+ * Records an event that has no effect beyond its record (not found in S/4HANA, or of a type the portal ignores)
+ * and forgets its delivery count, in one statement. Returns false when the identity is already recorded: another
+ * delivery won the race. Events with an effect are recorded by applyEffect.ts, in the effect's statement.
  */
 export async function recordProcessed(
   tx: Executor,
