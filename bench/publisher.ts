@@ -1,7 +1,5 @@
-// The producer side of the benchmark: an AMQP 1.0 client independent of the service (rhea), publishing
-// durable structured CloudEvents as S/4HANA does through Event Mesh, within the broker's credit.
-import { randomBytes } from 'node:crypto';
 import rhea, { type Connection, type Sender } from 'rhea';
+import { openRheaConnection } from '../test/support/broker.js';
 import { type BenchEvent, renderEvent } from './workload.js';
 
 export interface BenchPublisher {
@@ -13,21 +11,7 @@ export interface BenchPublisher {
 }
 
 export async function openPublisher(host: string, port: number): Promise<BenchPublisher> {
-  const container = rhea.create_container({ id: `fon-bench-${randomBytes(3).toString('hex')}` });
-  const connection: Connection = container.connect({
-    host,
-    port,
-    username: 'guest',
-    password: 'guest',
-    reconnect: false,
-  });
-  await new Promise<void>((resolve, reject) => {
-    connection.once('connection_open', () => resolve());
-    connection.once('connection_error', (context) => reject(context.connection.error));
-    connection.once('disconnected', (context) =>
-      reject(context.error ?? new Error('publisher disconnected')),
-    );
-  });
+  const connection: Connection = await openRheaConnection('fon-bench', host, port);
 
   /** Opens a sender and counts the broker's outcomes; `sent()` tells how many have been handed over. */
   async function openSender(address: string, total: number) {

@@ -1,6 +1,3 @@
-// Bad input gets a clear reason and loses nothing: the hostile corpus goes through the real broker and the real
-// consumer, between valid events, and every message ends either processed or dead-lettered with its reason.
-import { randomBytes } from 'node:crypto';
 import amqplib from 'amqplib';
 import rhea from 'rhea';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,11 +5,11 @@ import { type S4Server, startS4Server } from '../../sandbox/s4Server.js';
 import { type SmtpSink, startSmtpServer } from '../../sandbox/smtpServer.js';
 import type { Service } from '../../src/service.js';
 import { hostileMessages, metadataHostileMessages, paddedEvent } from '../fixtures/hostileMessages.js';
-import { createTestQueue, type TestQueue } from '../support/broker.js';
+import { createTestQueue, openRheaConnection, type TestQueue } from '../support/broker.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { eventually, S4_SOURCE, salesOrderEvent, startTestService } from '../support/harness.js';
 import { orderMaker } from '../support/orders.js';
-import { AMQP_HOST, AMQP_PORT, AMQP_URL } from '../support/services.js';
+import { AMQP_URL } from '../support/services.js';
 
 const MAX_MESSAGE_BYTES = 256 * 1024;
 const STORED_BODY_LIMIT = 1024 * 1024; // src/events/deadLetter.ts keeps at most this much of a body
@@ -59,18 +56,7 @@ afterAll(async () => {
  * test/support/broker.ts it can leave out the content type and send amqp-value sections.
  */
 async function publish(messages: WireMessage[]): Promise<string[]> {
-  const container = rhea.create_container({ id: `fon-bad-input-${randomBytes(3).toString('hex')}` });
-  const connection = container.connect({
-    host: AMQP_HOST,
-    port: AMQP_PORT,
-    username: 'guest',
-    password: 'guest',
-    reconnect: false,
-  });
-  await new Promise<void>((resolve, reject) => {
-    connection.once('connection_open', () => resolve());
-    connection.once('disconnected', (context) => reject(context.error ?? new Error('disconnected')));
-  });
+  const connection = await openRheaConnection('fon-bad-input');
   const sender = connection.open_sender({ target: { address: queue.address } });
   await new Promise<void>((resolve) => sender.once('sendable', () => resolve()));
   const outcomes = new Map<unknown, (outcome: string) => void>();

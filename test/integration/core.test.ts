@@ -1,13 +1,14 @@
 // The core promise end to end, on the real PostgreSQL and RabbitMQ (AMQP 1.0), a real SMTP receiver and a
 // local S/4HANA stand-in: one portal state and one email per real change, whatever the broker delivers.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type S4Server, startS4Server } from '../../sandbox/s4Server.js';
-import { type SmtpSink, startSmtpServer } from '../../sandbox/smtpServer.js';
+import type { S4Server } from '../../sandbox/s4Server.js';
+import type { SmtpSink } from '../../sandbox/smtpServer.js';
 import type { Service } from '../../src/service.js';
-import { createPublisher, createTestQueue, type Publisher, type TestQueue } from '../support/broker.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { createTestQueue, type Publisher, type TestQueue } from '../support/broker.js';
+import type { TestDatabase } from '../support/database.js';
 import { eventually, S4_SOURCE, salesOrderEvent, startTestService } from '../support/harness.js';
 import { orderMaker } from '../support/orders.js';
+import { startWorld, stopWorld } from '../support/world.js';
 
 let db: TestDatabase;
 let s4: S4Server;
@@ -17,16 +18,9 @@ let queue: TestQueue;
 let service: Service;
 
 beforeAll(async () => {
-  [db, s4, smtp, publisher] = await Promise.all([
-    createTestDatabase(),
-    startS4Server(),
-    startSmtpServer(),
-    createPublisher(),
-  ]);
+  ({ db, s4, smtp, publisher } = await startWorld());
 });
-afterAll(async () => {
-  await Promise.all([db.drop(), s4.close(), smtp.close(), publisher.close()]);
-});
+afterAll(() => stopWorld({ db, s4, smtp, publisher }));
 
 beforeEach(async () => {
   queue = await createTestQueue('fon-core');

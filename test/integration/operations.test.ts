@@ -1,10 +1,11 @@
 // What an operator relies on: /health, /metrics, the log lines, and a shutdown that loses nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type S4Server, startS4Server } from '../../sandbox/s4Server.js';
-import { type SmtpSink, startSmtpServer } from '../../sandbox/smtpServer.js';
-import { createPublisher, createTestQueue, type Publisher } from '../support/broker.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import type { S4Server } from '../../sandbox/s4Server.js';
+import type { SmtpSink } from '../../sandbox/smtpServer.js';
+import { createTestQueue, type Publisher } from '../support/broker.js';
+import type { TestDatabase } from '../support/database.js';
 import { eventually, salesOrderEvent, startTestService } from '../support/harness.js';
+import { startWorld, stopWorld } from '../support/world.js';
 
 let db: TestDatabase;
 let s4: S4Server;
@@ -12,21 +13,14 @@ let smtp: SmtpSink;
 let publisher: Publisher;
 
 beforeAll(async () => {
-  [db, s4, smtp, publisher] = await Promise.all([
-    createTestDatabase(),
-    startS4Server(),
-    startSmtpServer(),
-    createPublisher(),
-  ]);
+  ({ db, s4, smtp, publisher } = await startWorld());
   s4.setOrder({
     salesOrder: '7000001',
     lastChangeDateTime: '2026-11-30T10:00:00Z',
     requestedDeliveryDate: '2026-12-01',
   });
 });
-afterAll(async () => {
-  await Promise.all([db.drop(), s4.close(), smtp.close(), publisher.close()]);
-});
+afterAll(() => stopWorld({ db, s4, smtp, publisher }));
 
 describe('health, metrics and logs', () => {
   it('reports the database, the AMQP link and the outbox, counts events in /metrics, and logs without secrets', async () => {

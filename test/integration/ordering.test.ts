@@ -16,12 +16,13 @@
 // - Which states get applied in between depends on timing, so the stochastic tests check these rules for whatever
 //   interleaving happened; one test forces the stale interleaving to check its exact outcome.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type S4Server, type SalesOrderState, startS4Server } from '../../sandbox/s4Server.js';
-import { type SmtpSink, startSmtpServer } from '../../sandbox/smtpServer.js';
+import type { S4Server, SalesOrderState } from '../../sandbox/s4Server.js';
+import type { SmtpSink } from '../../sandbox/smtpServer.js';
 import type { Service } from '../../src/service.js';
-import { createPublisher, createTestQueue, type Publisher, type TestQueue } from '../support/broker.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { createTestQueue, type Publisher, type TestQueue } from '../support/broker.js';
+import type { TestDatabase } from '../support/database.js';
 import { eventually, salesOrderEvent, startTestService } from '../support/harness.js';
+import { startWorld, stopWorld } from '../support/world.js';
 
 let db: TestDatabase;
 let s4: S4Server;
@@ -31,16 +32,9 @@ const queues: TestQueue[] = [];
 const services: Service[] = [];
 
 beforeAll(async () => {
-  [db, s4, smtp, publisher] = await Promise.all([
-    createTestDatabase(),
-    startS4Server(),
-    startSmtpServer(),
-    createPublisher(),
-  ]);
+  ({ db, s4, smtp, publisher } = await startWorld());
 });
-afterAll(async () => {
-  await Promise.all([db?.drop(), s4?.close(), smtp?.close(), publisher?.close()]);
-});
+afterAll(() => stopWorld({ db, s4, smtp, publisher }));
 afterEach(async () => {
   await Promise.all(services.splice(0).map((service) => service.stop()));
   await Promise.all(queues.splice(0).map((queue) => queue.delete()));

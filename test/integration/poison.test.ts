@@ -4,14 +4,15 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
-import { type S4Server, startS4Server } from '../../sandbox/s4Server.js';
-import { type SmtpSink, startSmtpServer } from '../../sandbox/smtpServer.js';
+import type { S4Server } from '../../sandbox/s4Server.js';
+import type { SmtpSink } from '../../sandbox/smtpServer.js';
 import type { Service } from '../../src/service.js';
-import { createPublisher, createTestQueue, type Publisher, type TestQueue } from '../support/broker.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { createTestQueue, type Publisher, type TestQueue } from '../support/broker.js';
+import type { TestDatabase } from '../support/database.js';
 import { eventually, S4_SOURCE, salesOrderEvent, startTestService } from '../support/harness.js';
 import { orderMaker } from '../support/orders.js';
 import { AMQP_URL } from '../support/services.js';
+import { startWorld, stopWorld } from '../support/world.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -21,16 +22,9 @@ let smtp: SmtpSink;
 let publisher: Publisher;
 
 beforeAll(async () => {
-  [db, s4, smtp, publisher] = await Promise.all([
-    createTestDatabase(),
-    startS4Server(),
-    startSmtpServer(),
-    createPublisher(),
-  ]);
+  ({ db, s4, smtp, publisher } = await startWorld());
 });
-afterAll(async () => {
-  await Promise.all([db?.drop(), s4?.close(), smtp?.close(), publisher?.close()]);
-});
+afterAll(() => stopWorld({ db, s4, smtp, publisher }));
 
 const { newOrder, changeOrder } = orderMaker(() => s4, 7_300_000, {
   soldToParty: undefined,

@@ -2,7 +2,7 @@
 // over AMQP 1.0 by an independent client (rhea), never through the service's own code.
 import { randomBytes } from 'node:crypto';
 import amqplib from 'amqplib';
-import rhea from 'rhea';
+import rhea, { type Connection } from 'rhea';
 import { AMQP_HOST, AMQP_PORT, AMQP_URL } from './services.js';
 
 export interface TestQueue {
@@ -68,12 +68,16 @@ export interface Publisher {
   close(): Promise<void>;
 }
 
-/** Publishes over AMQP 1.0 with rhea and resolves once the broker has accepted every message. */
-export async function createPublisher(): Promise<Publisher> {
-  const container = rhea.create_container({ id: `fon-test-publisher-${randomBytes(3).toString('hex')}` });
+/** An open AMQP 1.0 connection of rhea: a client independent of the service's own. */
+export async function openRheaConnection(
+  idPrefix: string,
+  host = AMQP_HOST,
+  port = AMQP_PORT,
+): Promise<Connection> {
+  const container = rhea.create_container({ id: `${idPrefix}-${randomBytes(3).toString('hex')}` });
   const connection = container.connect({
-    host: AMQP_HOST,
-    port: AMQP_PORT,
+    host,
+    port,
     username: 'guest',
     password: 'guest',
     reconnect: false,
@@ -82,9 +86,15 @@ export async function createPublisher(): Promise<Publisher> {
     connection.once('connection_open', () => resolve());
     connection.once('connection_error', (context) => reject(context.connection.error));
     connection.once('disconnected', (context) =>
-      reject(context.error ?? new Error('publisher disconnected')),
+      reject(context.error ?? new Error('AMQP 1.0 connection lost')),
     );
   });
+  return connection;
+}
+
+/** Publishes over AMQP 1.0 with rhea and resolves once the broker has accepted every message. */
+export async function createPublisher(): Promise<Publisher> {
+  const connection = await openRheaConnection('fon-test-publisher');
   return {
     async send(address, events) {
       const sender = connection.open_sender({ target: { address } });
