@@ -72,7 +72,7 @@ export async function measureDatabaseCeiling(
         while (next < messages.length) {
           const message = messages[next++] as InboundMessage;
           const t0 = performance.now();
-          const { outcome } = await handle(message);
+          const { outcome } = await handle(message, { channel: 'amqp' });
           durations.push(performance.now() - t0);
           const result = outcome.kind === 'accept' ? outcome.result : outcome.kind;
           const fits =

@@ -1,6 +1,6 @@
 import type { Pool } from 'pg';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { Handled } from './events/handleEvent.js';
+import type { Channel, Handled } from './events/handleEvent.js';
 
 export type Metrics = ReturnType<typeof createMetrics>;
 
@@ -85,7 +85,7 @@ export function createMetrics(pool: Pool, retentionDays: number) {
 
   return {
     registry,
-    observeEvent(channel: 'amqp' | 'webhook', handled: Handled, seconds: number): void {
+    observeEvent(channel: Channel, handled: Handled, seconds: number): void {
       const { outcome } = handled;
       const name =
         outcome.kind === 'accept' ? outcome.result : outcome.kind === 'release' ? 'released' : 'rejected';

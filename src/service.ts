@@ -72,7 +72,7 @@ export async function startService(
     leaseSeconds: config.mail.leaseSeconds,
   });
 
-  const handlerDeps = {
+  const handle = createEventHandler({
     pool,
     readOrder,
     retryPolicy: options.retryPolicy ?? DEFAULT_RETRY,
@@ -80,8 +80,9 @@ export async function startService(
     maxMessageBytes: config.maxMessageBytes,
     mail: { to: config.mail.to, messageIdDomain: config.mail.from.split('@')[1] ?? 'fleet-order-notifier' },
     onMailQueued: () => mailSender.wake(),
+    observe: metrics.observeEvent,
     logger,
-  };
+  });
 
   const auth = config.auth.kind === 'xsuaa' ? createXsuaaAuth(config.auth.credentials) : createNoAuth();
   if (config.auth.kind === 'none')
@@ -100,10 +101,7 @@ export async function startService(
     amqp = createAmqpConsumer({
       client: config.amqp.client,
       address: config.amqp.queue,
-      handle: createEventHandler({
-        ...handlerDeps,
-        observe: (handled, s) => metrics.observeEvent('amqp', handled, s),
-      }),
+      handle,
       recordDeadLetter: (letter) => recordDeadLetter(pool, letter),
       logger: logger.child({ component: 'amqp' }),
       onReconnect: metrics.reconnect,
@@ -112,17 +110,11 @@ export async function startService(
 
   const plugins: Array<(app: FastifyInstance) => Promise<void> | void> = [(app) => auth.decorate(app)];
   if (config.ingest.has('webhook')) {
-    const handle = createEventHandler({
-      ...handlerDeps,
-      observe: (handled, s) => metrics.observeEvent('webhook', handled, s),
-    });
     plugins.push(webhookRoutes({ handle, pool, auth, logger: logger.child({ component: 'webhook' }) }));
   }
 
-  // Replays take the same path as live messages; the transport that refused them already counted them.
-  plugins.push(
-    adminRoutes({ pool, auth, handle: createEventHandler(handlerDeps), wakeMailSender: mailSender.wake }),
-  );
+  // Replays take the same path as live messages.
+  plugins.push(adminRoutes({ pool, auth, handle, wakeMailSender: mailSender.wake }));
   const retention = createRetention({
     pool,
     logger: logger.child({ component: 'retention' }),

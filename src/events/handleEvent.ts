@@ -36,8 +36,8 @@ export interface EventHandlerDeps {
   mail: { to: string[]; messageIdDomain: string };
   /** Called after a commit that queued an email, so the sender need not wait for its next poll. */
   onMailQueued: () => void;
-  /** Sees every handled message with its duration: metrics. Must not throw. */
-  observe?: (handled: Handled, seconds: number) => void;
+  /** Sees every handled message with its channel and duration: metrics. Must not throw. */
+  observe?: (channel: Channel, handled: Handled, seconds: number) => void;
   logger: Logger;
 }
 
@@ -47,7 +47,17 @@ export interface Handled {
   event: ParsedEvent | undefined;
 }
 
-export type HandleEvent = (message: InboundMessage, signal?: AbortSignal) => Promise<Handled>;
+/** Where a message came from: a transport, or an operator replaying a dead letter. */
+export type Channel = 'amqp' | 'webhook' | 'replay';
+
+export interface HandleContext {
+  channel: Channel;
+  /** Aborted at shutdown: retry waits end at once and the message is released. */
+  signal?: AbortSignal;
+}
+
+/** One handler serves every channel, so deliveries of one identity overlap nowhere in the instance. */
+export type HandleEvent = (message: InboundMessage, context: HandleContext) => Promise<Handled>;
 
 export function createEventHandler(deps: EventHandlerDeps): HandleEvent {
   const { pool, readOrder, logger } = deps;
@@ -113,20 +123,22 @@ export function createEventHandler(deps: EventHandlerDeps): HandleEvent {
     }
   }
 
-  return async function handleEvent(message, signal) {
+  return async function handleEvent(message, { channel, signal }) {
     const started = process.hrtime.bigint();
     const handled = await decide(message, signal);
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     const { outcome, event } = handled;
-    const log = event
-      ? logger.child({ source: event.source, id: event.id, type: event.type, salesOrder: event.salesOrder })
-      : logger;
+    const log = logger.child(
+      event
+        ? { channel, source: event.source, id: event.id, type: event.type, salesOrder: event.salesOrder }
+        : { channel },
+    );
     if (outcome.kind === 'reject') log.error({ reason: outcome.reason }, 'event rejected');
     else if (outcome.kind === 'release')
       log.warn({ reason: outcome.reason }, 'event released for redelivery');
     else if (outcome.result === 'duplicate') log.debug('duplicate event skipped');
     else log.info({ result: outcome.result, ms: Math.round(seconds * 1000) }, 'event processed');
-    deps.observe?.(handled, seconds);
+    deps.observe?.(channel, handled, seconds);
     return handled;
   };
 }

@@ -38,11 +38,10 @@ export async function replayDeadLetter(pool: Pool, id: string, handle: HandleEve
       letter.eventId,
     ]);
   }
-  const { outcome } = await handle({
-    body: letter.body,
-    contentType: letter.contentType ?? undefined,
-    binaryAttributes: letter.attributes,
-  });
+  const { outcome } = await handle(
+    { body: letter.body, contentType: letter.contentType ?? undefined, binaryAttributes: letter.attributes },
+    { channel: 'replay' },
+  );
   if (outcome.kind !== 'accept') return { kind: 'handled', outcome, replayedAt: null };
 
   // Two operators replaying at once both reach here; the event's identity made the second a duplicate, and

@@ -82,7 +82,7 @@ async function deliver(
   try {
     // Headers that cannot be decoded make the message unreadable for good, like a body that is not JSON.
     if (!decoded.ok) return await deadLetter(deps, log, request, reply, message, decoded.reason, undefined);
-    const { outcome, event } = await deps.handle(message, signal);
+    const { outcome, event } = await deps.handle(message, { channel: 'webhook', signal });
     if (outcome.kind === 'accept') {
       const { result } = outcome;
       return reply

@@ -102,7 +102,7 @@ export function createAmqpConsumer(options: AmqpConsumerOptions): AmqpConsumer {
     };
     try {
       const inbound = toInbound(message);
-      const { outcome, event } = await handle(inbound, stopping.signal);
+      const { outcome, event } = await handle(inbound, { channel: 'amqp', signal: stopping.signal });
       if (outcome.kind === 'reject') {
         await recordDeadLetter({
           channel: 'amqp',

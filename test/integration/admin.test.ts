@@ -112,7 +112,7 @@ async function deliver(
   message: Partial<InboundMessage> & { body: Buffer },
 ): Promise<Handled & { letter?: string }> {
   const inbound: InboundMessage = { contentType: 'application/json', binaryAttributes: {}, ...message };
-  const handled = await handle(inbound);
+  const handled = await handle(inbound, { channel: 'amqp' });
   if (handled.outcome.kind !== 'reject') return handled;
   const letter = await recordDeadLetter(db.pool, {
     channel: 'amqp',
