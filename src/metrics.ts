@@ -1,6 +1,7 @@
 import type { Pool } from 'pg';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Channel, Handled } from './events/handleEvent.js';
+import { outboxBacklog } from './notifications/outbox.js';
 
 export type Metrics = ReturnType<typeof createMetrics>;
 
@@ -45,13 +46,9 @@ export function createMetrics(pool: Pool, retentionDays: number) {
     labelNames: ['state'] as const,
     registers: [registry],
     async collect() {
-      const { rows } = await pool.query<{ state: string; count: number }>(
-        `select state, count(*)::int as "count" from mail_outbox where state <> 'sent' group by state`,
-      );
-      this.reset();
-      this.set({ state: 'pending' }, 0);
-      this.set({ state: 'parked' }, 0);
-      for (const row of rows) this.set({ state: row.state }, row.count);
+      const { pending, parked } = await outboxBacklog(pool);
+      this.set({ state: 'pending' }, pending);
+      this.set({ state: 'parked' }, parked);
     },
   });
   new Gauge({
@@ -59,11 +56,7 @@ export function createMetrics(pool: Pool, retentionDays: number) {
     help: 'Age of the oldest email not yet sent (0 when none)',
     registers: [registry],
     async collect() {
-      const { rows } = await pool.query<{ age: number }>(
-        `select coalesce(extract(epoch from now() - min(created_at)), 0)::float8 as "age"
-         from mail_outbox where state = 'pending'`,
-      );
-      this.set(rows[0]?.age ?? 0);
+      this.set((await outboxBacklog(pool)).oldestPendingSeconds);
     },
   });
   new Gauge({

@@ -71,6 +71,8 @@ create table mail_outbox (
   sent_at timestamptz
 );
 create index mail_outbox_due on mail_outbox (next_attempt_at) where state = 'pending';
+-- The backlog (/health, /metrics) reads unsent rows only, not the sent ones kept for the retention window.
+create index mail_outbox_unsent on mail_outbox (state, created_at) where state <> 'sent';
 create index mail_outbox_sales_order on mail_outbox (sales_order);
 
 -- Messages refused for good, with the reason. AMQP messages also go to the broker's dead-letter queue;

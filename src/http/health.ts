@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import { outboxBacklog } from '../notifications/outbox.js';
 
 export interface HealthReport {
   status: 'UP' | 'DOWN';
@@ -21,13 +22,8 @@ export async function checkHealth(
 ): Promise<HealthReport> {
   let outbox: HealthReport['checks']['outbox'] = null;
   try {
-    const { rows } = await pool.query<{ pending: number; oldest: number }>({
-      text: `select count(*)::int as "pending",
-                    coalesce(extract(epoch from now() - min(created_at)), 0)::float8 as "oldest"
-             from mail_outbox where state = 'pending'`,
-      query_timeout: 1000,
-    } as never);
-    outbox = { pending: rows[0]?.pending ?? 0, oldestPendingSeconds: Math.round(rows[0]?.oldest ?? 0) };
+    const { pending, oldestPendingSeconds } = await outboxBacklog(pool, 1000);
+    outbox = { pending, oldestPendingSeconds: Math.round(oldestPendingSeconds) };
   } catch {
     outbox = null;
   }

@@ -46,35 +46,21 @@ export const RETENTION_LOCK = 7_346_113;
 // Each statement takes the oldest expired rows through the age index and locks them, skipping rows another
 // transaction holds (a redelivery updating its attempt count, say): those wait for the next pass. The
 // delete finds the locked rows by ctid, which cannot change while the lock is held.
+function deleteOldest(table: string, age: string, only = ''): string {
+  return `delete from ${table} where ctid = any(array(
+            select ctid from ${table} where ${only}${age} < $1::timestamptz
+            order by ${age} limit $2::int for update skip locked))`;
+}
+
 const DELETES: Record<RetentionTarget, { cutoff: 'event' | 'mail'; sql: string }> = {
-  processedEvents: {
-    cutoff: 'event',
-    sql: `delete from processed_event where ctid = any(array(
-            select ctid from processed_event where processed_at < $1::timestamptz
-            order by processed_at limit $2::int for update skip locked))`,
-  },
-  eventAttempts: {
-    cutoff: 'event',
-    sql: `delete from event_attempt where ctid = any(array(
-            select ctid from event_attempt where last_seen_at < $1::timestamptz
-            order by last_seen_at limit $2::int for update skip locked))`,
-  },
+  processedEvents: { cutoff: 'event', sql: deleteOldest('processed_event', 'processed_at') },
+  eventAttempts: { cutoff: 'event', sql: deleteOldest('event_attempt', 'last_seen_at') },
   // Pending and parked mail never expires: it has not reached anyone yet.
-  sentMails: {
-    cutoff: 'mail',
-    sql: `delete from mail_outbox where ctid = any(array(
-            select ctid from mail_outbox where state = 'sent' and sent_at < $1::timestamptz
-            order by sent_at limit $2::int for update skip locked))`,
-  },
+  sentMails: { cutoff: 'mail', sql: deleteOldest('mail_outbox', 'sent_at', `state = 'sent' and `) },
   // A dead letter that was never replayed is kept, however old: it is the only record of why a message was
   // refused, and an operator must see it and decide. Replayed ones are kept for the mail window after the
   // replay, so the replay itself stays visible for as long.
-  replayedDeadLetters: {
-    cutoff: 'mail',
-    sql: `delete from dead_letter where ctid = any(array(
-            select ctid from dead_letter where replayed_at < $1::timestamptz
-            order by replayed_at limit $2::int for update skip locked))`,
-  },
+  replayedDeadLetters: { cutoff: 'mail', sql: deleteOldest('dead_letter', 'replayed_at') },
 };
 
 const TARGETS = Object.keys(DELETES) as RetentionTarget[];
@@ -89,12 +75,10 @@ export function createRetention(deps: RetentionDeps): Retention {
 
   async function pass(): Promise<RetentionReport> {
     const started = performance.now();
-    const deleted: Record<RetentionTarget, number> = {
-      processedEvents: 0,
-      eventAttempts: 0,
-      sentMails: 0,
-      replayedDeadLetters: 0,
-    };
+    const deleted = Object.fromEntries(TARGETS.map((target) => [target, 0])) as Record<
+      RetentionTarget,
+      number
+    >;
     // A dedicated connection: the session lock lives exactly as long as it, so an instance that dies
     // mid-pass frees the lock with its connection.
     const client = await pool.connect();

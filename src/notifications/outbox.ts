@@ -1,6 +1,7 @@
 // The mail outbox's SQL. A claimed row is leased, not locked: claiming moves its next_attempt_at past the
 // longest a send can take, so no transaction stays open during SMTP, and a crash mid-send simply lets the
 // lease run out and another instance (or this one, restarted) send it again with the same Message-ID.
+import type { QueryConfig } from 'pg';
 import type { Executor } from '../db/transaction.js';
 
 export interface OutboxMail {
@@ -61,4 +62,29 @@ export async function park(db: Executor, id: string, error: string): Promise<voi
     id,
     error,
   ]);
+}
+
+export interface OutboxBacklog {
+  pending: number;
+  parked: number;
+  /** Age of the oldest email not yet sent; 0 when none waits. */
+  oldestPendingSeconds: number;
+}
+
+/**
+ * What the outbox still holds, for /health and /metrics. Reads only unsent rows (a partial index), never the
+ * sent ones kept for MAIL_RETENTION_DAYS. `timeoutMs` bounds it where a probe must answer quickly.
+ */
+export async function outboxBacklog(db: Executor, timeoutMs?: number): Promise<OutboxBacklog> {
+  const query: QueryConfig & { query_timeout?: number } = {
+    text: `select count(*) filter (where state = 'pending')::int as "pending",
+                  count(*) filter (where state = 'parked')::int as "parked",
+                  coalesce(extract(epoch from now() - min(created_at) filter (where state = 'pending')), 0)::float8
+                    as "oldestPendingSeconds"
+           from mail_outbox where state <> 'sent'`,
+    // pg honours a per-query timeout; its types only know the per-client one.
+    query_timeout: timeoutMs,
+  };
+  const { rows } = await db.query<OutboxBacklog>(query);
+  return rows[0] as OutboxBacklog;
 }
