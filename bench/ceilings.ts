@@ -2,9 +2,10 @@
 // consumer on the same AMQP client and flow control) and the database (the service's per-event path through pg).
 import type { ClientOptions } from '@sap/xb-msg-amqp-v100';
 import type { SalesOrder } from '../src/s4/salesOrder.js';
+import type { TestQueue } from '../test/support/broker.js';
 import { measureBrokerCeiling } from './brokerCeiling.js';
 import { measureDatabaseCeiling } from './databaseCeiling.js';
-import type { BenchDatabase, BenchQueue } from './infrastructure.js';
+import type { BenchDatabase } from './infrastructure.js';
 import { databaseCpu } from './probes.js';
 import type { BenchPublisher } from './publisher.js';
 import type { CeilingResult } from './report.js';
@@ -16,7 +17,7 @@ export interface CeilingOptions {
   client: ClientOptions;
   poolSize: number;
   db: BenchDatabase;
-  queue: BenchQueue;
+  queue: TestQueue;
   publisher: BenchPublisher;
   salesOrders: Map<string, SalesOrder>;
   /** Events never published, as many as the scenario with 0 ms S/4HANA latency at this prefetch has. */

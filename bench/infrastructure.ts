@@ -1,15 +1,8 @@
-// The benchmark's own database and queue on the local PostgreSQL and RabbitMQ, created for one run and
-// removed afterwards. Nothing else on the shared services is touched.
-import { randomBytes } from 'node:crypto';
-import amqplib from 'amqplib';
+// The benchmark's own database on the local PostgreSQL, created for one run and dropped afterwards (its queue
+// is a test queue, test/support/broker.ts). Nothing else on the shared services is touched.
 import pg from 'pg';
 import { migrate } from '../src/db/migrate.js';
-
-export const POSTGRES_URL =
-  process.env.BENCH_DATABASE_URL ?? 'postgres://postgres:postgres@127.0.0.1:5432/postgres';
-export const AMQP_HOST = process.env.BENCH_AMQP_HOST ?? '127.0.0.1';
-export const AMQP_PORT = Number(process.env.BENCH_AMQP_PORT ?? 5672);
-export const AMQP_URL = `amqp://guest:guest@${AMQP_HOST}:${AMQP_PORT}`;
+import { createDatabase } from '../test/support/database.js';
 
 const BENCH_APPLICATION = 'fon-bench';
 
@@ -25,18 +18,12 @@ export interface BenchDatabase {
 }
 
 export async function createBenchDatabase(): Promise<BenchDatabase> {
-  const name = `fon_bench_${randomBytes(5).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: POSTGRES_URL });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const url = new URL(POSTGRES_URL);
-  url.pathname = `/${name}`;
+  const database = await createDatabase('fon_bench');
   // Named, so that its own connections are told apart from the service's in pg_stat_activity.
-  const pool = new pg.Pool({ connectionString: url.toString(), max: 2, application_name: BENCH_APPLICATION });
+  const pool = new pg.Pool({ connectionString: database.url, max: 2, application_name: BENCH_APPLICATION });
   await migrate(pool);
   return {
-    url: url.toString(),
+    url: database.url,
     pool,
     async backendPids() {
       const { rows } = await pool.query<{ pid: number }>(
@@ -55,49 +42,7 @@ export async function createBenchDatabase(): Promise<BenchDatabase> {
     },
     async drop() {
       await pool.end();
-      const client = new pg.Client({ connectionString: POSTGRES_URL });
-      await client.connect();
-      await client.query(`drop database if exists ${name} with (force)`);
-      await client.end();
-    },
-  };
-}
-
-export interface BenchQueue {
-  name: string;
-  /** The AMQP 1.0 address of the queue. */
-  address: string;
-  /** Messages ready in the queue and in its dead-letter queue. */
-  depth(): Promise<{ ready: number; deadLettered: number }>;
-  purge(): Promise<void>;
-  delete(): Promise<void>;
-}
-
-/** A durable queue dead-lettering into `<name>.dlq`, as the service is deployed against. */
-export async function createBenchQueue(prefix: string): Promise<BenchQueue> {
-  const name = `${prefix}-${randomBytes(4).toString('hex')}`;
-  const deadLetterName = `${name}.dlq`;
-  const connection = await amqplib.connect(AMQP_URL);
-  const channel = await connection.createChannel();
-  await channel.assertQueue(deadLetterName, { durable: true });
-  await channel.assertQueue(name, {
-    durable: true,
-    arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': deadLetterName },
-  });
-  return {
-    name,
-    address: `/amq/queue/${name}`,
-    async depth() {
-      const [queue, dlq] = await Promise.all([channel.checkQueue(name), channel.checkQueue(deadLetterName)]);
-      return { ready: queue.messageCount, deadLettered: dlq.messageCount };
-    },
-    async purge() {
-      await channel.purgeQueue(name);
-    },
-    async delete() {
-      await channel.deleteQueue(name);
-      await channel.deleteQueue(deadLetterName);
-      await connection.close();
+      await database.drop();
     },
   };
 }

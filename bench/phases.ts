@@ -5,7 +5,8 @@
 import { cpus } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { S4Server } from '../sandbox/s4Server.js';
-import type { BenchDatabase, BenchQueue } from './infrastructure.js';
+import type { TestQueue } from '../test/support/broker.js';
+import type { BenchDatabase } from './infrastructure.js';
 import {
   commitsSoFar,
   commitTimes,
@@ -23,7 +24,7 @@ import type { BenchEvent } from './workload.js';
 
 export interface PhaseContext {
   db: BenchDatabase;
-  queue: BenchQueue;
+  queue: TestQueue;
   publisher: BenchPublisher;
   s4: S4Server;
   serviceEnv: Record<string, string>;

@@ -3,7 +3,7 @@
 // Reports the deletion rate, the transaction latency with and without deletion running, and what that
 // means for a week of backlog. Creates its own database and drops it again; bounded to about 2 minutes.
 //
-//   npx tsx bench/retention.ts        (BENCH_DATABASE_URL, BENCH_EXPIRED_ROWS to override)
+//   npx tsx bench/retention.ts        (TEST_DATABASE_URL, BENCH_EXPIRED_ROWS to override)
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
@@ -15,9 +15,9 @@ import type { ParsedEvent } from '../src/events/cloudEvent.js';
 import { createLogger } from '../src/logger.js';
 import { createRetention, type RetentionReport } from '../src/maintenance/retention.js';
 import type { PortalOrder, PortalStatus } from '../src/portal/portalStatus.js';
+import { createDatabase, type Database } from '../test/support/database.js';
 import { percentile, round, table } from './stats.js';
 
-const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres:postgres@127.0.0.1:5432/postgres';
 const EXPIRED_EVENTS = Number(process.env.BENCH_EXPIRED_ROWS ?? 1_000_000);
 const EXPIRED_ATTEMPTS = Math.round(EXPIRED_EVENTS / 5);
 // Young rows the pass must leave alone: the last 18 minutes at 100 events/s.
@@ -39,15 +39,11 @@ interface Phase {
   seconds: number;
 }
 
-const database = `fon_bench_retention_${randomBytes(4).toString('hex')}`;
-const admin = new pg.Client({ connectionString: ADMIN_URL });
+let database: Database | undefined;
 
 async function main(): Promise<void> {
-  await admin.connect();
-  await admin.query(`create database ${database}`);
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${database}`;
-  const pool = new pg.Pool({ connectionString: url.toString(), max: 10 });
+  database = await createDatabase('fon_bench_retention');
+  const pool = new pg.Pool({ connectionString: database.url, max: 10 });
   // Closing connections may still be on their way out when the database is dropped.
   pool.on('error', () => {});
   try {
@@ -93,8 +89,7 @@ async function main(): Promise<void> {
     });
   } finally {
     await pool.end();
-    await admin.query(`drop database if exists ${database} with (force)`);
-    await admin.end();
+    await database.drop();
   }
 }
 
@@ -291,8 +286,8 @@ async function summarise(measured: Measured): Promise<void> {
 }
 
 function abandon(why: string, code: number): void {
-  console.error(`\n${why}: dropping ${database}`);
-  void admin.query(`drop database if exists ${database} with (force)`).finally(() => process.exit(code));
+  console.error(`\n${why}: dropping ${database?.name ?? 'nothing yet'}`);
+  void (database?.drop() ?? Promise.resolve()).finally(() => process.exit(code));
 }
 process.once('SIGINT', () => abandon('interrupted', 130));
 setTimeout(() => abandon(`over the ${HARD_LIMIT_MS / 1000} s limit`, 1), HARD_LIMIT_MS).unref();

@@ -9,16 +9,11 @@ import { parseArgs } from 'node:util';
 import { type S4Server, startS4Server } from '../sandbox/s4Server.js';
 import { type SmtpSink, startSmtpServer } from '../sandbox/smtpServer.js';
 import { loadConfig } from '../src/config.js';
+import { createTestQueue, type TestQueue } from '../test/support/broker.js';
+import { serviceEnv } from '../test/support/serviceEnv.js';
+import { AMQP_HOST, AMQP_PORT } from '../test/support/services.js';
 import { measureCeilings } from './ceilings.js';
-import {
-  AMQP_HOST,
-  AMQP_PORT,
-  AMQP_URL,
-  type BenchDatabase,
-  type BenchQueue,
-  createBenchDatabase,
-  createBenchQueue,
-} from './infrastructure.js';
+import { type BenchDatabase, createBenchDatabase } from './infrastructure.js';
 import { drainPhase, type PhaseContext, steadyPhase } from './phases.js';
 import { type BenchPublisher, openPublisher } from './publisher.js';
 import { type BenchResults, printReport } from './report.js';
@@ -69,7 +64,7 @@ mkdirSync(logDir, { recursive: true });
 const nodeArgs = args.profile ? ['--cpu-prof', '--cpu-prof-dir', join(RESULTS, 'profiles', stamp)] : [];
 
 let db: BenchDatabase | undefined;
-let queue: BenchQueue | undefined;
+let queue: TestQueue | undefined;
 let publisher: BenchPublisher | undefined;
 let s4: S4Server | undefined;
 let smtp: SmtpSink | undefined;
@@ -88,7 +83,7 @@ async function cleanUp(): Promise<void> {
 try {
   [db, queue, publisher, s4, smtp] = await Promise.all([
     createBenchDatabase(),
-    createBenchQueue('fon-bench'),
+    createTestQueue('fon-bench'),
     openPublisher(AMQP_HOST, AMQP_PORT),
     startS4Server(),
     startSmtpServer(),
@@ -109,7 +104,7 @@ try {
 
 async function runAll(
   db: BenchDatabase,
-  queue: BenchQueue,
+  queue: TestQueue,
   publisher: BenchPublisher,
   s4: S4Server,
   smtp: SmtpSink,
@@ -121,29 +116,20 @@ async function runAll(
   const salesOrders = new Map([...warmupOrders.salesOrders, ...orders.salesOrders]);
   const orderKeys = (book: OrderBook) => book.states.map((state) => state.salesOrder);
 
-  const serviceEnv = (prefetch: number): Record<string, string> => ({
-    DATABASE_URL: db.url,
-    INGEST: 'amqp',
-    AMQP_URL,
-    AMQP_QUEUE: queue.address,
+  const benchEnv = (prefetch: number): Record<string, string> => ({
+    ...serviceEnv({ databaseUrl: db.url, s4Url: s4.url, smtpUrl: smtp.url, queueAddress: queue.address }),
     AMQP_PREFETCH: String(prefetch),
-    S4_DESTINATION: 'S4HANA',
-    destinations: JSON.stringify([{ name: 'S4HANA', url: s4.url }]),
-    SMTP_URL: smtp.url,
-    MAIL_FROM: 'notifier@fleet.example',
-    MAIL_TO: 'fleet-manager@fleet.example',
-    AUTH: 'none',
     LOG_LEVEL: 'info',
     ...overrides,
   });
-  const config = (prefetch: number) => loadConfig(serviceEnv(prefetch));
+  const config = (prefetch: number) => loadConfig(benchEnv(prefetch));
   const phaseTimeoutMs = Number(args['phase-timeout']) * 1000;
   const context = (name: string, prefetch: number): PhaseContext => ({
     db,
     queue,
     publisher,
     s4,
-    serviceEnv: serviceEnv(prefetch),
+    serviceEnv: benchEnv(prefetch),
     logFile: join(logDir, `${name}.log`),
     nodeArgs,
     timeoutMs: phaseTimeoutMs,
@@ -167,7 +153,7 @@ async function runAll(
       duplicateShare,
       eventsPerOrder: perOrder,
       poolSize: config(1).database.max ?? 10,
-      logLevel: serviceEnv(1).LOG_LEVEL as string,
+      logLevel: benchEnv(1).LOG_LEVEL as string,
       overrides,
     },
     ceilings: [],

@@ -10,7 +10,8 @@ import pg from 'pg';
 import { startS4Server } from '../../sandbox/s4Server.js';
 import { startSmtpServer } from '../../sandbox/smtpServer.js';
 import { createPublisher, createTestQueue } from '../support/broker.js';
-import { AMQP_URL, expectAmqp10 } from '../support/services.js';
+import { serviceEnv } from '../support/serviceEnv.js';
+import { expectAmqp10 } from '../support/services.js';
 import { checkBrokerControl, dropBrokerConnections, queueCounts } from './brokerControl.js';
 import {
   checkDeadLetters,
@@ -103,21 +104,16 @@ export async function runCrashScenario(options: CrashRunOptions): Promise<CrashR
       logDir: runDir,
       count: options.instances,
       env: {
-        PORT: '0',
-        DATABASE_URL: postgres.url,
+        ...serviceEnv({
+          databaseUrl: postgres.url,
+          s4Url: s4.url,
+          smtpUrl: smtp.url,
+          queueAddress: queue.address,
+        }),
         DATABASE_POOL_SIZE: '8',
-        INGEST: 'amqp',
-        AMQP_URL,
-        AMQP_QUEUE: queue.address,
-        S4_DESTINATION: 'S4_CRASH',
-        destinations: JSON.stringify([{ name: 'S4_CRASH', url: s4.url }]),
         S4_TIMEOUT_MS: '1000',
-        SMTP_URL: smtp.url,
-        MAIL_FROM: 'notifier@fleet.example',
-        MAIL_TO: 'fleet-manager@fleet.example',
         // A mail claimed by a killed instance waits this long before another instance sends it.
         MAIL_LEASE_SECONDS: '15',
-        AUTH: 'none',
         LOG_LEVEL: 'debug',
       },
     });

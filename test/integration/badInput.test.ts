@@ -44,7 +44,6 @@ beforeAll(async () => {
     queueAddress: queue.address,
     env: { MAX_MESSAGE_BYTES: String(MAX_MESSAGE_BYTES) },
   });
-  await eventually('the receiver to attach', async () => service.amqp?.isAttached());
 });
 afterAll(async () => {
   await service?.stop();

@@ -30,7 +30,6 @@ beforeEach(async () => {
     smtpUrl: smtp.url,
     queueAddress: queue.address,
   });
-  await eventually('the receiver to attach', async () => service.amqp?.isAttached());
 });
 afterEach(async () => {
   await service.stop();

@@ -11,7 +11,7 @@ import { createTestQueue, type Publisher, type TestQueue } from '../support/brok
 import type { TestDatabase } from '../support/database.js';
 import { eventually, S4_SOURCE, salesOrderEvent, startTestService } from '../support/harness.js';
 import { orderMaker } from '../support/orders.js';
-import { AMQP_URL } from '../support/services.js';
+import { serviceEnv } from '../support/serviceEnv.js';
 import { startWorld, stopWorld } from '../support/world.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -94,7 +94,6 @@ describe('one identity, one effect', () => {
       smtpUrl: smtp.url,
       queueAddress: queue.address,
     });
-    await eventually('the receiver to attach', async () => service.amqp?.isAttached());
   });
   afterAll(async () => {
     await service?.stop();
@@ -195,22 +194,18 @@ describe('a message that kills the process', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: {
         PATH: process.env.PATH,
-        PORT: '0',
-        DATABASE_URL: db.url,
+        ...serviceEnv({
+          databaseUrl: db.url,
+          s4Url: s4.url,
+          smtpUrl: smtp.url,
+          queueAddress: queue.address,
+          destination,
+        }),
         DATABASE_POOL_SIZE: '4',
-        INGEST: 'amqp',
-        AMQP_URL,
-        AMQP_QUEUE: queue.address,
         // One message at a time: a poison message then blocks the queue until the delivery limit stops it,
         // which is the crash loop at its worst.
         AMQP_PREFETCH: '1',
-        S4_DESTINATION: destination,
-        destinations: JSON.stringify([{ name: destination, url: s4.url }]),
         S4_TIMEOUT_MS: '60000',
-        SMTP_URL: smtp.url,
-        MAIL_FROM: 'notifier@fleet.example',
-        MAIL_TO: 'fleet-manager@fleet.example',
-        AUTH: 'none',
         LOG_LEVEL: 'info',
         MAX_DELIVERIES: '3',
       },

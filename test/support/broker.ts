@@ -14,6 +14,8 @@ export interface TestQueue {
   depth(): Promise<number>;
   /** Takes every message from the dead-letter queue. */
   drainDeadLetters(): Promise<Array<{ body: string; contentType: string | undefined }>>;
+  /** Drops every ready message. */
+  purge(): Promise<void>;
   delete(): Promise<void>;
 }
 
@@ -47,6 +49,9 @@ export async function createTestQueue(
         if (message === false) return letters;
         letters.push({ body: message.content.toString('utf8'), contentType: message.properties.contentType });
       }
+    },
+    async purge() {
+      await channel.purgeQueue(name);
     },
     async delete() {
       await channel.deleteQueue(name);

@@ -8,28 +8,47 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
+export interface Database {
+  name: string;
+  url: string;
+  /** Drops it, whoever is still connected. */
+  drop(): Promise<void>;
+}
+
+/** A new, empty database on the local PostgreSQL, or a copy of `template`. */
+export async function createDatabase(prefix: string, template?: string): Promise<Database> {
+  const name = `${prefix}_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: POSTGRES_URL });
+  await admin.connect();
+  await admin.query(`create database ${name}${template === undefined ? '' : ` template ${template}`}`);
+  await admin.end();
+  const url = new URL(POSTGRES_URL);
+  url.pathname = `/${name}`;
+  return {
+    name,
+    url: url.toString(),
+    async drop() {
+      const client = new pg.Client({ connectionString: POSTGRES_URL });
+      await client.connect();
+      await client.query(`drop database if exists ${name} with (force)`);
+      await client.end();
+    },
+  };
+}
+
 /** A fresh, migrated database of its own (cloned from the run's template), dropped by drop(). */
 export async function createTestDatabase(): Promise<TestDatabase> {
   const template = process.env.TEST_TEMPLATE_DATABASE;
   if (template === undefined)
     throw new Error('TEST_TEMPLATE_DATABASE is not set: run the tests through vitest.config.ts');
-  const name = `fon_test_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: POSTGRES_URL });
-  await admin.connect();
-  await admin.query(`create database ${name} template ${template}`);
-  await admin.end();
-  const url = new URL(POSTGRES_URL);
-  url.pathname = `/${name}`;
-  const pool = new pg.Pool({ connectionString: url.toString(), max: 4 });
+  const database = await createDatabase('fon_test', template);
+  const pool = new pg.Pool({ connectionString: database.url, max: 4 });
   return {
-    url: url.toString(),
+    url: database.url,
     pool,
     async drop() {
       await pool.end();
-      const client = new pg.Client({ connectionString: POSTGRES_URL });
-      await client.connect();
-      await client.query(`drop database if exists ${name} with (force)`);
-      await client.end();
+      await database.drop();
     },
   };
 }

@@ -6,7 +6,7 @@ import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import type { RetryPolicy } from '../../src/retry.js';
 import { type Service, startService } from '../../src/service.js';
-import { AMQP_URL } from './services.js';
+import { type LocalEndpoints, serviceEnv } from './serviceEnv.js';
 
 /** Makes the SDK's `destinations` variable name a destination for this S/4HANA stand-in; returns its name. */
 export function registerDestination(url: string): string {
@@ -16,44 +16,35 @@ export function registerDestination(url: string): string {
   return name;
 }
 
-export interface TestServiceOptions {
-  databaseUrl: string;
-  s4Url: string;
-  smtpUrl: string;
-  queueAddress?: string;
+export interface TestServiceOptions extends LocalEndpoints {
   env?: Record<string, string>;
   retryPolicy?: RetryPolicy;
   /** Receives the service's JSON log lines (at LOG_LEVEL) instead of stdout. */
   logLines?: string[];
+  /** With a queue: return once the receiver is attached (default), or at once. */
+  waitForAttach?: boolean;
 }
 
 export async function startTestService(options: TestServiceOptions): Promise<Service> {
-  const env: Record<string, string> = {
-    PORT: '0',
-    DATABASE_URL: options.databaseUrl,
+  const config = loadConfig({
+    // The SDK reads destinations from this process's environment: register a name of its own there.
+    ...serviceEnv({ ...options, destination: registerDestination(options.s4Url) }),
     DATABASE_POOL_SIZE: '8',
-    INGEST: options.queueAddress === undefined ? 'webhook' : 'amqp',
-    S4_DESTINATION: registerDestination(options.s4Url),
     S4_TIMEOUT_MS: '1000',
-    SMTP_URL: options.smtpUrl,
-    MAIL_FROM: 'notifier@fleet.example',
-    MAIL_TO: 'fleet-manager@fleet.example',
-    AUTH: 'none',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     ...options.env,
-  };
-  if (options.queueAddress !== undefined) {
-    env.AMQP_URL = AMQP_URL;
-    env.AMQP_QUEUE = options.queueAddress;
-  }
-  const config = loadConfig(env);
+  });
   const lines = options.logLines;
   const destination = lines && { write: (line: string) => void lines.push(line) };
-  return startService(config, createLogger(config.logLevel, destination), {
+  const service = await startService(config, createLogger(config.logLevel, destination), {
     host: '127.0.0.1',
     retryPolicy: options.retryPolicy ?? { attempts: 3, baseDelayMs: 20, maxDelayMs: 100 },
     mailPollMs: 200,
   });
+  if (options.queueAddress !== undefined && options.waitForAttach !== false) {
+    await eventually('the receiver to attach', async () => service.amqp?.isAttached());
+  }
+  return service;
 }
 
 /** Polls `check` until it returns a value other than undefined/false, or fails with `what` after the timeout. */
