@@ -2,13 +2,20 @@
 // - transient: the world may look different in a moment (retry with backoff, then release the message);
 // - permanent: retrying cannot help (the message goes to the dead-letter queue with its reason).
 // An error we cannot classify is treated as transient; the delivery limit keeps it from looping forever.
+//
+// Code of this service that knows the kind of its own failure says so: it throws one of the two classes below,
+// with the underlying error as `cause`. The tables further down are for foreign errors only (pg, nodemailer,
+// sockets, the SAP Cloud SDK), whose kind can only be read from the fields those libraries set. A stated kind
+// always wins over the fields, so a status added to an error for its log line cannot change its fate.
 
 export type FailureKind = 'transient' | 'permanent';
 
+/** A failure that may pass: retried with backoff, then the message is released. */
 export class TransientError extends Error {
   override name = 'TransientError';
 }
 
+/** A failure that will repeat on every try: the message is dead-lettered with the reason. */
 export class PermanentError extends Error {
   override name = 'PermanentError';
 }
@@ -52,7 +59,7 @@ interface ErrorFields {
   cause?: unknown;
 }
 
-/** Decides the kind of any thrown value. */
+/** Decides the kind of any thrown value: the stated kind if there is one, else from the foreign error's fields. */
 export function classify(err: unknown): FailureKind {
   if (err instanceof TransientError) return 'transient';
   if (err instanceof PermanentError) return 'permanent';
@@ -74,8 +81,11 @@ export function classify(err: unknown): FailureKind {
   return 'transient';
 }
 
-/** A short, log-safe description of an error for reasons stored in the database and metrics labels. */
-export function describe(err: unknown): string {
+/**
+ * The reason text stored for a failure (dead letters, the last error of a delivery, a parked mail): the error's
+ * name and message, at most 500 characters, so that a huge message cannot bloat a row or a log line.
+ */
+export function failureReason(err: unknown): string {
   if (err instanceof Error) return `${err.name}: ${err.message}`.slice(0, 500);
   return String(err).slice(0, 500);
 }

@@ -3,7 +3,7 @@
 
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
-import { classify, describe } from '../errors.js';
+import { classify, failureReason } from '../errors.js';
 import { toPortalOrder } from '../portal/portalStatus.js';
 import { type RetryPolicy, retry } from '../retry.js';
 import type { ReadOrder } from '../s4/sharedReads.js';
@@ -114,7 +114,7 @@ export function createEventHandler(deps: EventHandlerDeps): HandleEvent {
       }
       return { outcome: await retry(() => apply(event), deps.retryPolicy, signal), event };
     } catch (err) {
-      const reason = describe(err);
+      const reason = failureReason(err);
       if (classify(err) === 'permanent') return { outcome: reject('permanent_failure', reason), event };
       await noteAttemptError(pool, event, reason).catch(() => {
         // The database may be what failed; the delivery count is already recorded, the error text is a courtesy.

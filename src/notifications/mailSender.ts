@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
-import { classify, describe } from '../errors.js';
+import { classify, failureReason } from '../errors.js';
 import { renderEmail } from './email.js';
 import type { MailTransport } from './mailTransport.js';
 import { claimDue, markSent, type OutboxMail, park, scheduleRetry } from './outbox.js';
@@ -48,7 +48,7 @@ export function createMailSender(options: MailSenderOptions): MailSender {
     try {
       await transport.send(renderEmail(mail, from));
     } catch (err) {
-      const error = describe(err);
+      const error = failureReason(err);
       if (classify(err) === 'permanent' || mail.attempts >= maxAttempts) {
         await park(pool, mail.id, error);
         log.error({ err, attempts: mail.attempts }, 'mail parked');

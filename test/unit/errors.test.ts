@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classify, PermanentError, TransientError } from '../../src/errors.js';
+import { classify, failureReason, PermanentError, TransientError } from '../../src/errors.js';
 
 const withCode = (code: string) => Object.assign(new Error(code), { code });
 const httpError = (status: number) => Object.assign(new Error(`HTTP ${status}`), { response: { status } });
@@ -42,5 +42,35 @@ describe('classify', () => {
 
   it('reads a status given directly on the error', () => {
     expect(classify(Object.assign(new Error('x'), { status: 422 }))).toBe('permanent');
+  });
+});
+
+describe('classify with a stated kind', () => {
+  it('keeps a stated transient kind when the error also carries a permanent-looking status', () => {
+    const redirect = Object.assign(new TransientError('S/4HANA redirected to a login page'), { status: 302 });
+    expect(classify(redirect)).toBe('transient');
+  });
+
+  it('keeps a stated permanent kind whatever its cause says', () => {
+    expect(classify(new PermanentError('bad answer', { cause: withCode('ECONNRESET') }))).toBe('permanent');
+  });
+});
+
+describe('failureReason', () => {
+  it('gives the error name and message', () => {
+    expect(failureReason(new TypeError('x is not a function'))).toBe('TypeError: x is not a function');
+    expect(failureReason(new TransientError('S/4HANA 503'))).toBe('TransientError: S/4HANA 503');
+  });
+
+  it('renders a thrown value that is not an error as text', () => {
+    expect(failureReason('boom')).toBe('boom');
+    expect(failureReason(42)).toBe('42');
+    expect(failureReason(undefined)).toBe('undefined');
+  });
+
+  it('cuts a long message to 500 characters', () => {
+    const reason = failureReason(new Error('x'.repeat(10_000)));
+    expect(reason).toHaveLength(500);
+    expect(reason.startsWith('Error: xxx')).toBe(true);
   });
 });
