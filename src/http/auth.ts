@@ -1,5 +1,5 @@
 import { createSecurityContext, errors, type XsuaaSecurityContext, XsuaaService } from '@sap/xssec';
-import type { FastifyInstance, FastifyReply, preHandlerAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, onRequestAsyncHookHandler } from 'fastify';
 
 /** The fields of an xsuaa binding that token validation reads; a real binding has more. */
 export interface XsuaaCredentials {
@@ -13,8 +13,11 @@ export interface XsuaaCredentials {
 export interface Auth {
   /** Declares `request.caller` once on the root instance, so every request keeps one object shape. */
   decorate(app: FastifyInstance): void;
-  /** A route preHandler for a local scope name such as `Admin` (checked as `<xsappname>.Admin`). */
-  requireScope(scope: string): preHandlerAsyncHookHandler;
+  /**
+   * A route's onRequest hook for a local scope name such as `Admin` (checked as `<xsappname>.Admin`). It reads
+   * only headers, so it runs before the body is read: a caller without a valid token costs no body at all.
+   */
+  requireScope(scope: string): onRequestAsyncHookHandler;
 }
 
 declare module 'fastify' {

@@ -54,9 +54,10 @@ export function webhookRoutes(deps: WebhookDeps): (app: FastifyInstance) => Prom
         return reply.code(200).send();
       });
 
+      // The token is checked on request, before the body (up to 2 MiB) is read, as the admin API does.
       scope.post(
         '/events',
-        { preHandler: deps.auth.requireScope(SCOPES.eventSubmit) },
+        { onRequest: deps.auth.requireScope(SCOPES.eventSubmit) },
         async (request, reply) => deliver(deps, request, reply, stopping.signal),
       );
     });

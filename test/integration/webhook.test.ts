@@ -1,5 +1,7 @@
 // Event Mesh's webhook push, end to end through the same handler as AMQP: real PostgreSQL, the S/4HANA
 // stand-in read through the SAP Cloud SDK, a real SMTP receiver, and XSUAA tokens with real signatures.
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { setGlobalLogLevel } from '@sap-cloud-sdk/util';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
@@ -329,6 +331,42 @@ describe('webhook authorization with XSUAA', () => {
     const res = await post(salesOrderEvent({ salesOrder }), {}, secured);
     expect(res.statusCode).toBe(401);
     expect(s4.calls(salesOrder)).toBe(0);
+  });
+
+  it('answers 401 to an unauthenticated 2 MiB delivery before its body is read', async () => {
+    const url = new URL(await secured.listen({ host: '127.0.0.1', port: 0 }));
+    const salesOrder = newOrder();
+    const event = Buffer.from(salesOrderEvent({ salesOrder }));
+    const announced = 2 * 1024 * 1024;
+    const delivery = httpRequest({
+      host: url.hostname,
+      port: url.port,
+      method: 'POST',
+      path: '/events',
+      headers: { 'content-type': 'application/cloudevents+json', 'content-length': String(announced) },
+    });
+    const answer = new Promise<IncomingMessage>((resolve, reject) => {
+      delivery.once('response', resolve).once('error', reject);
+    });
+    const patience = new AbortController();
+    try {
+      // Only the first 64 KiB of the announced 2 MiB are ever sent: a server that read the body before checking
+      // the token would still be waiting for the rest.
+      delivery.write(Buffer.concat([event, Buffer.alloc(64 * 1024 - event.length, ' ')]));
+      const res = await Promise.race([
+        answer,
+        sleep(10_000, undefined, { signal: patience.signal }).then(() => {
+          throw new Error('no answer while the body was still being sent');
+        }),
+      ]);
+      expect(res.statusCode).toBe(401);
+      expect(res.headers['www-authenticate']).toBe('Bearer');
+      expect(delivery.writableFinished).toBe(false);
+      expect(s4.calls(salesOrder)).toBe(0);
+    } finally {
+      patience.abort();
+      delivery.destroy();
+    }
   });
 
   it('answers 403 to a token without the EventSubmit scope', async () => {
