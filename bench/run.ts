@@ -9,6 +9,7 @@ import { parseArgs } from 'node:util';
 import { type S4Server, startS4Server } from '../sandbox/s4Server.js';
 import { type SmtpSink, startSmtpServer } from '../sandbox/smtpServer.js';
 import { loadConfig } from '../src/config.js';
+import { amqpClientOptions } from '../src/messaging/amqpClientOptions.js';
 import { createTestQueue, type TestQueue } from '../test/support/broker.js';
 import { serviceEnv } from '../test/support/serviceEnv.js';
 import { AMQP_HOST, AMQP_PORT } from '../test/support/services.js';
@@ -170,8 +171,9 @@ async function runAll(
     const duplicateCount = Math.round(duplicateTotal * (zeroLatency?.duplicateShare ?? 1));
     log(`ceilings at prefetch ${prefetch}`);
 
-    const client = config(prefetch).amqp?.client;
-    if (client === undefined) throw new Error('no AMQP client configuration');
+    const amqp = config(prefetch).amqp;
+    if (amqp === undefined) throw new Error('no AMQP configuration');
+    const client = amqpClientOptions(amqp);
     results.ceilings.push(
       await measureCeilings({
         prefetch,

@@ -1,7 +1,6 @@
-// The only reader of process.env and of the bound services (VCAP_SERVICES, through @sap/xsenv).
-// Every problem is collected and reported at once, so an operator fixes a deployment in one round.
-import type { ClientOptions } from '@sap/xb-msg-amqp-v100';
-import { filterServices } from '@sap/xsenv';
+// The only reader of the environment, bound services (VCAP_SERVICES) included. Every problem is collected and
+// reported at once, so an operator fixes a deployment in one round. The result is plain data: what to connect
+// to and how, not client objects (the AMQP client options, for one, are built in src/messaging/).
 import type { PoolConfig } from 'pg';
 import type { ConfigKey } from './configKeys.js';
 import type { XsuaaCredentials } from './http/auth.js';
@@ -9,18 +8,34 @@ import type { EventMeshManagement } from './messaging/eventMeshSetup.js';
 
 export type Ingest = 'amqp' | 'webhook';
 
+/** Where the AMQP 1.0 broker is: a plain broker by URL, or Event Mesh over WebSocket with OAuth2. */
+export type AmqpBroker =
+  | { kind: 'plain'; host: string; port: number; tls: boolean; user: string; password: string }
+  | { kind: 'eventMesh'; uri: string; tokenEndpoint: string; clientId: string; clientSecret: string };
+
+export interface AmqpSettings {
+  broker: AmqpBroker;
+  queue: string;
+  /** Most unsettled messages held at once. */
+  prefetch: number;
+}
+
+/** How mail leaves: by SMTP, or as .eml files written to a directory (local runs, the demo). */
+export type MailTransportSettings = { kind: 'smtp'; url: string } | { kind: 'directory'; dir: string };
+
 export interface Config {
   port: number;
   logLevel: string;
   database: PoolConfig;
-  ingest: ReadonlySet<Ingest>;
-  amqp: { client: ClientOptions; queue: string; prefetch: number } | undefined;
+  ingest: readonly Ingest[];
+  amqp: AmqpSettings | undefined;
   s4: { destination: string; timeoutMs: number };
   mail: {
-    smtpUrl: string | undefined;
-    dir: string | undefined;
+    transport: MailTransportSettings;
     from: string;
     to: string[];
+    /** The right-hand side of the Message-IDs the service writes: the sender's domain. */
+    messageIdDomain: string;
     leaseSeconds: number;
   };
   maxDeliveries: number;
@@ -37,16 +52,20 @@ export class ConfigError extends Error {
   }
 }
 
-type Env = Partial<Record<ConfigKey, string>>;
+/** The configuration keys, and VCAP_SERVICES, which Cloud Foundry sets. */
+type Env = Partial<Record<ConfigKey | 'VCAP_SERVICES', string>>;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function loadConfig(env: Env = process.env): Readonly<Config> {
   const problems: string[] = [];
-  const text = (key: ConfigKey, fallback?: string): string | undefined => {
+  const optional = (key: ConfigKey): string | undefined => {
     const value = env[key]?.trim();
-    return value === undefined || value === '' ? fallback : value;
+    return value === undefined || value === '' ? undefined : value;
   };
+  const text = (key: ConfigKey, fallback: string): string => optional(key) ?? fallback;
   const int = (key: ConfigKey, fallback: number, min: number, max: number): number => {
-    const raw = text(key);
+    const raw = optional(key);
     if (raw === undefined) return fallback;
     const value = Number(raw);
     if (Number.isInteger(value) && value >= min && value <= max) return value;
@@ -54,39 +73,43 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     return fallback;
   };
   const list = (key: ConfigKey): string[] =>
-    (text(key) ?? '')
+    text(key, '')
       .split(',')
       .map((item) => item.trim())
       .filter((item) => item !== '');
+  const services = boundServices(env.VCAP_SERVICES, problems);
   const bound = (label: string): Record<string, unknown> | undefined => {
-    const services = filterServices({ label });
-    if (services.length > 1)
-      problems.push(`${services.length} services with label "${label}" are bound; bind one`);
-    return services[0]?.credentials;
+    const matching = services.filter((service) => service.label === label);
+    if (matching.length > 1)
+      problems.push(`${matching.length} services with label "${label}" are bound; bind one`);
+    return matching[0]?.credentials;
   };
 
-  const ingest = new Set<Ingest>();
+  const ingest: Ingest[] = [];
   for (const kind of list('INGEST').length > 0 ? list('INGEST') : ['amqp']) {
-    if (kind === 'amqp' || kind === 'webhook') ingest.add(kind);
-    else problems.push(`INGEST takes "amqp", "webhook" or both comma-separated, got "${kind}"`);
+    if (kind !== 'amqp' && kind !== 'webhook')
+      problems.push(`INGEST takes "amqp", "webhook" or both comma-separated, got "${kind}"`);
+    else if (!ingest.includes(kind)) ingest.push(kind);
   }
 
-  const prefetch = int('AMQP_PREFETCH', 50, 1, 5000);
+  // Broker settings are read only when events come over AMQP: a webhook-only start never fails on them.
   let amqp: Config['amqp'];
   let eventMesh: Config['eventMesh'];
-  if (ingest.has('amqp')) {
-    const queue = text('AMQP_QUEUE');
+  if (ingest.includes('amqp')) {
+    const prefetch = int('AMQP_PREFETCH', 50, 1, 5000);
+    const queue = optional('AMQP_QUEUE');
     if (queue === undefined) problems.push('AMQP_QUEUE is required when INGEST includes amqp');
-    const amqpUrl = text('AMQP_URL');
+    const amqpUrl = optional('AMQP_URL');
     const messaging = amqpUrl === undefined ? bound('enterprise-messaging') : undefined;
-    const connection = amqpUrl !== undefined ? fromAmqpUrl(amqpUrl, problems) : fromEventMesh(messaging);
-    if (connection === undefined) {
-      problems.push('AMQP_URL is not set and no enterprise-messaging service is bound');
+    const broker = amqpUrl !== undefined ? fromAmqpUrl(amqpUrl, problems) : fromEventMesh(messaging);
+    if (broker === undefined) {
+      if (amqpUrl === undefined)
+        problems.push('AMQP_URL is not set and no enterprise-messaging service is bound');
     } else if (queue !== undefined) {
-      amqp = { client: withFlowControl(connection, prefetch), queue, prefetch };
+      amqp = { broker, queue, prefetch };
     }
-    if (text('EVENT_MESH_SETUP') === 'true') {
-      const management = (messaging?.management as EventMeshManagement[] | undefined)?.[0];
+    if (optional('EVENT_MESH_SETUP') === 'true') {
+      const management = managementOf(messaging);
       if (management === undefined)
         problems.push('EVENT_MESH_SETUP=true needs a bound enterprise-messaging service');
       const topics = list('EVENT_MESH_TOPICS');
@@ -96,15 +119,16 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     }
   }
 
-  const database = databaseConfig(text('DATABASE_URL'), () => bound('postgresql-db'), problems);
+  const database = databaseConfig(optional('DATABASE_URL'), () => bound('postgresql-db'), problems);
   database.max = int('DATABASE_POOL_SIZE', 20, 1, 100);
 
-  const smtpUrl = text('SMTP_URL');
-  const dir = text('MAIL_DIR');
-  if ((smtpUrl === undefined) === (dir === undefined)) {
-    problems.push('set exactly one of SMTP_URL (send by SMTP) and MAIL_DIR (write .eml files)');
-  }
-  const from = text('MAIL_FROM', 'fleet-order-notifier@localhost') as string;
+  const smtpUrl = optional('SMTP_URL');
+  const dir = optional('MAIL_DIR');
+  let transport: MailTransportSettings = { kind: 'directory', dir: '' };
+  if (smtpUrl !== undefined && dir === undefined) transport = { kind: 'smtp', url: smtpUrl };
+  else if (dir !== undefined && smtpUrl === undefined) transport = { kind: 'directory', dir };
+  else problems.push('set exactly one of SMTP_URL (send by SMTP) and MAIL_DIR (write .eml files)');
+  const from = text('MAIL_FROM', 'fleet-order-notifier@localhost');
   const to = list('MAIL_TO');
   if (to.length === 0) problems.push('MAIL_TO needs at least one recipient');
 
@@ -112,30 +136,38 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   const authKind = text('AUTH', 'xsuaa');
   if (authKind === 'xsuaa') {
     const credentials = bound('xsuaa');
-    const missing = ['clientid', 'xsappname', 'uaadomain', 'url'].filter(
-      (k) => typeof credentials?.[k] !== 'string',
-    );
+    const missing = XSUAA_FIELDS.filter((k) => typeof credentials?.[k] !== 'string');
     if (credentials === undefined)
       problems.push('AUTH=xsuaa needs a bound xsuaa service (AUTH=none for local runs)');
-    else if (missing.length > 0) problems.push(`the bound xsuaa service lacks ${missing.join(', ')}`);
-    else auth = { kind: 'xsuaa', credentials: credentials as unknown as XsuaaCredentials };
+    else if (!isXsuaaCredentials(credentials))
+      problems.push(`the bound xsuaa service lacks ${missing.join(', ')}`);
+    else auth = { kind: 'xsuaa', credentials };
   } else if (authKind !== 'none') {
     problems.push(`AUTH takes "xsuaa" or "none", got "${authKind}"`);
   }
 
+  const logLevel = text('LOG_LEVEL', 'info');
+  if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+
   const config: Config = {
     port: int('PORT', 8080, 0, 65535),
-    logLevel: text('LOG_LEVEL', 'info') as string,
+    logLevel,
     database,
     ingest,
     amqp,
     s4: {
-      destination: text('S4_DESTINATION', 'S4HANA') as string,
+      destination: text('S4_DESTINATION', 'S4HANA'),
       timeoutMs: int('S4_TIMEOUT_MS', 5000, 100, 120_000),
     },
-    // How long a claimed mail is reserved for its sender: after a crash mid-send it goes again this much later.
-    // Must outlast the slowest send (the SMTP transport's connection, greeting and socket timeouts: 50 s).
-    mail: { smtpUrl, dir, from, to, leaseSeconds: int('MAIL_LEASE_SECONDS', 120, 5, 3600) },
+    mail: {
+      transport,
+      from,
+      to,
+      messageIdDomain: from.split('@')[1] || 'fleet-order-notifier',
+      // How long a claimed mail is reserved for its sender: after a crash mid-send it goes again this much
+      // later. Must outlast the slowest send (the SMTP transport's connection, greeting and socket timeouts: 50 s).
+      leaseSeconds: int('MAIL_LEASE_SECONDS', 120, 5, 3600),
+    },
     maxDeliveries: int('MAX_DELIVERIES', 10, 1, 1000),
     maxMessageBytes: int('MAX_MESSAGE_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     retention: {
@@ -145,14 +177,50 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     auth,
     eventMesh,
   };
-  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(config.logLevel)) {
-    problems.push(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent`);
-  }
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);
 }
 
-function fromAmqpUrl(raw: string, problems: string[]): ClientOptions | undefined {
+interface BoundService {
+  label?: unknown;
+  credentials?: Record<string, unknown>;
+}
+
+/** Cloud Foundry's VCAP_SERVICES: service instances grouped by label. */
+function boundServices(vcap: string | undefined, problems: string[]): BoundService[] {
+  if (vcap === undefined || vcap.trim() === '') return [];
+  try {
+    const byLabel = JSON.parse(vcap) as Record<string, BoundService[]>;
+    return Object.values(byLabel).flatMap((instances) => (Array.isArray(instances) ? instances : []));
+  } catch {
+    problems.push('VCAP_SERVICES is not valid JSON');
+    return [];
+  }
+}
+
+const XSUAA_FIELDS = ['clientid', 'xsappname', 'uaadomain', 'url'] as const;
+
+function isXsuaaCredentials(
+  credentials: Record<string, unknown>,
+): credentials is Record<string, unknown> & XsuaaCredentials {
+  return XSUAA_FIELDS.every((field) => typeof credentials[field] === 'string');
+}
+
+function managementOf(messaging: Record<string, unknown> | undefined): EventMeshManagement | undefined {
+  const entry = (messaging?.management as Array<Partial<EventMeshManagement>> | undefined)?.[0];
+  const oa2 = entry?.oa2;
+  if (typeof entry?.uri !== 'string' || oa2 === undefined) return undefined;
+  return {
+    uri: entry.uri,
+    oa2: {
+      clientid: String(oa2.clientid),
+      clientsecret: String(oa2.clientsecret),
+      tokenendpoint: String(oa2.tokenendpoint),
+    },
+  };
+}
+
+function fromAmqpUrl(raw: string, problems: string[]): AmqpBroker | undefined {
   let url: URL;
   try {
     url = new URL(raw);
@@ -164,42 +232,30 @@ function fromAmqpUrl(raw: string, problems: string[]): ClientOptions | undefined
     problems.push(`AMQP_URL must use amqp: or amqps:, got "${url.protocol}"`);
     return undefined;
   }
-  const host = url.hostname;
-  const port = Number(url.port || (url.protocol === 'amqps:' ? 5671 : 5672));
-  const sasl = {
-    mechanism: 'PLAIN',
+  const tls = url.protocol === 'amqps:';
+  return {
+    kind: 'plain',
+    host: url.hostname,
+    port: Number(url.port || (tls ? 5671 : 5672)),
+    tls,
     user: decodeURIComponent(url.username || 'guest'),
     password: decodeURIComponent(url.password || 'guest'),
   };
-  return url.protocol === 'amqps:'
-    ? { tls: { host, port, servername: host }, sasl }
-    : { net: { host, port }, sasl };
 }
 
-/** Event Mesh: AMQP 1.0 over WebSocket with an OAuth2 client-credentials token fetched on every connect. */
-function fromEventMesh(credentials: Record<string, unknown> | undefined): ClientOptions | undefined {
+/** Event Mesh: the binding's AMQP 1.0 over WebSocket entry, with its OAuth2 client credentials. */
+function fromEventMesh(credentials: Record<string, unknown> | undefined): AmqpBroker | undefined {
   type Entry = { protocol?: string[]; uri?: string; oa2?: Record<string, string> };
   const entries = (credentials?.messaging ?? []) as Entry[];
   const entry = entries.find((candidate) => candidate.protocol?.includes('amqp10ws'));
   if (entry?.uri === undefined || entry.oa2 === undefined) return undefined;
   const { tokenendpoint, clientid, clientsecret } = entry.oa2;
   return {
+    kind: 'eventMesh',
     uri: entry.uri,
-    oa2: { endpoint: String(tokenendpoint), client: String(clientid), secret: String(clientsecret) },
-  };
-}
-
-// Link credit alone does not bound unsettled messages in this client; the session window does.
-// Setting both to the prefetch bounds what the broker sends and what the service holds.
-function withFlowControl(options: ClientOptions, prefetch: number): ClientOptions {
-  return {
-    ...options,
-    tune: { socketNoDelay: true },
-    amqp: {
-      incomingSessionWindow: prefetch,
-      maxReceiverLinkCredit: prefetch,
-      minReceiverLinkCredit: Math.max(1, Math.floor(prefetch / 2)),
-    },
+    tokenEndpoint: String(tokenendpoint),
+    clientId: String(clientid),
+    clientSecret: String(clientsecret),
   };
 }
 

@@ -13,6 +13,7 @@ import { createNoAuth, createXsuaaAuth } from './http/auth.js';
 import { checkHealth } from './http/health.js';
 import { webhookRoutes } from './http/webhookRoutes.js';
 import { createRetention } from './maintenance/retention.js';
+import { amqpClientOptions } from './messaging/amqpClientOptions.js';
 import { type AmqpConsumer, createAmqpConsumer } from './messaging/amqpConsumer.js';
 import { ensureEventMeshQueue } from './messaging/eventMeshSetup.js';
 import { createMetrics } from './metrics.js';
@@ -59,9 +60,9 @@ export async function startService(
   const readOrder = shareReads(timed(createSalesOrderApi(config.s4), metrics.observeS4));
 
   const transport: MailTransport =
-    config.mail.smtpUrl !== undefined
-      ? smtpTransport(config.mail.smtpUrl)
-      : directoryTransport(config.mail.dir as string);
+    config.mail.transport.kind === 'smtp'
+      ? smtpTransport(config.mail.transport.url)
+      : directoryTransport(config.mail.transport.dir);
   const mailSender = createMailSender({
     pool,
     transport,
@@ -78,7 +79,7 @@ export async function startService(
     retryPolicy: options.retryPolicy ?? DEFAULT_RETRY,
     maxDeliveries: config.maxDeliveries,
     maxMessageBytes: config.maxMessageBytes,
-    mail: { to: config.mail.to, messageIdDomain: config.mail.from.split('@')[1] ?? 'fleet-order-notifier' },
+    mail: { to: config.mail.to, messageIdDomain: config.mail.messageIdDomain },
     onMailQueued: () => mailSender.wake(),
     observe: metrics.observeEvent,
     logger,
@@ -99,7 +100,7 @@ export async function startService(
       logger.info(created, 'Event Mesh queue and subscriptions in place');
     }
     amqp = createAmqpConsumer({
-      client: config.amqp.client,
+      client: amqpClientOptions(config.amqp),
       address: config.amqp.queue,
       handle,
       recordDeadLetter: (letter) => recordDeadLetter(pool, letter),
@@ -109,7 +110,7 @@ export async function startService(
   }
 
   const plugins: Array<(app: FastifyInstance) => Promise<void> | void> = [(app) => auth.decorate(app)];
-  if (config.ingest.has('webhook')) {
+  if (config.ingest.includes('webhook')) {
     plugins.push(webhookRoutes({ handle, pool, auth, logger: logger.child({ component: 'webhook' }) }));
   }
 
@@ -137,7 +138,7 @@ export async function startService(
   mailSender.start();
   retention.start();
   amqp?.start();
-  logger.info({ url, ingest: [...config.ingest] }, 'fleet order notifier started');
+  logger.info({ url, ingest: config.ingest }, 'fleet order notifier started');
 
   let stopping: Promise<void> | undefined;
   const stop = () => {

@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { CONFIG_KEYS } from '../../src/configKeys.js';
+import { amqpClientOptions } from '../../src/messaging/amqpClientOptions.js';
 
 const local = {
   DATABASE_URL: 'postgres://u:p@127.0.0.1:5432/db',
@@ -10,6 +11,13 @@ const local = {
   SMTP_URL: 'smtp://127.0.0.1:2525',
   MAIL_TO: 'a@example.com, b@example.com',
   AUTH: 'none',
+};
+
+const xsuaaCredentials = {
+  clientid: 'sb-x',
+  xsappname: 'x',
+  uaadomain: 'uaa.example',
+  url: 'https://uaa.example',
 };
 
 function problemsOf(env: Record<string, string>): string[] {
@@ -22,36 +30,59 @@ function problemsOf(env: Record<string, string>): string[] {
   return [];
 }
 
-afterEach(() => {
-  delete process.env.VCAP_SERVICES;
-});
-
 describe('configuration', () => {
   it('reads a local setup with defaults for everything else', () => {
     const config = loadConfig(local);
     expect(config.port).toBe(8080);
     expect(config.database).toMatchObject({ connectionString: local.DATABASE_URL, max: 20 });
     expect(config.amqp?.queue).toBe('/amq/queue/salesorder');
-    expect(config.amqp?.client).toMatchObject({
-      net: { host: 'broker', port: 5673 },
-      sasl: { mechanism: 'PLAIN', user: 'user', password: 'secret' },
-      tune: { socketNoDelay: true },
-      amqp: { incomingSessionWindow: 50, maxReceiverLinkCredit: 50, minReceiverLinkCredit: 25 },
+    expect(config.amqp?.broker).toEqual({
+      kind: 'plain',
+      host: 'broker',
+      port: 5673,
+      tls: false,
+      user: 'user',
+      password: 'secret',
     });
-    expect(config.mail.to).toEqual(['a@example.com', 'b@example.com']);
+    expect(config.mail).toMatchObject({
+      transport: { kind: 'smtp', url: local.SMTP_URL },
+      to: ['a@example.com', 'b@example.com'],
+      messageIdDomain: 'localhost',
+    });
     expect(config.s4).toEqual({ destination: 'S4HANA', timeoutMs: 5000 });
     expect(config.retention).toEqual({ processedEventDays: 7, mailDays: 30 });
     expect(config.auth).toEqual({ kind: 'none' });
     expect(Object.isFrozen(config)).toBe(true);
   });
 
+  it('builds the AMQP client options of a plain broker from its URL', () => {
+    const amqp = loadConfig(local).amqp;
+    expect(amqp && amqpClientOptions(amqp)).toMatchObject({
+      net: { host: 'broker', port: 5673 },
+      sasl: { mechanism: 'PLAIN', user: 'user', password: 'secret' },
+      tune: { socketNoDelay: true },
+      amqp: { incomingSessionWindow: 50, maxReceiverLinkCredit: 50, minReceiverLinkCredit: 25 },
+    });
+    const tls = loadConfig({ ...local, AMQP_URL: 'amqps://broker.example' }).amqp;
+    expect(tls && amqpClientOptions(tls)).toMatchObject({
+      tls: { host: 'broker.example', port: 5671, servername: 'broker.example' },
+    });
+  });
+
   it('bounds unsettled messages by the prefetch on both the session window and the link credit', () => {
-    const config = loadConfig({ ...local, AMQP_PREFETCH: '7' });
-    expect(config.amqp?.client.amqp).toEqual({
+    const amqp = loadConfig({ ...local, AMQP_PREFETCH: '7' }).amqp;
+    expect(amqp && amqpClientOptions(amqp).amqp).toEqual({
       incomingSessionWindow: 7,
       maxReceiverLinkCredit: 7,
       minReceiverLinkCredit: 3,
     });
+  });
+
+  it('writes mail to a directory when MAIL_DIR is set, with the Message-ID domain of the sender', () => {
+    const { SMTP_URL: _, ...rest } = local;
+    const config = loadConfig({ ...rest, MAIL_DIR: '/tmp/mail', MAIL_FROM: 'notifier@fleet.example' });
+    expect(config.mail.transport).toEqual({ kind: 'directory', dir: '/tmp/mail' });
+    expect(config.mail.messageIdDomain).toBe('fleet.example');
   });
 
   it('reports every problem at once', () => {
@@ -82,8 +113,33 @@ describe('configuration', () => {
     expect(loadConfig({ ...rest, INGEST: 'webhook' }).amqp).toBeUndefined();
   });
 
+  it('does not check broker settings when events come only by webhook', () => {
+    const { AMQP_URL: _, AMQP_QUEUE: __, ...rest } = local;
+    const config = loadConfig({ ...rest, INGEST: 'webhook', AMQP_PREFETCH: 'many', AMQP_URL: 'nonsense' });
+    expect(config.ingest).toEqual(['webhook']);
+    expect(config.amqp).toBeUndefined();
+  });
+
+  it('reads bound services only from the environment it is given', () => {
+    const vcap = JSON.stringify({ xsuaa: [{ name: 'uaa', label: 'xsuaa', credentials: xsuaaCredentials }] });
+    const { AUTH: _, ...rest } = local;
+    const previous = process.env.VCAP_SERVICES;
+    process.env.VCAP_SERVICES = vcap;
+    try {
+      expect(problemsOf(rest)).toEqual(['AUTH=xsuaa needs a bound xsuaa service (AUTH=none for local runs)']);
+    } finally {
+      if (previous === undefined) delete process.env.VCAP_SERVICES;
+      else process.env.VCAP_SERVICES = previous;
+    }
+    expect(loadConfig({ ...rest, VCAP_SERVICES: vcap }).auth).toMatchObject({ kind: 'xsuaa' });
+  });
+
+  it('reports bound services that are not JSON', () => {
+    expect(problemsOf({ ...local, VCAP_SERVICES: '{not json' })).toEqual(['VCAP_SERVICES is not valid JSON']);
+  });
+
   it('uses the bound services on Cloud Foundry', () => {
-    process.env.VCAP_SERVICES = JSON.stringify({
+    const VCAP_SERVICES = JSON.stringify({
       'postgresql-db': [
         {
           name: 'fon-db',
@@ -129,16 +185,12 @@ describe('configuration', () => {
         {
           name: 'fon-uaa',
           label: 'xsuaa',
-          credentials: {
-            clientid: 'sb-x',
-            xsappname: 'x',
-            uaadomain: 'uaa.example',
-            url: 'https://uaa.example',
-          },
+          credentials: xsuaaCredentials,
         },
       ],
     });
     const config = loadConfig({
+      VCAP_SERVICES,
       AMQP_QUEUE: 'queue:fleet/fon/orders/salesorder',
       SMTP_URL: 'smtp://mail.example',
       MAIL_TO: 'fleet@example.com',
@@ -151,7 +203,7 @@ describe('configuration', () => {
       database: 'notifier',
       ssl: { rejectUnauthorized: true, ca: expect.stringContaining('BEGIN CERTIFICATE') },
     });
-    expect(config.amqp?.client).toMatchObject({
+    expect(config.amqp && amqpClientOptions(config.amqp)).toMatchObject({
       uri: 'wss://mesh.example/protocols/amqp10ws',
       oa2: { endpoint: 'https://uaa.example/oauth/token', client: 'cid', secret: 'cs' },
     });
