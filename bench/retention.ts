@@ -166,7 +166,8 @@ async function transaction(pool: pg.Pool): Promise<void> {
     id: randomUUID(),
     type: 'sap.s4.beh.salesorder.v1.SalesOrder.Changed.v1',
     salesOrder,
-    payloadHash: randomBytes(32).toString('hex'),
+    payloadHash: `m1:${randomBytes(32).toString('hex')}`,
+    legacyPayloadHash: randomBytes(32).toString('hex'),
   };
   const now = new Date();
   const order: PortalOrder = {

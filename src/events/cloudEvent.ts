@@ -4,8 +4,7 @@
 // - binary: attributes travel beside the body (AMQP application-properties `cloudEvents:*`, HTTP `ce-*`
 //   headers), and the body is the event's data.
 // The body is read by strictJson.ts, which refuses what two JSON parsers could read differently.
-import { createHash } from 'node:crypto';
-import canonicalize from 'canonicalize';
+import { type PayloadHashes, payloadHashes } from './payloadHash.js';
 import { clip, LONE_SURROGATE, show, typeName } from './reasonText.js';
 import { parseStrictJson } from './strictJson.js';
 
@@ -18,14 +17,12 @@ export interface InboundMessage {
   repeatedAttributes?: string[];
 }
 
-export interface ParsedEvent {
+export interface ParsedEvent extends PayloadHashes {
   source: string;
   id: string;
   type: string;
   /** The S/4HANA sales order key, validated for use inside an OData key; undefined for other event types. */
   salesOrder: string | undefined;
-  /** SHA-256 of the canonical event: tells a redelivery from a different payload under the same identity. */
-  payloadHash: string;
 }
 
 export type ParseResult = { ok: true; event: ParsedEvent } | { ok: false; reason: string };
@@ -108,23 +105,9 @@ function parse(message: InboundMessage, maxBytes: number): ParseResult {
     }
     salesOrder = key;
   }
-  return { ok: true, event: { source, id, type, salesOrder, payloadHash: payloadHash(event) } };
-}
-
-/**
- * The hash covers attributes and data in canonical JSON (RFC 8785), so key order and whitespace do not
- * matter, and neither does the mode: the binary-mode content type is the event's datacontenttype (as the
- * CloudEvents AMQP binding defines), compared by media type, and an absent one means JSON.
- */
-function payloadHash(event: Record<string, unknown>): string {
-  const contentType = own(event, 'datacontenttype') ?? 'application/json';
-  const normal = {
-    ...event,
-    datacontenttype: typeof contentType === 'string' ? mediaType(contentType) : contentType,
-  };
-  return createHash('sha256')
-    .update(canonicalize(normal) ?? '')
-    .digest('hex');
+  // In binary mode the content type is the event's datacontenttype (as the CloudEvents bindings define), so the
+  // hashes of one event agree whatever the mode.
+  return { ok: true, event: { source, id, type, salesOrder, ...payloadHashes(event) } };
 }
 
 function checkContentType(contentType: string | undefined): { ok: true; structured: boolean } | Failure {

@@ -16,6 +16,7 @@ import {
   type ProcessedOutcome,
   recordProcessed,
 } from './inbox.js';
+import { isLegacyHash, samePayload } from './payloadHash.js';
 
 export type Outcome =
   /** Done with, for good: settle as accepted. */
@@ -103,9 +104,8 @@ export function createEventHandler(deps: EventHandlerDeps): HandleEvent {
       // The first database call of a delivery: a blip here is retried like one in apply().
       const inbox = await retry(() => checkInbox(pool, event), deps.retryPolicy, signal);
       if (inbox.processedHash !== null) {
-        if (inbox.processedHash === event.payloadHash) return { outcome: accept('duplicate'), event };
-        const reason = 'conflict: this source and id were processed with a different payload';
-        return { outcome: reject('conflict', reason), event };
+        if (samePayload(inbox.processedHash, event)) return { outcome: accept('duplicate'), event };
+        return { outcome: reject('conflict', conflictReason(inbox.processedHash)), event };
       }
       if (inbox.attempts > deps.maxDeliveries) {
         const reason = `delivery limit reached: ${inbox.attempts - 1} deliveries did not complete (last error: ${inbox.lastError ?? 'none recorded; the process may have died while handling it'})`;
@@ -141,6 +141,14 @@ export function createEventHandler(deps: EventHandlerDeps): HandleEvent {
     deps.observe?.(channel, handled, seconds);
     return handled;
   };
+}
+
+function conflictReason(recordedHash: string): string {
+  const reason = 'conflict: this source and id were processed with a different payload';
+  // Recorded before the hash covered meaning only: a copy whose attributes were rewritten cannot be told apart.
+  return isLegacyHash(recordedHash)
+    ? `${reason} (recorded by an earlier version, compared as written)`
+    : reason;
 }
 
 function accept(result: ProcessedOutcome | 'duplicate'): Outcome {

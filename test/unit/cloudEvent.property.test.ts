@@ -32,7 +32,8 @@ function checked(
     }
     if (event.type.startsWith(SALES_ORDER_TYPE_PREFIX)) expect(event.salesOrder).toMatch(KEY);
     else expect(event.salesOrder).toBeUndefined();
-    expect(event.payloadHash).toMatch(/^[0-9a-f]{64}$/);
+    expect(event.payloadHash).toMatch(/^m1:[0-9a-f]{64}$/);
+    expect(event.legacyPayloadHash).toMatch(/^[0-9a-f]{64}$/);
   } else {
     expect(typeof result.reason).toBe('string');
     expect(result.reason.length).toBeGreaterThan(0);
