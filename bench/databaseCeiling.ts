@@ -49,7 +49,7 @@ export async function measureDatabaseCeiling(
     retryPolicy: { attempts: 1, baseDelayMs: 0, maxDelayMs: 0 },
     maxDeliveries: 10,
     maxMessageBytes: 1024 * 1024,
-    mail: { to: ['fleet-manager@fleet.example'], messageIdDomain: 'fleet.example' },
+    mail: { to: ['fleet-manager@fleet.example'], locale: 'en', messageIdDomain: 'fleet.example' },
     onMailQueued: () => {},
     logger: createLogger('silent'),
   });

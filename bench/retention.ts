@@ -181,6 +181,7 @@ async function transaction(pool: pg.Pool): Promise<void> {
   };
   await applyEffect(pool, event, order, {
     to: ['fleet-manager@fleet.example'],
+    locale: 'en',
     messageIdDomain: 'bench.example',
   });
 }

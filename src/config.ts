@@ -5,6 +5,8 @@ import type { PoolConfig } from 'pg';
 import type { ConfigKey } from './configKeys.js';
 import type { XsuaaCredentials } from './http/auth.js';
 import type { EventMeshManagement } from './messaging/eventMeshSetup.js';
+import { LANGUAGES } from './notifications/catalogs.js';
+import { catalogLanguage } from './notifications/messages.js';
 
 export type Ingest = 'amqp' | 'webhook';
 
@@ -37,6 +39,10 @@ export interface Config {
     /** The right-hand side of the Message-IDs the service writes: the sender's domain. */
     messageIdDomain: string;
     leaseSeconds: number;
+    /** BCP 47 tag of a language with a catalog; mail_recipient.locale overrides it per sold-to party. */
+    locale: string;
+    /** URL template with `{salesOrder}`, or undefined: no link. */
+    portalOrderUrl: string | undefined;
   };
   maxDeliveries: number;
   maxMessageBytes: number;
@@ -131,6 +137,18 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   const from = text('MAIL_FROM', 'fleet-order-notifier@localhost');
   const to = list('MAIL_TO');
   if (to.length === 0) problems.push('MAIL_TO needs at least one recipient');
+  const locale = text('MAIL_LOCALE', 'en');
+  if (catalogLanguage(locale) === undefined) {
+    problems.push(
+      `MAIL_LOCALE must be a language tag of ${LANGUAGES.join(', ')} (e.g. de or de-AT), got "${locale}"`,
+    );
+  }
+  const portalOrderUrl = optional('PORTAL_ORDER_URL');
+  if (portalOrderUrl !== undefined && !isUrlTemplate(portalOrderUrl)) {
+    problems.push(
+      `PORTAL_ORDER_URL must be an http(s) URL with {salesOrder} in it, e.g. https://portal.example.com/orders/{salesOrder}, got "${portalOrderUrl}"`,
+    );
+  }
 
   let auth: Config['auth'] = { kind: 'none' };
   const authKind = text('AUTH', 'xsuaa');
@@ -167,6 +185,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       // How long a claimed mail is reserved for its sender: after a crash mid-send it goes again this much
       // later. Must outlast the slowest send (the SMTP transport's connection, greeting and socket timeouts: 50 s).
       leaseSeconds: int('MAIL_LEASE_SECONDS', 120, 5, 3600),
+      locale,
+      portalOrderUrl,
     },
     maxDeliveries: int('MAX_DELIVERIES', 10, 1, 1000),
     maxMessageBytes: int('MAX_MESSAGE_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
@@ -218,6 +238,16 @@ function managementOf(messaging: Record<string, unknown> | undefined): EventMesh
       tokenendpoint: String(oa2.tokenendpoint),
     },
   };
+}
+
+function isUrlTemplate(template: string): boolean {
+  if (!template.includes('{salesOrder}')) return false;
+  try {
+    const url = new URL(template.replaceAll('{salesOrder}', '1000474'));
+    return url.protocol === 'https:' || url.protocol === 'http:';
+  } catch {
+    return false;
+  }
 }
 
 function fromAmqpUrl(raw: string, problems: string[]): AmqpBroker | undefined {

@@ -1,10 +1,19 @@
 // The effect of a new sales-order event, in one transaction. Its SQL spans the tables of the portal, the
 // notification state and the outbox on purpose: as one statement it costs three round trips (begin, statement,
 // commit) where a statement per table cost five, and on two cores the round trips were the bottleneck.
+import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { type Executor, withTransaction } from '../db/transaction.js';
 import type { PortalOrder } from '../portal/portalStatus.js';
 import type { ParsedEvent } from './cloudEvent.js';
+
+/** What the effect needs to queue an email: default recipients and language, and the Message-ID's domain. */
+export interface EffectMail {
+  to: string[];
+  /** MAIL_LOCALE: the language of customers without their own in mail_recipient. */
+  locale: string;
+  messageIdDomain: string;
+}
 
 export interface EffectResult {
   result: 'applied' | 'stale' | 'duplicate';
@@ -17,7 +26,8 @@ export interface EffectResult {
  * (a conflict on source + id means another delivery won: nothing else is written), upsert the portal row unless
  * the stored state is newer (the row lock taken there orders concurrent events of one order), and if this state
  * became the portal's and its (status, requested delivery date) differs from the pair last notified, record the
- * pair and queue one email. One statement does all of it, in that order: each step takes its rows from the one
+ * pair and queue one email with everything it will say: the previous pair, the recipients' language and the
+ * Message-ID it answers, so the sender reads nothing else and a resend says what the first send said. One statement does all of it, in that order: each step takes its rows from the one
  * before (`where exists (select from recorded)`, `from portal`, `from changed`), so PostgreSQL runs them in
  * sequence, each under the locks of the previous. A second statement marks the record stale when the portal kept
  * a newer state; the label cannot be known before the upsert that must come after the record.
@@ -28,7 +38,7 @@ export async function applyEffect(
   pool: Pool,
   event: ParsedEvent,
   order: PortalOrder,
-  mail: { to: string[]; messageIdDomain: string },
+  mail: EffectMail,
 ): Promise<EffectResult> {
   return withTransaction(pool, async (tx) => {
     const { rows } = await tx.query<{ recorded: boolean; applied: boolean; mailQueued: boolean }>({
@@ -58,23 +68,30 @@ export async function applyEffect(
             >= (coalesce(current.s4_changed_at, '-infinity'), current.s4_read_at)
          returning 1
        ), changed as (
-         insert into order_notification as last (sales_order, portal_status, requested_delivery_date)
-         select $4::text, $6::text, $7::date from portal
+         -- An update's SET reads the row it replaces: the pair notified so far becomes the previous pair, taken
+         -- from the row version this statement locked, never from an older snapshot.
+         insert into order_notification as last
+           (sales_order, portal_status, requested_delivery_date, thread_message_id)
+         select $4::text, $6::text, $7::date, $14::text from portal
          on conflict (sales_order) do update set
+           previous_portal_status = last.portal_status,
+           previous_requested_delivery_date = last.requested_delivery_date,
            portal_status = excluded.portal_status,
            requested_delivery_date = excluded.requested_delivery_date,
+           thread_message_id = coalesce(last.thread_message_id, excluded.thread_message_id),
            notified_at = now()
          where (last.portal_status, last.requested_delivery_date)
                is distinct from (excluded.portal_status, excluded.requested_delivery_date)
-         returning 1
+         returning previous_portal_status, previous_requested_delivery_date, thread_message_id
        ), queued as (
          insert into mail_outbox
            (sales_order, portal_status, requested_delivery_date, sold_to_party, customer_reference, recipients,
-            message_id)
-         select $4::text, $6::text, $7::date, $8::text, $9::text,
-                coalesce((select recipients from mail_recipient where sold_to_party = $8::text), $12::text[]),
-                '<' || gen_random_uuid() || '@' || $13::text || '>'
-         from changed
+            message_id, change, previous_portal_status, previous_requested_delivery_date, locale, in_reply_to)
+         select $4::text, $6::text, $7::date, $8::text, $9::text, coalesce(r.recipients, $12::text[]), $14::text,
+                case when c.previous_portal_status is null then 'new' else 'changed' end,
+                c.previous_portal_status, c.previous_requested_delivery_date, coalesce(r.locale, $13::text),
+                nullif(c.thread_message_id, $14::text)
+         from changed c left join mail_recipient r on r.sold_to_party = $8::text
          returning 1
        )
        select exists (select from recorded) as "recorded", exists (select from portal) as "applied",
@@ -92,7 +109,9 @@ export async function applyEffect(
         order.changedAt,
         order.readAt,
         mail.to,
-        mail.messageIdDomain,
+        mail.locale,
+        // Fixed here, so a resend after a crash reuses it; the order's first one starts its conversation.
+        `<${randomUUID()}@${mail.messageIdDomain}>`,
       ],
     });
     const row = rows[0];

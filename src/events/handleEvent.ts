@@ -7,7 +7,7 @@ import { classify, failureReason } from '../errors.js';
 import { toPortalOrder } from '../portal/portalStatus.js';
 import { type RetryPolicy, retry } from '../retry.js';
 import type { ReadOrder } from '../s4/sharedReads.js';
-import { applyEffect } from './applyEffect.js';
+import { applyEffect, type EffectMail } from './applyEffect.js';
 import { type InboundMessage, type ParsedEvent, parseCloudEvent } from './cloudEvent.js';
 import {
   checkInbox,
@@ -34,7 +34,7 @@ export interface EventHandlerDeps {
   retryPolicy: RetryPolicy;
   maxDeliveries: number;
   maxMessageBytes: number;
-  mail: { to: string[]; messageIdDomain: string };
+  mail: EffectMail;
   /** Called after a commit that queued an email, so the sender need not wait for its next poll. */
   onMailQueued: () => void;
   /** Sees every handled message with its channel and duration: metrics. Must not throw. */

@@ -1,46 +1,129 @@
 import type { SendMailOptions } from 'nodemailer';
+import { type Messages, messagesFor } from './messages.js';
 import type { OutboxMail } from './outbox.js';
 
-const STATUS_TEXT: Record<string, string> = {
-  Open: 'is open',
-  InProcess: 'is in process',
-  DeliveryBlocked: 'is blocked for delivery',
-  PartiallyDelivered: 'is partially delivered',
-  Delivered: 'is delivered',
-  Rejected: 'was rejected',
-};
+export interface EmailSettings {
+  from: string;
+  /** MAIL_LOCALE: for emails queued without a locale, and rows whose locale has no catalog. */
+  locale: string;
+  /** PORTAL_ORDER_URL: a URL template with `{salesOrder}`; without it the email has no link. */
+  portalOrderUrl?: string | undefined;
+}
+
+/** Longest customer reference in a subject, in characters as a reader counts them. */
+const SUBJECT_REFERENCE_LENGTH = 20;
+const DAY_MS = 86_400_000;
 
 /**
- * The email for one notification. Header values are only the validated order key, a status from our own
- * fixed set and a date we formatted: nothing from S/4HANA free text reaches a header. Free text goes into the
- * body only, escaped for HTML.
+ * The email for one notification, from the outbox row alone: what it says about the change was recorded with
+ * the row, so a resend after a crash is the same email. Header values are the order key, our own status names,
+ * dates we formatted and, in the subject only, the customer reference made one short line. Other S/4HANA free
+ * text goes into the body only, on one line per field and escaped for HTML.
  */
-export function renderEmail(mail: OutboxMail, from: string): SendMailOptions {
-  const status = STATUS_TEXT[mail.portalStatus] ?? mail.portalStatus;
-  const date = mail.requestedDeliveryDate ?? 'not set';
-  const lines = [
-    `Sales order ${mail.salesOrder} ${status}.`,
-    `Requested delivery date: ${date}`,
-    `Customer reference: ${mail.customerReference ?? '-'}`,
-    `Sold-to party: ${mail.soldToParty ?? '-'}`,
+export function renderEmail(mail: OutboxMail, settings: EmailSettings): SendMailOptions {
+  const m = messagesFor(mail.locale ?? settings.locale, settings.locale);
+  const reference = subjectReference(mail.customerReference);
+  const summary = subjectSummary(mail, m);
+  const changes = changeLines(mail, m);
+  const date = mail.requestedDeliveryDate;
+  const fields = [
+    `${m.t('field.status')}: ${m.status(mail.portalStatus, 'status')}`,
+    `${m.t('field.date')}: ${date === null ? m.t('notSet') : m.date(date)}`,
+    `${m.t('field.customerReference')}: ${oneLine(mail.customerReference) || '-'}`,
+    `${m.t('field.soldToParty')}: ${oneLine(mail.soldToParty) || '-'}`,
   ];
+  const link = settings.portalOrderUrl?.replaceAll('{salesOrder}', encodeURIComponent(mail.salesOrder));
+  const title = m.t('title', { salesOrder: mail.salesOrder });
+  const paragraphs = [[title], changes, fields].filter((lines) => lines.length > 0);
+  const text = paragraphs.map((lines) => lines.join('\n'));
+  const html = paragraphs.map((lines) => `<p>${lines.map(escapeHtml).join('<br>\n')}</p>`);
+  if (link !== undefined) {
+    text.push(`${m.t('link')}: ${link}`);
+    html.push(`<p><a href="${escapeHtml(link)}">${escapeHtml(m.t('link'))}</a></p>`);
+  }
   return {
-    from,
+    from: settings.from,
     to: mail.recipients,
-    subject: `Sales order ${mail.salesOrder}: ${mail.portalStatus}`,
+    subject: m.t('subject', {
+      salesOrder: mail.salesOrder,
+      reference: reference === '' ? '' : ` (${reference})`,
+      summary,
+    }),
     messageId: mail.messageId,
+    // Every email of an order answers its first one, so mail clients show one conversation per order.
+    ...(mail.inReplyTo === null ? {} : { inReplyTo: mail.inReplyTo, references: [mail.inReplyTo] }),
     headers: {
       'X-Sales-Order': mail.salesOrder,
       'X-Portal-Status': mail.portalStatus,
       // An order without a date gets no such header: nodemailer never writes a header with an empty value,
       // so "absent" is how a reader tells "no date".
-      ...(mail.requestedDeliveryDate === null
-        ? {}
-        : { 'X-Requested-Delivery-Date': mail.requestedDeliveryDate }),
+      ...(date === null ? {} : { 'X-Requested-Delivery-Date': date }),
     },
-    text: `${lines.join('\n')}\n`,
-    html: `<p>${lines.map(escapeHtml).join('<br>\n')}</p>\n`,
+    text: `${text.join('\n\n')}\n`,
+    html: `${html.join('\n')}\n`,
   };
+}
+
+/** What changed against the previous notification, one line each: date first, then status. */
+function changeLines(mail: OutboxMail, m: Messages): string[] {
+  if (mail.change === 'new') return [m.t('newOrder')];
+  if (mail.change === null) return []; // queued before the previous pair was recorded: the state alone
+  const lines: string[] = [];
+  const from = mail.previousRequestedDeliveryDate;
+  const to = mail.requestedDeliveryDate;
+  if (from !== null && to !== null && from !== to) {
+    lines.push(m.t('dateMoved', { from: m.date(from), to: m.date(to), days: m.days(daysBetween(from, to)) }));
+  } else if (from === null && to !== null) {
+    lines.push(m.t('dateSet', { date: m.date(to) }));
+  } else if (from !== null && to === null) {
+    lines.push(m.t('dateRemoved', { date: m.date(from) }));
+  }
+  if (mail.previousPortalStatus !== mail.portalStatus) {
+    const previous = m.status(mail.previousPortalStatus ?? '', 'status');
+    lines.push(m.t('statusChanged', { from: previous, to: m.status(mail.portalStatus, 'status') }));
+  }
+  return lines;
+}
+
+/** The subject after the order: the new status when it changed, and where the date went when that changed. */
+function subjectSummary(mail: OutboxMail, m: Messages): string {
+  const status = m.status(mail.portalStatus, 'subjectStatus');
+  if (mail.change === 'new') return m.t('subject.new', { status });
+  if (mail.change === null) return status;
+  const parts: string[] = [];
+  if (mail.previousPortalStatus !== mail.portalStatus) parts.push(status);
+  const from = mail.previousRequestedDeliveryDate;
+  const to = mail.requestedDeliveryDate;
+  if (from !== to) {
+    if (to === null) parts.push(m.t('subject.dateRemoved'));
+    else parts.push(m.t(from === null ? 'subject.dateSet' : 'subject.dateMoved', { date: m.date(to) }));
+  }
+  const [first, second] = parts;
+  if (first === undefined) return status;
+  return second === undefined ? first : m.t('subject.join', { first, second });
+}
+
+function daysBetween(from: string, to: string): number {
+  return Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS);
+}
+
+/**
+ * The customer reference as it may stand in a subject: its first word (references lead with the customer's
+ * order number, e.g. "CITYCAB-7731 8 electric taxis"), control characters gone, at most 20 characters.
+ */
+export function subjectReference(reference: string | null): string {
+  const [word = ''] = oneLine(reference).split(' ');
+  const characters = [...new Intl.Segmenter('en', { granularity: 'grapheme' }).segment(word)];
+  if (characters.length <= SUBJECT_REFERENCE_LENGTH) return word;
+  return `${characters
+    .slice(0, SUBJECT_REFERENCE_LENGTH - 1)
+    .map((part) => part.segment)
+    .join('')}…`;
+}
+
+/** Free text on one line: line breaks, tabs and other control or format characters become single spaces. */
+export function oneLine(text: string | null): string {
+  return (text ?? '').replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\s]+/gu, ' ').trim();
 }
 
 export function escapeHtml(text: string): string {

@@ -4,12 +4,17 @@ import type { Logger } from 'pino';
 import { classify, failureReason } from '../errors.js';
 import { renderEmail } from './email.js';
 import type { MailTransport } from './mailTransport.js';
+import { catalogLanguage } from './messages.js';
 import { claimDue, markSent, type OutboxMail, park, scheduleRetry } from './outbox.js';
 
 export interface MailSenderOptions {
   pool: Pool;
   transport: MailTransport;
   from: string;
+  /** MAIL_LOCALE, for emails queued without a locale of their own (default en). */
+  locale?: string;
+  /** PORTAL_ORDER_URL: a template with `{salesOrder}`; each email links to its order. */
+  portalOrderUrl?: string | undefined;
   logger: Logger;
   /** Called once per email with how it ended. */
   onResult?: (result: 'sent' | 'retry' | 'parked') => void;
@@ -39,14 +44,21 @@ export function createMailSender(options: MailSenderOptions): MailSender {
   const pollMs = options.pollMs ?? 1000;
   const maxAttempts = options.maxAttempts ?? 10;
   const leaseSeconds = options.leaseSeconds ?? 120;
+  const email = { from, locale: options.locale ?? 'en', portalOrderUrl: options.portalOrderUrl };
   let running = false;
   let loop: Promise<void> | undefined;
   let wakeUp = new AbortController();
 
   async function deliver(mail: OutboxMail): Promise<void> {
     const log = logger.child({ salesOrder: mail.salesOrder, mailId: mail.id, messageId: mail.messageId });
+    if (mail.locale !== null && catalogLanguage(mail.locale) === undefined) {
+      log.warn(
+        { locale: mail.locale, fallback: email.locale },
+        'no catalog for the locale; sending in MAIL_LOCALE',
+      );
+    }
     try {
-      await transport.send(renderEmail(mail, from));
+      await transport.send(renderEmail(mail, email));
     } catch (err) {
       const error = failureReason(err);
       if (classify(err) === 'permanent' || mail.attempts >= maxAttempts) {

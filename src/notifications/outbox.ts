@@ -14,6 +14,14 @@ export interface OutboxMail {
   recipients: string[];
   messageId: string;
   attempts: number;
+  /** 'new': the order's first email; 'changed': from the previous pair; null: queued before that was kept. */
+  change: 'new' | 'changed' | null;
+  previousPortalStatus: string | null;
+  previousRequestedDeliveryDate: string | null;
+  /** The recipients' language, fixed when queued; null for emails queued before it was. */
+  locale: string | null;
+  /** The Message-ID of the order's first email; null for that first email. */
+  inReplyTo: string | null;
 }
 
 export async function claimDue(db: Executor, limit: number, leaseSeconds: number): Promise<OutboxMail[]> {
@@ -30,7 +38,10 @@ export async function claimDue(db: Executor, limit: number, leaseSeconds: number
      returning m.id::text as "id", m.sales_order as "salesOrder", m.portal_status as "portalStatus",
        to_char(m.requested_delivery_date, 'YYYY-MM-DD') as "requestedDeliveryDate",
        m.sold_to_party as "soldToParty", m.customer_reference as "customerReference",
-       m.recipients, m.message_id as "messageId", m.attempts`,
+       m.recipients, m.message_id as "messageId", m.attempts, m.change,
+       m.previous_portal_status as "previousPortalStatus",
+       to_char(m.previous_requested_delivery_date, 'YYYY-MM-DD') as "previousRequestedDeliveryDate",
+       m.locale, m.in_reply_to as "inReplyTo"`,
     [limit, leaseSeconds],
   );
   return rows;

@@ -62,7 +62,7 @@ beforeAll(async () => {
     retryPolicy: { attempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
     maxDeliveries: MAX_DELIVERIES,
     maxMessageBytes: 1024 * 1024,
-    mail: { to: ['fleet-manager@fleet.example'], messageIdDomain: 'fleet.example' },
+    mail: { to: ['fleet-manager@fleet.example'], locale: 'en', messageIdDomain: 'fleet.example' },
     onMailQueued: () => sender.wake(),
     logger: quiet,
   });

@@ -70,7 +70,7 @@ beforeAll(async () => {
     retryPolicy: { attempts: 3, baseDelayMs: 20, maxDelayMs: 100 },
     maxDeliveries: 10,
     maxMessageBytes: 1024 * 1024,
-    mail: { to: ['fleet-manager@fleet.example'], messageIdDomain: 'fleet.example' },
+    mail: { to: ['fleet-manager@fleet.example'], locale: 'en', messageIdDomain: 'fleet.example' },
     onMailQueued: () => mailSender.wake(),
     logger,
   });
@@ -290,7 +290,7 @@ describe('webhook shutdown', () => {
       retryPolicy: { attempts: 5, baseDelayMs: 60_000, maxDelayMs: 60_000 },
       maxDeliveries: 10,
       maxMessageBytes: 1024 * 1024,
-      mail: { to: ['fleet-manager@fleet.example'], messageIdDomain: 'fleet.example' },
+      mail: { to: ['fleet-manager@fleet.example'], locale: 'en', messageIdDomain: 'fleet.example' },
       onMailQueued: () => {},
       logger,
     });

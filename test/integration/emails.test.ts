@@ -1,0 +1,257 @@
+// What the fleet manager reads, end to end: events through the webhook, the S/4HANA stand-in, real PostgreSQL,
+// and the email as the real SMTP stand-in received it, parsed by mailparser.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { S4Server, SalesOrderState } from '../../sandbox/s4Server.js';
+import type { ReceivedMail, SmtpSink } from '../../sandbox/smtpServer.js';
+import type { Service } from '../../src/service.js';
+import type { TestDatabase } from '../support/database.js';
+import { eventually, salesOrderEvent, startTestService } from '../support/harness.js';
+import { orderMaker } from '../support/orders.js';
+import { startWorld, stopWorld } from '../support/world.js';
+
+let db: TestDatabase;
+let s4: S4Server;
+let smtp: SmtpSink;
+let service: Service;
+
+const PORTAL = 'https://portal.example/orders/{salesOrder}?view=status&lang=auto';
+
+beforeAll(async () => {
+  ({ db, s4, smtp } = await startWorld());
+  service = await startTestService({
+    databaseUrl: db.url,
+    s4Url: s4.url,
+    smtpUrl: smtp.url,
+    env: { PORTAL_ORDER_URL: PORTAL },
+  });
+});
+afterAll(async () => {
+  await service?.stop();
+  await stopWorld({ db, s4, smtp });
+});
+
+const { newOrder, changeOrder } = orderMaker(() => s4, 6_000_000);
+let clock = Date.parse('2026-11-30T10:00:00Z');
+
+function mailsFor(salesOrder: string): ReceivedMail[] {
+  return smtp.messages.filter((mail) => mail.headers['x-sales-order'] === salesOrder);
+}
+
+/** Changes the order in S/4HANA (if asked), pushes an event for it and returns the email it caused. */
+async function notify(salesOrder: string, change?: Partial<SalesOrderState>, target = service) {
+  if (change !== undefined) {
+    clock += 60_000;
+    changeOrder(salesOrder, { ...change, lastChangeDateTime: new Date(clock).toISOString() });
+  }
+  const before = mailsFor(salesOrder).length;
+  const response = await fetch(`${target.url}/events`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/cloudevents+json' },
+    body: salesOrderEvent({ salesOrder }),
+  });
+  expect(response.status).toBe(200);
+  return eventually(`email ${before + 1} of order ${salesOrder}`, async () => mailsFor(salesOrder)[before]);
+}
+
+describe('what an email says', () => {
+  it('calls the first email of an order a new order and states its status and date', async () => {
+    const salesOrder = newOrder({ customerReference: 'CITYCAB-7731 8 electric taxis' });
+    const mail = await notify(salesOrder);
+    expect(mail.subject).toBe(`Sales order ${salesOrder} (CITYCAB-7731): new order, open`);
+    expect(mail.text).toBe(
+      `Sales order ${salesOrder}\n\nNew order\n\nStatus: Open\nRequested delivery date: 15 Dec 2026\n` +
+        'Customer reference: CITYCAB-7731 8 electric taxis\nSold-to party: 17100001\n\n' +
+        `Open the order in the fleet portal: https://portal.example/orders/${salesOrder}?view=status&lang=auto\n`,
+    );
+    expect(mail.headers['x-sales-order']).toBe(salesOrder);
+    expect(mail.headers['x-portal-status']).toBe('Open');
+    expect(mail.headers['x-requested-delivery-date']).toBe('2026-12-15');
+    expect(mail.messageId).toMatch(/^<[0-9a-f-]{36}@fleet\.example>$/);
+    expect(mail.headers['in-reply-to']).toBeUndefined();
+    expect(mail.headers.references).toBeUndefined();
+  });
+
+  it('says how far the delivery date moved, forward and back', async () => {
+    const salesOrder = newOrder({ customerReference: 'PO-4711' });
+    await notify(salesOrder);
+    const later = await notify(salesOrder, { requestedDeliveryDate: '2027-01-12' });
+    expect(later.subject).toBe(`Sales order ${salesOrder} (PO-4711): delivery date moved to 12 Jan 2027`);
+    expect(later.text).toContain(
+      '\n\nRequested delivery date moved from 15 Dec 2026 to 12 Jan 2027 (+28 days)\n\n',
+    );
+    expect(later.headers['x-requested-delivery-date']).toBe('2027-01-12');
+    const earlier = await notify(salesOrder, { requestedDeliveryDate: '2027-01-07' });
+    expect(earlier.subject).toBe(`Sales order ${salesOrder} (PO-4711): delivery date moved to 7 Jan 2027`);
+    expect(earlier.text).toContain(
+      'Requested delivery date moved from 12 Jan 2027 to 7 Jan 2027 (-5 days)\n',
+    );
+  });
+
+  it('names the old and the new status when the status changes', async () => {
+    const salesOrder = newOrder({ overallDeliveryStatus: 'B' });
+    await notify(salesOrder);
+    const mail = await notify(salesOrder, { overallDeliveryStatus: 'C' });
+    expect(mail.subject).toBe(`Sales order ${salesOrder} (PO-4711): delivered`);
+    expect(mail.text).toContain('\n\nStatus: Partially delivered → Delivered\n\nStatus: Delivered\n');
+    expect(mail.text).not.toContain('moved');
+    expect(mail.headers['x-portal-status']).toBe('Delivered');
+  });
+
+  it('says both when status and date change at once', async () => {
+    const salesOrder = newOrder({ overallDeliveryStatus: 'B' });
+    await notify(salesOrder);
+    const mail = await notify(salesOrder, {
+      overallDeliveryStatus: 'C',
+      requestedDeliveryDate: '2027-01-12',
+    });
+    expect(mail.subject).toBe(
+      `Sales order ${salesOrder} (PO-4711): delivered; delivery date moved to 12 Jan 2027`,
+    );
+    expect(mail.text).toContain(
+      'Requested delivery date moved from 15 Dec 2026 to 12 Jan 2027 (+28 days)\n' +
+        'Status: Partially delivered → Delivered\n',
+    );
+  });
+
+  it('says the delivery date was removed, names the old one and drops the date header', async () => {
+    const salesOrder = newOrder();
+    await notify(salesOrder);
+    const mail = await notify(salesOrder, { requestedDeliveryDate: null });
+    expect(mail.subject).toBe(`Sales order ${salesOrder} (PO-4711): delivery date removed`);
+    expect(mail.text).toContain('Requested delivery date removed (was 15 Dec 2026)\n');
+    expect(mail.text).toContain('Requested delivery date: not set\n');
+    expect(mail.headers).not.toHaveProperty('x-requested-delivery-date');
+  });
+});
+
+describe('language', () => {
+  it('writes German to a sold-to party whose locale is de, and English to others', async () => {
+    await db.pool.query(
+      `insert into mail_recipient (sold_to_party, recipients, locale) values ($1, $2, 'de')`,
+      ['17100042', ['flotte@kunde.example']],
+    );
+    const german = newOrder({ soldToParty: '17100042', overallDeliveryStatus: 'B' });
+    const english = newOrder({ overallDeliveryStatus: 'B' });
+    const first = await notify(german);
+    expect(first.to).toEqual(['flotte@kunde.example']);
+    expect(first.subject).toBe(`Kundenauftrag ${german} (PO-4711): neuer Auftrag, teilweise geliefert`);
+    const mail = await notify(german, { overallDeliveryStatus: 'C', requestedDeliveryDate: '2027-01-12' });
+    expect(mail.subject).toBe(
+      `Kundenauftrag ${german} (PO-4711): geliefert; Wunschlieferdatum verschoben auf 12. Jan. 2027`,
+    );
+    expect(mail.text).toBe(
+      `Kundenauftrag ${german}\n\n` +
+        'Wunschlieferdatum verschoben von 15. Dez. 2026 auf 12. Jan. 2027 (+28 Tage)\n' +
+        'Status: Teilweise geliefert → Geliefert\n\n' +
+        'Status: Geliefert\nWunschlieferdatum: 12. Jan. 2027\nBestellnummer des Kunden: PO-4711\n' +
+        `Auftraggeber: 17100042\n\nAuftrag im Flottenportal öffnen: https://portal.example/orders/${german}?view=status&lang=auto\n`,
+    );
+    expect(mail.headers['x-portal-status']).toBe('Delivered'); // headers stay machine-readable
+    const other = await notify(english);
+    expect(other.subject).toBe(`Sales order ${english} (PO-4711): new order, partially delivered`);
+  });
+
+  it('writes MAIL_LOCALE to sold-to parties without a locale of their own', async () => {
+    const german = await startTestService({
+      databaseUrl: db.url,
+      s4Url: s4.url,
+      smtpUrl: smtp.url,
+      env: { MAIL_LOCALE: 'de' },
+    });
+    try {
+      const salesOrder = newOrder();
+      const mail = await notify(salesOrder, undefined, german);
+      expect(mail.subject).toBe(`Kundenauftrag ${salesOrder} (PO-4711): neuer Auftrag, offen`);
+      expect(mail.text).toContain('Wunschlieferdatum: 15. Dez. 2026\n');
+      expect(mail.text).not.toContain('Flottenportal'); // no PORTAL_ORDER_URL here: no link
+    } finally {
+      await german.stop();
+    }
+  });
+});
+
+describe('link to the order', () => {
+  it('puts the order key URL-encoded into the link of the text and the HTML part', async () => {
+    // Keys from events are letters and digits only; the email does not rely on that. An email for a key that
+    // needs encoding is queued straight into the outbox, as the effect would queue it.
+    const salesOrder = 'A/B 1&?#';
+    await db.pool.query(
+      `insert into mail_outbox (sales_order, portal_status, recipients, message_id, change, locale)
+       values ($1, 'Open', $2, $3, 'new', 'en')`,
+      [salesOrder, ['fleet-manager@fleet.example'], '<encoding-test@fleet.example>'],
+    );
+    const [mail] = await eventually('the email for the odd key', async () => {
+      const mails = mailsFor(salesOrder);
+      return mails.length > 0 && mails;
+    });
+    const link = 'https://portal.example/orders/A%2FB%201%26%3F%23?view=status&lang=auto';
+    expect(mail?.text).toContain(`Open the order in the fleet portal: ${link}\n`);
+    expect(mail?.html).toContain(
+      `<a href="${link.replace('&', '&#38;')}">Open the order in the fleet portal</a>`,
+    );
+  });
+});
+
+describe('threading', () => {
+  it('makes every later email of an order answer its first one', async () => {
+    const salesOrder = newOrder();
+    const first = await notify(salesOrder);
+    const second = await notify(salesOrder, { requestedDeliveryDate: '2027-01-12' });
+    const third = await notify(salesOrder, { overallDeliveryStatus: 'C' });
+    for (const mail of [second, third]) {
+      expect(mail.headers['in-reply-to']).toBe(first.messageId);
+      expect(mail.headers.references).toBe(first.messageId);
+    }
+    expect(new Set([first.messageId, second.messageId, third.messageId]).size).toBe(3);
+  });
+});
+
+describe('hostile S/4HANA free text', () => {
+  it('cannot add headers, recipients or markup through the customer reference', async () => {
+    const hostile =
+      '<b>PO</b><script>alert(1)</script>\r\nBcc: intruder@example.com\r\nX-Injected: yes\r\n\r\n<img src=x onerror=alert(2)>';
+    const salesOrder = newOrder({ customerReference: hostile });
+    const mail = await notify(salesOrder);
+    expect(mail.to).toEqual(['fleet-manager@fleet.example']);
+    expect(Object.keys(mail.headers)).not.toContain('bcc');
+    expect(Object.keys(mail.headers)).not.toContain('x-injected');
+    expect(mail.raw).not.toMatch(/^(Bcc|X-Injected):/im);
+    expect(mail.subject).toBe(`Sales order ${salesOrder} (<b>PO</b><script>al…): new order, open`);
+    expect(mail.html).not.toMatch(/<(b|script|img)\b/i);
+    expect(mail.html).toContain(
+      '&#60;script&#62;alert(1)&#60;/script&#62; Bcc: intruder@example.com X-Injected: yes',
+    );
+    expect(mail.text).toContain(
+      'Customer reference: <b>PO</b><script>alert(1)</script> Bcc: intruder@example.com X-Injected: yes <img src=x onerror=alert(2)>\n',
+    );
+  });
+});
+
+describe('a resend after a crash', () => {
+  it('has the Message-ID, subject and body of the first send, though order and language changed since', async () => {
+    await db.pool.query(`insert into mail_recipient (sold_to_party, recipients) values ($1, $2)`, [
+      '17100043',
+      ['resend@kunde.example'],
+    ]);
+    const salesOrder = newOrder({ soldToParty: '17100043' });
+    await notify(salesOrder);
+    const first = await notify(salesOrder, { requestedDeliveryDate: '2027-01-12' });
+    // Since then the order changed again and its customer chose German.
+    await db.pool.query(`update mail_recipient set locale = 'de' where sold_to_party = $1`, ['17100043']);
+    const next = await notify(salesOrder, { overallDeliveryStatus: 'C' });
+    expect(next.subject).toMatch(/^Kundenauftrag/);
+    // A crash after the relay accepted the email and before it was marked sent leaves it pending, due when its
+    // lease runs out: this is that state, with the lease already over.
+    await db.pool.query(
+      `update mail_outbox set state = 'pending', sent_at = null, next_attempt_at = now() where message_id = $1`,
+      [first.messageId],
+    );
+    const resend = await eventually('the resend', async () => mailsFor(salesOrder)[3]);
+    expect(resend.messageId).toBe(first.messageId);
+    expect(resend.subject).toBe(first.subject);
+    expect(resend.text).toBe(first.text);
+    expect(resend.html).toBe(first.html);
+    expect(resend.headers['in-reply-to']).toBe(first.headers['in-reply-to']);
+    expect(resend.subject).toBe(`Sales order ${salesOrder} (PO-4711): delivery date moved to 12 Jan 2027`);
+  });
+});
