@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
-import { migrate } from './db/migrate.js';
+import { migrateAtStart } from './db/migrate.js';
 import { recordDeadLetter } from './events/deadLetter.js';
 import { createEventHandler } from './events/handleEvent.js';
 import { adminRoutes } from './http/adminRoutes.js';
@@ -53,7 +53,7 @@ export async function startService(
   const pool = new pg.Pool({ ...config.database, connectionTimeoutMillis: 5000 });
   // An idle connection dropped by a database restart must not crash the process; the pool replaces it.
   pool.on('error', (err) => logger.warn({ err }, 'idle database connection failed'));
-  const applied = await migrate(pool);
+  const applied = await migrateAtStart(pool, logger);
   if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
 
   const metrics = createMetrics(pool, config.retention.processedEventDays);

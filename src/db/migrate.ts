@@ -1,11 +1,16 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Pool } from 'pg';
+import type { Logger } from 'pino';
+import { type RetryPolicy, retry } from '../retry.js';
 import { withTransaction } from './transaction.js';
 
 const MIGRATIONS_DIR = new URL('../../db/migrations/', import.meta.url);
 // Any constant shared by every instance: several instances starting at once wait here in turn.
 const MIGRATION_LOCK = 7_346_112;
+// A database failing over or restarting just as an instance starts is waited for (about 15 s on average, 30 s at
+// most), within Cloud Foundry's 60 s start timeout, instead of failing the start and crash-looping meanwhile.
+const START_RETRY: RetryPolicy = { attempts: 8, baseDelayMs: 500, maxDelayMs: 8000 };
 
 /**
  * Applies the numbered SQL files in db/migrations that this database has not seen yet, in order,
@@ -28,4 +33,16 @@ export async function migrate(pool: Pool, dir: URL = MIGRATIONS_DIR): Promise<st
     }
     return pending;
   });
+}
+
+/** migrate() at start: a database that is unavailable for now (refused, restarting, session lost) is retried. */
+export function migrateAtStart(pool: Pool, logger: Logger): Promise<string[]> {
+  return retry(
+    () =>
+      migrate(pool).catch((err: unknown) => {
+        logger.warn({ err }, 'database not ready for migrations');
+        throw err;
+      }),
+    START_RETRY,
+  );
 }

@@ -10,6 +10,7 @@
 // millions of rows that holds its locks and snapshot for minutes.
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
+import { withClient } from '../db/checkout.js';
 
 export interface RetentionDeps {
   pool: Pool;
@@ -80,18 +81,13 @@ export function createRetention(deps: RetentionDeps): Retention {
       number
     >;
     // A dedicated connection: the session lock lives exactly as long as it, so an instance that dies
-    // mid-pass frees the lock with its connection.
-    const client = await pool.connect();
-    let broken: Error | undefined;
-    try {
+    // mid-pass, or whose connection is lost, frees the lock with its connection.
+    const ran = await withClient(pool, async (client, discard) => {
       const { rows } = await client.query<{ locked: boolean }>(
         'select pg_try_advisory_lock($1::bigint) as "locked"',
         [RETENTION_LOCK],
       );
-      if (rows[0]?.locked !== true) {
-        logger.debug('retention pass skipped: another instance is running one');
-        return { ran: false, deleted, ms: Math.round(performance.now() - started) };
-      }
+      if (rows[0]?.locked !== true) return false;
       try {
         // Fixed for the whole pass, so that rows expiring meanwhile cannot keep it going.
         const cutoffs = await client.query<{ event: Date; mail: Date }>(
@@ -108,12 +104,14 @@ export function createRetention(deps: RetentionDeps): Retention {
           }
         }
       } finally {
-        await client.query('select pg_advisory_unlock($1::bigint)', [RETENTION_LOCK]).catch((err: Error) => {
-          broken = err; // a connection that cannot unlock is discarded, which unlocks
-        });
+        // A connection that cannot unlock is discarded, which unlocks.
+        await client.query('select pg_advisory_unlock($1::bigint)', [RETENTION_LOCK]).catch(discard);
       }
-    } finally {
-      client.release(broken);
+      return true;
+    });
+    if (!ran) {
+      logger.debug('retention pass skipped: another instance is running one');
+      return { ran: false, deleted, ms: Math.round(performance.now() - started) };
     }
     const report = { ran: true, deleted, ms: Math.round(performance.now() - started) };
     const total = Object.values(deleted).reduce((sum, n) => sum + n, 0);

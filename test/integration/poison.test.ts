@@ -1,8 +1,5 @@
 // Poison messages and identity conflicts: a message that kills the process is stopped by the delivery count,
 // a reused identity with another payload is refused, and a duplicate that outlived its record does no harm.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import type { S4Server } from '../../sandbox/s4Server.js';
 import type { SmtpSink } from '../../sandbox/smtpServer.js';
@@ -12,9 +9,8 @@ import type { TestDatabase } from '../support/database.js';
 import { eventually, S4_SOURCE, salesOrderEvent, startTestService } from '../support/harness.js';
 import { orderMaker } from '../support/orders.js';
 import { serviceEnv } from '../support/serviceEnv.js';
+import { type ServiceProcess, spawnServiceProcess } from '../support/serviceProcess.js';
 import { startWorld, stopWorld } from '../support/world.js';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 let db: TestDatabase;
 let s4: S4Server;
@@ -166,13 +162,6 @@ describe('one identity, one effect', () => {
   });
 });
 
-/** The service as its own process, started the way the platform starts it, with its log kept for diagnosis. */
-interface ServiceProcess {
-  child: ChildProcess;
-  log: string[];
-  exited: Promise<unknown>;
-}
-
 describe('a message that kills the process', () => {
   let queue: TestQueue;
   const processes: ServiceProcess[] = [];
@@ -188,44 +177,24 @@ describe('a message that kills the process', () => {
   });
 
   async function startProcess(): Promise<ServiceProcess> {
-    const destination = 'S4_POISON';
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: {
-        PATH: process.env.PATH,
-        ...serviceEnv({
-          databaseUrl: db.url,
-          s4Url: s4.url,
-          smtpUrl: smtp.url,
-          queueAddress: queue.address,
-          destination,
-        }),
-        DATABASE_POOL_SIZE: '4',
-        // One message at a time: a poison message then blocks the queue until the delivery limit stops it,
-        // which is the crash loop at its worst.
-        AMQP_PREFETCH: '1',
-        S4_TIMEOUT_MS: '60000',
-        LOG_LEVEL: 'info',
-        MAX_DELIVERIES: '3',
-      },
+    const started = spawnServiceProcess({
+      ...serviceEnv({
+        databaseUrl: db.url,
+        s4Url: s4.url,
+        smtpUrl: smtp.url,
+        queueAddress: queue.address,
+        destination: 'S4_POISON',
+      }),
+      DATABASE_POOL_SIZE: '4',
+      // One message at a time: a poison message then blocks the queue until the delivery limit stops it,
+      // which is the crash loop at its worst.
+      AMQP_PREFETCH: '1',
+      S4_TIMEOUT_MS: '60000',
+      LOG_LEVEL: 'info',
+      MAX_DELIVERIES: '3',
     });
-    const log: string[] = [];
-    child.stdout
-      ?.setEncoding('utf8')
-      .on('data', (chunk: string) => log.push(...chunk.split('\n').filter(Boolean)));
-    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => log.push(chunk));
-    const started: ServiceProcess = { child, log, exited: once(child, 'exit') };
     processes.push(started);
-    await eventually(
-      `process ${processes.length} to attach its receiver`,
-      async () => {
-        if (child.exitCode !== null)
-          throw new Error(`exited with ${child.exitCode}: ${log.slice(-5).join('\n')}`);
-        return log.some((line) => line.includes('"msg":"AMQP receiver attached"'));
-      },
-      30_000,
-    );
+    await started.ready;
     return started;
   }
 

@@ -1,6 +1,8 @@
 // Retention on the real PostgreSQL: what expires, what must stay, batching, the schedule, and one pass at a
 // time across instances.
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { classify, TransientError } from '../../src/errors.js';
 import { createLogger } from '../../src/logger.js';
 import { createRetention, RETENTION_LOCK, type RetentionDeps } from '../../src/maintenance/retention.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
@@ -137,6 +139,40 @@ describe('retention', () => {
     } finally {
       await blocker.query('rollback').catch(() => {});
       blocker.release();
+    }
+  });
+
+  it('fails a pass as transient when its session is terminated mid-pass, and the next pass finds the lock free', async () => {
+    const source = '/retention/terminated';
+    await processedEvents(source, 'old-', 30, 10);
+    // A pool of its own with the service's idle-error listener: the test's pool should not see the loss.
+    const pool = new pg.Pool({ connectionString: db.url, max: 2 });
+    pool.on('error', () => {});
+    const blocker = await db.pool.connect();
+    await blocker.query('begin');
+    await blocker.query('lock table processed_event in share mode');
+    try {
+      const pass = retention({ pool, batchSize: 10 })
+        .runOnce()
+        .then(
+          () => undefined,
+          (err: unknown) => err,
+        );
+      await eventually('the pass to wait on its first batch', batchWaitingOnLock);
+      await db.pool.query(
+        `select pg_terminate_backend(pid) from pg_locks
+          where relation = 'processed_event'::regclass and not granted`,
+      );
+      const failure = await pass;
+      expect(failure).toBeInstanceOf(TransientError);
+      expect(classify(failure)).toBe('transient');
+      await blocker.query('commit');
+      expect(await retentionLockHeld()).toBe(false);
+      expect((await retention({ pool }).runOnce()).deleted.processedEvents).toBe(30);
+    } finally {
+      await blocker.query('rollback').catch(() => {});
+      blocker.release();
+      await pool.end();
     }
   });
 

@@ -1,0 +1,179 @@
+// A database failover terminates the service's sessions: a client checked out of the pool then loses its
+// connection between two statements or in the middle of one. pg reports that as an 'error' event on the client;
+// without a listener it is an uncaught exception and the process dies. These tests terminate real PostgreSQL
+// backends (pg_terminate_backend) and check that the process stays up and nothing is lost or done twice.
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import type { S4Server } from '../../sandbox/s4Server.js';
+import type { SmtpSink } from '../../sandbox/smtpServer.js';
+import { type Executor, withTransaction } from '../../src/db/transaction.js';
+import { classify, TransientError } from '../../src/errors.js';
+import { createTestQueue, type Publisher, type TestQueue } from '../support/broker.js';
+import type { TestDatabase } from '../support/database.js';
+import { eventually, S4_SOURCE, salesOrderEvent } from '../support/harness.js';
+import { orderMaker } from '../support/orders.js';
+import { serviceEnv } from '../support/serviceEnv.js';
+import { type ServiceProcess, spawnServiceProcess } from '../support/serviceProcess.js';
+import { startWorld, stopWorld } from '../support/world.js';
+
+let db: TestDatabase;
+let s4: S4Server;
+let smtp: SmtpSink;
+let publisher: Publisher;
+
+beforeAll(async () => {
+  ({ db, s4, smtp, publisher } = await startWorld());
+});
+afterAll(() => stopWorld({ db, s4, smtp, publisher }));
+
+const { newOrder } = orderMaker(() => s4, 7_600_000);
+
+async function backendPid(tx: Executor): Promise<number> {
+  const { rows } = await tx.query<{ pid: number }>('select pg_backend_pid() as "pid"');
+  return rows[0]?.pid as number;
+}
+
+async function terminate(pid: number): Promise<void> {
+  await db.pool.query('select pg_terminate_backend($1::int)', [pid]);
+}
+
+describe('a transaction whose session is terminated', () => {
+  it('fails as transient between two statements without an uncaught error, and its client is not reused', async () => {
+    const uncaught: unknown[] = [];
+    let noticed: () => void = () => {};
+    const onUncaught = (err: unknown) => {
+      uncaught.push(err);
+      noticed();
+    };
+    process.on('uncaughtException', onUncaught);
+    // One connection, so that the next checkout would get the dead one if it were handed back.
+    const pool = new pg.Pool({ connectionString: db.url, max: 1 });
+    pool.on('error', () => {}); // idle connections are the pool's business, as in the service
+    try {
+      let first = 0;
+      const failure = await withTransaction(pool, async (tx) => {
+        first = await backendPid(tx);
+        // Resolves once the client saw its socket close (or the process saw the error nobody listened to).
+        const lost = new Promise<void>((resolve) => {
+          noticed = resolve;
+          (tx as pg.PoolClient).once('end', () => resolve());
+        });
+        await terminate(first);
+        await lost;
+        await tx.query('select 1');
+      }).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+
+      expect(uncaught).toEqual([]);
+      expect(failure).toBeInstanceOf(TransientError);
+      expect(classify(failure)).toBe('transient');
+      expect(String((failure as Error).message)).toMatch(/^database connection lost: /);
+      const next = await withTransaction(pool, backendPid);
+      expect(next).not.toBe(first);
+      expect(pool.totalCount).toBe(1);
+    } finally {
+      process.off('uncaughtException', onUncaught);
+      await pool.end();
+    }
+  });
+});
+
+describe('the service process during a database failover', () => {
+  let queue: TestQueue;
+  let service: ServiceProcess | undefined;
+
+  beforeAll(async () => {
+    queue = await createTestQueue('fon-failover');
+  });
+  afterAll(async () => {
+    if (service?.alive()) service.child.kill('SIGKILL');
+    await queue?.delete();
+  });
+
+  it('stays up when the session of its effect transaction is terminated, and applies the event once after redelivery', async () => {
+    onTestFailed(() => console.error(`--- service log ---\n${service?.log.slice(-40).join('\n')}`));
+    service = spawnServiceProcess({
+      ...serviceEnv({ databaseUrl: db.url, s4Url: s4.url, smtpUrl: smtp.url, queueAddress: queue.address }),
+      DATABASE_POOL_SIZE: '4',
+      LOG_LEVEL: 'info',
+    });
+    const url = await service.ready;
+    const running = service;
+    const salesOrder = newOrder({ overallDeliveryStatus: 'C' });
+    const id = `failover-${salesOrder}`;
+
+    // Every write to the portal table waits while this lock is held, so the service's effect transaction is
+    // open (BEGIN sent, its statement waiting) for as long as the test wants: a session to terminate.
+    const locker = await db.pool.connect();
+    await locker.query('begin');
+    await locker.query('lock table portal_order_status in exclusive mode');
+    const waitingPid = async (): Promise<number | undefined> => {
+      if (!running.alive()) throw new Error(`the service exited: ${running.log.slice(-3).join('\n')}`);
+      const { rows } = await db.pool.query<{ pid: number }>(
+        `select pid from pg_stat_activity
+          where datname = current_database() and pid <> $1::int and wait_event_type = 'Lock'`,
+        [await backendPid(locker)],
+      );
+      return rows[0]?.pid;
+    };
+    const releases = () =>
+      running.log.filter((line) => line.includes('"msg":"event released for redelivery"'));
+
+    let terminated = 0;
+    try {
+      await publisher.send(queue.address, [{ body: salesOrderEvent({ salesOrder, id }) }]);
+      // Each try of the effect is terminated until the in-process retries are used up and the message goes
+      // back to the broker; the redelivery then finds the database whole again.
+      while (releases().length === 0) {
+        const pid = await eventually('a transaction of the service waiting on the lock', async () =>
+          releases().length > 0 ? 0 : await waitingPid(),
+        );
+        if (pid === 0) break;
+        await terminate(pid);
+        terminated++;
+        // The next try must not find the same pid still listed.
+        await eventually('the session gone', async () => (await waitingPid()) !== pid);
+      }
+    } finally {
+      await locker.query('commit');
+      locker.release();
+    }
+
+    await eventually('the event applied', async () => {
+      const { rows } = await db.pool.query(
+        `select outcome from processed_event where source = $1::text and id = $2::text`,
+        [S4_SOURCE, id],
+      );
+      return rows[0]?.outcome === 'applied';
+    });
+    await smtp.waitForCount(1);
+    await sleep(500); // room for a second, wrong email to show up
+    expect(smtp.messages.filter((mail) => mail.headers['x-sales-order'] === salesOrder)).toHaveLength(1);
+    expect(terminated).toBeGreaterThanOrEqual(1);
+
+    expect(running.alive()).toBe(true);
+    const health = await fetch(`${url}/health`);
+    expect(health.status).toBe(200);
+    const entries = running.log.flatMap((line) => {
+      try {
+        return [JSON.parse(line) as { level: number; msg: string; reason?: string }];
+      } catch {
+        return [];
+      }
+    });
+    // The loss is a warning on the release, and nothing worse is logged.
+    const released = entries.filter((entry) => entry.msg === 'event released for redelivery');
+    expect(released).toEqual([
+      expect.objectContaining({ level: 40, reason: expect.stringMatching(/database connection lost/) }),
+    ]);
+    expect(entries.filter((entry) => entry.level >= 50)).toEqual([]);
+    expect(entries.filter((entry) => entry.msg === 'event processed')).toHaveLength(1);
+
+    running.child.kill('SIGTERM');
+    const [code] = (await running.exited) as [number | null];
+    expect(code).toBe(0);
+  }, 90_000);
+});

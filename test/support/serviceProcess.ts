@@ -1,0 +1,46 @@
+// The service as its own process, started the way the platform starts it (src/main.ts, through tsx), with its
+// log kept for diagnosis: for tests about the process itself, whether it dies or stays up.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { eventually } from './harness.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface ServiceProcess {
+  child: ChildProcess;
+  /** stdout's JSON lines and stderr's chunks, as they came. */
+  log: string[];
+  exited: Promise<unknown>;
+  /** Still running: neither exited nor killed by a signal. */
+  alive(): boolean;
+  /** Where its HTTP server listens (it is given PORT 0), once it does and, with AMQP, its receiver attached. */
+  ready: Promise<string>;
+}
+
+/** Starts src/main.ts with exactly `env` (and PATH). */
+export function spawnServiceProcess(env: Record<string, string>): ServiceProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { PATH: process.env.PATH, ...env },
+  });
+  const log: string[] = [];
+  child.stdout
+    ?.setEncoding('utf8')
+    .on('data', (chunk: string) => log.push(...chunk.split('\n').filter(Boolean)));
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => log.push(chunk));
+  const alive = () => child.exitCode === null && child.signalCode === null;
+  const withAmqp = env.INGEST?.includes('amqp') === true;
+  const ready = eventually(
+    'the process to start',
+    async () => {
+      if (!alive()) throw new Error(`exited with ${child.exitCode}: ${log.slice(-5).join('\n')}`);
+      const started = log.find((line) => line.includes('"msg":"fleet order notifier started"'));
+      const attached = !withAmqp || log.some((line) => line.includes('"msg":"AMQP receiver attached"'));
+      return started !== undefined && attached ? (JSON.parse(started) as { url: string }).url : undefined;
+    },
+    30_000,
+  );
+  return { child, log, exited: once(child, 'exit'), alive, ready };
+}
