@@ -1,4 +1,5 @@
-// Composition root: config → pool → migrate → clients → handler → ingest → HTTP; and the one shutdown.
+// Composition root: config → pool → migrate → clients → handler → ingest → HTTP, built apart from started;
+// and the one ordered shutdown.
 import { setGlobalLogLevel } from '@sap-cloud-sdk/util';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
@@ -6,55 +7,75 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { migrateAtStart } from './db/migrate.js';
 import { recordDeadLetter } from './events/deadLetter.js';
-import { createEventHandler } from './events/handleEvent.js';
+import { createEventHandler, type HandleEvent } from './events/handleEvent.js';
 import { adminRoutes } from './http/adminRoutes.js';
 import { buildApp } from './http/app.js';
 import { createNoAuth, createXsuaaAuth } from './http/auth.js';
 import { checkHealth } from './http/health.js';
 import { webhookRoutes } from './http/webhookRoutes.js';
-import { createRetention } from './maintenance/retention.js';
+import { createRetention, type Retention } from './maintenance/retention.js';
 import { amqpClientOptions } from './messaging/amqpClientOptions.js';
 import { type AmqpConsumer, createAmqpConsumer } from './messaging/amqpConsumer.js';
 import { ensureEventMeshQueue } from './messaging/eventMeshSetup.js';
 import { createMetrics } from './metrics.js';
-import { createMailSender } from './notifications/mailSender.js';
+import { createMailSender, type MailSender } from './notifications/mailSender.js';
 import { directoryTransport, type MailTransport, smtpTransport } from './notifications/mailTransport.js';
 import { DEFAULT_RETRY, type RetryPolicy } from './retry.js';
 import { createSalesOrderApi, type SalesOrderApi } from './s4/salesOrderApi.js';
 import { shareReads } from './s4/sharedReads.js';
+import { shutdownInOrder } from './shutdown.js';
 
-export interface Service {
+/** The service's parts, built and wired but not started: nothing listens, polls or consumes yet. */
+export interface ServiceParts {
   app: FastifyInstance;
   pool: pg.Pool;
+  handle: HandleEvent;
   amqp: AmqpConsumer | undefined;
-  /** Where the HTTP server listens, e.g. http://127.0.0.1:8080. */
-  url: string;
-  /** Ordered, time-boxed and memoised: safe to call from several signals at once. */
+  mailSender: MailSender;
+  retention: Retention;
+  /** Ordered, time-boxed and memoised: closes whatever is open, started or not. */
   stop(): Promise<void>;
 }
 
-export interface ServiceOptions {
-  host?: string;
+export interface Service extends ServiceParts {
+  /** Where the HTTP server listens, e.g. http://127.0.0.1:8080. */
+  url: string;
+}
+
+export interface BuildOptions {
   retryPolicy?: RetryPolicy;
   mailPollMs?: number;
+}
+
+export interface StartOptions extends BuildOptions {
+  host?: string;
 }
 
 // Cloud Foundry sends SIGKILL 10 s after SIGTERM; leave room for the process to exit.
 const SHUTDOWN_BUDGET_MS = 8000;
 
-export async function startService(
+/**
+ * Builds every part from the configuration. It opens only the database pool (and migrates): tests drive the
+ * parts directly (`app.inject`, `handle`), and `stop()` closes what was opened.
+ */
+export async function buildService(
   config: Readonly<Config>,
   logger: Logger,
-  options: ServiceOptions = {},
-): Promise<Service> {
+  options: BuildOptions = {},
+): Promise<ServiceParts> {
   // The SDK logs every destination lookup at info level, in its own format: keep only its errors.
   setGlobalLogLevel('error');
 
   const pool = new pg.Pool({ ...config.database, connectionTimeoutMillis: 5000 });
   // An idle connection dropped by a database restart must not crash the process; the pool replaces it.
   pool.on('error', (err) => logger.warn({ err }, 'idle database connection failed'));
-  const applied = await migrateAtStart(pool, logger);
-  if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
+  try {
+    const applied = await migrateAtStart(pool, logger);
+    if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
+  } catch (err) {
+    await pool.end();
+    throw err;
+  }
 
   const metrics = createMetrics(pool, config.retention.processedEventDays);
   const readOrder = shareReads(timed(createSalesOrderApi(config.s4), metrics.observeS4));
@@ -91,31 +112,22 @@ export async function startService(
   if (config.auth.kind === 'none')
     logger.warn('AUTH=none: the admin API and webhook accept any caller; local runs only');
 
-  let amqp: AmqpConsumer | undefined;
-  if (config.amqp !== undefined) {
-    if (config.eventMesh !== undefined) {
-      const created = await ensureEventMeshQueue({
-        ...config.eventMesh,
-        queue: config.amqp.queue,
-        deadMessageQueue: `${config.amqp.queue}.dmq`,
-      });
-      logger.info(created, 'Event Mesh queue and subscriptions in place');
-    }
-    amqp = createAmqpConsumer({
-      client: amqpClientOptions(config.amqp),
-      address: config.amqp.queue,
-      handle,
-      recordDeadLetter: (letter) => recordDeadLetter(pool, letter),
-      logger: logger.child({ component: 'amqp' }),
-      onReconnect: metrics.reconnect,
-    });
-  }
+  const amqp =
+    config.amqp === undefined
+      ? undefined
+      : createAmqpConsumer({
+          client: amqpClientOptions(config.amqp),
+          address: config.amqp.queue,
+          handle,
+          recordDeadLetter: (letter) => recordDeadLetter(pool, letter),
+          logger: logger.child({ component: 'amqp' }),
+          onReconnect: metrics.reconnect,
+        });
 
   const plugins: Array<(app: FastifyInstance) => Promise<void> | void> = [(app) => auth.decorate(app)];
   if (config.ingest.includes('webhook')) {
     plugins.push(webhookRoutes({ handle, pool, auth, logger: logger.child({ component: 'webhook' }) }));
   }
-
   // Replays take the same path as live messages.
   plugins.push(adminRoutes({ pool, auth, handle, wakeMailSender: mailSender.wake }));
   const retention = createRetention({
@@ -126,56 +138,88 @@ export async function startService(
   });
 
   let ready = true;
-  const app = await buildApp({
+  let app: FastifyInstance;
+  try {
+    app = await buildApp({
+      logger,
+      health: async () => {
+        const report = await checkHealth(pool, amqp);
+        return ready ? report : { ...report, ready: false };
+      },
+      metrics: metrics.registry,
+      bodyLimit: config.maxMessageBytes * 2,
+      plugins,
+    });
+  } catch (err) {
+    transport.close();
+    await pool.end();
+    throw err;
+  }
+
+  // In this order: intake stops first (in-flight messages finish or are released; anything still unsettled
+  // returns to the queue on disconnect, and webhook requests in flight answer before the server closes), then
+  // the loops that write (a retention pass ends after its current batch), and the pool last.
+  const stop = shutdownInOrder(
+    [
+      {
+        name: 'readiness',
+        share: 0,
+        close: () => {
+          ready = false;
+          logger.info('shutting down');
+        },
+      },
+      { name: 'intake', share: 0.7, close: (ms) => Promise.all([amqp?.stop(ms * 0.9), app.close()]) },
+      {
+        name: 'the mail sender and retention',
+        share: 0.5,
+        close: () => Promise.all([mailSender.stop(), retention.stop()]),
+      },
+      { name: 'the mail transport', share: 0, close: () => transport.close() },
+      { name: 'the database pool', share: 1, close: () => pool.end() },
+      {
+        name: 'the log',
+        share: 0,
+        close: () => {
+          logger.info('stopped');
+          logger.flush();
+        },
+      },
+    ],
+    SHUTDOWN_BUDGET_MS,
     logger,
-    health: async () => {
-      const report = await checkHealth(pool, amqp);
-      return ready ? report : { ...report, ready: false };
-    },
-    metrics: metrics.registry,
-    bodyLimit: config.maxMessageBytes * 2,
-    plugins,
-  });
-  const url = await app.listen({ host: options.host ?? '0.0.0.0', port: config.port });
-  mailSender.start();
-  retention.start();
-  amqp?.start();
-  logger.info({ url, ingest: config.ingest }, 'fleet order notifier started');
+  );
 
-  let stopping: Promise<void> | undefined;
-  const stop = () => {
-    stopping ??= (async () => {
-      const deadline = Date.now() + SHUTDOWN_BUDGET_MS;
-      const step = async (name: string, work: () => Promise<unknown>, shareOfRest: number) => {
-        const ms = Math.max(100, (deadline - Date.now()) * shareOfRest);
-        const timer = new Promise((resolve) => setTimeout(resolve, ms, 'timeout').unref());
-        const result = await Promise.race([
-          work().catch((err) => logger.warn({ err }, `${name} failed`)),
-          timer,
-        ]);
-        if (result === 'timeout') logger.warn({ ms }, `${name} did not finish in time`);
-      };
-      ready = false;
-      logger.info('shutting down');
-      // Both intakes stop together. In-flight messages finish or are released; anything still unsettled returns
-      // to the queue on disconnect, and webhook requests in flight answer before the server closes.
-      const grace = (deadline - Date.now()) * 0.6;
-      await step('stopping intake', () => Promise.all([amqp?.stop(grace), app.close()]), 1);
-      // A retention pass in progress ends after its current batch, well before the pool closes.
-      await step(
-        'stopping the mail sender and retention',
-        () => Promise.all([mailSender.stop(), retention.stop()]),
-        0.5,
-      );
-      transport.close();
-      await step('closing the database pool', () => pool.end(), 1);
-      logger.info('stopped');
-      logger.flush();
-    })();
-    return stopping;
-  };
+  return { app, pool, handle, amqp, mailSender, retention, stop };
+}
 
-  return { app, pool, amqp, url, stop };
+/** Builds the service, then starts it: Event Mesh setup, HTTP listening, the loops and the AMQP consumer. */
+export async function startService(
+  config: Readonly<Config>,
+  logger: Logger,
+  options: StartOptions = {},
+): Promise<Service> {
+  const parts = await buildService(config, logger, options);
+  try {
+    if (config.eventMesh !== undefined && config.amqp !== undefined) {
+      const created = await ensureEventMeshQueue({
+        ...config.eventMesh,
+        queue: config.amqp.queue,
+        deadMessageQueue: `${config.amqp.queue}.dmq`,
+      });
+      logger.info(created, 'Event Mesh queue and subscriptions in place');
+    }
+    const url = await parts.app.listen({ host: options.host ?? '0.0.0.0', port: config.port });
+    parts.mailSender.start();
+    parts.retention.start();
+    parts.amqp?.start();
+    logger.info({ url, ingest: config.ingest }, 'fleet order notifier started');
+    return { ...parts, url };
+  } catch (err) {
+    // A failed start leaves nothing open behind it.
+    await parts.stop();
+    throw err;
+  }
 }
 
 /** Measures S/4HANA reads for /metrics without touching the client. */

@@ -1,4 +1,5 @@
 // What an operator relies on: /health, /metrics, the log lines, and a shutdown that loses nothing.
+import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { S4Server } from '../../sandbox/s4Server.js';
 import type { SmtpSink } from '../../sandbox/smtpServer.js';
@@ -127,6 +128,36 @@ describe('shutdown', () => {
     } finally {
       s4.setFault(undefined);
       await queue.delete();
+    }
+  });
+
+  it('closes the database connections it opened when the start fails', async () => {
+    // The port is taken, so listening fails after the pool has connected and migrated.
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const { port } = blocker.address() as { port: number };
+    const since = new Date();
+    const sessions = async () =>
+      (
+        await db.pool.query<{ n: number }>(
+          `select count(*)::int as "n" from pg_stat_activity
+           where datname = current_database() and pid <> pg_backend_pid() and backend_start >= $1::timestamptz`,
+          [since],
+        )
+      ).rows[0]?.n;
+    try {
+      await expect(
+        startTestService({
+          databaseUrl: db.url,
+          s4Url: s4.url,
+          smtpUrl: smtp.url,
+          env: { PORT: String(port) },
+        }),
+      ).rejects.toThrow(/EADDRINUSE/);
+      // Well within the pool's 10 s idle timeout, which would close a forgotten connection by itself.
+      await eventually('no session of the failed start', async () => (await sessions()) === 0, 3000);
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve));
     }
   });
 });

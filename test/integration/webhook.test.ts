@@ -2,84 +2,55 @@
 // stand-in read through the SAP Cloud SDK, a real SMTP receiver, and XSUAA tokens with real signatures.
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { setGlobalLogLevel } from '@sap-cloud-sdk/util';
 import type { FastifyInstance } from 'fastify';
-import pg from 'pg';
-import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type S4Server, startS4Server } from '../../sandbox/s4Server.js';
 import { type SmtpSink, startSmtpServer } from '../../sandbox/smtpServer.js';
-import { createEventHandler, type HandleEvent } from '../../src/events/handleEvent.js';
-import { buildApp } from '../../src/http/app.js';
-import { type Auth, createNoAuth, createXsuaaAuth } from '../../src/http/auth.js';
-import { webhookRoutes } from '../../src/http/webhookRoutes.js';
-import { createLogger } from '../../src/logger.js';
-import { createMailSender, type MailSender } from '../../src/notifications/mailSender.js';
-import { smtpTransport } from '../../src/notifications/mailTransport.js';
-import { createSalesOrderApi } from '../../src/s4/salesOrderApi.js';
-import { shareReads } from '../../src/s4/sharedReads.js';
+import type { ServiceParts } from '../../src/service.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { eventually, registerDestination, S4_SOURCE, salesOrderEvent } from '../support/harness.js';
+import {
+  buildTestService,
+  eventually,
+  S4_SOURCE,
+  salesOrderEvent,
+  type TestServiceOptions,
+} from '../support/harness.js';
 import { orderMaker } from '../support/orders.js';
 import { startXsuaaStub, type XsuaaStub } from '../support/xsuaa.js';
 
 const TOPIC = 'topic:sap/S4HANAOD/fleet/ce/sap/s4/beh/salesorder/v1/SalesOrder/Changed/v1';
-const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
 
 let db: TestDatabase;
 let s4: S4Server;
 let smtp: SmtpSink;
 let xsuaa: XsuaaStub;
-let mailSender: MailSender;
-let handle: HandleEvent;
+let service: ServiceParts;
 let app: FastifyInstance;
 
-async function webhookApp(auth: Auth, pool: pg.Pool = db.pool): Promise<FastifyInstance> {
-  return buildApp({
-    logger,
-    health: async () => ({
-      status: 'UP',
-      ready: true,
-      checks: { database: 'up', amqp: 'disabled', outbox: null },
-    }),
-    metrics: new Registry(),
-    bodyLimit: 2 * 1024 * 1024,
-    plugins: [(root) => auth.decorate(root), webhookRoutes({ handle, pool, auth, logger })],
-  });
+/** The service with events by webhook only, built as in production but not started. */
+function webhookService(options: Partial<TestServiceOptions> = {}): Promise<ServiceParts> {
+  return buildTestService({ databaseUrl: db.url, s4Url: s4.url, smtpUrl: smtp.url, ...options });
+}
+
+/** The same, with real XSUAA token validation: the bound xsuaa service is the local key endpoint. */
+function securedService(): Promise<ServiceParts> {
+  const binding = { xsuaa: [{ name: 'uaa', label: 'xsuaa', credentials: xsuaa.credentials }] };
+  return webhookService({ env: { AUTH: 'xsuaa', VCAP_SERVICES: JSON.stringify(binding) } });
 }
 
 beforeAll(async () => {
-  setGlobalLogLevel('error');
   [db, s4, smtp, xsuaa] = await Promise.all([
     createTestDatabase(),
     startS4Server(),
     startSmtpServer(),
     startXsuaaStub(),
   ]);
-  const transport = smtpTransport(smtp.url);
-  mailSender = createMailSender({
-    pool: db.pool,
-    transport,
-    from: 'notifier@fleet.example',
-    logger,
-    pollMs: 100,
-  });
-  handle = createEventHandler({
-    pool: db.pool,
-    readOrder: shareReads(createSalesOrderApi({ destination: registerDestination(s4.url), timeoutMs: 1000 })),
-    retryPolicy: { attempts: 3, baseDelayMs: 20, maxDelayMs: 100 },
-    maxDeliveries: 10,
-    maxMessageBytes: 1024 * 1024,
-    mail: { to: ['fleet-manager@fleet.example'], locale: 'en', messageIdDomain: 'fleet.example' },
-    onMailQueued: () => mailSender.wake(),
-    logger,
-  });
-  mailSender.start();
-  app = await webhookApp(createNoAuth());
+  service = await webhookService({ mailPollMs: 100 });
+  service.mailSender.start();
+  app = service.app;
 });
 afterAll(async () => {
-  await app.close();
-  await mailSender.stop();
+  await service.stop();
   await Promise.all([db.drop(), s4.close(), smtp.close(), xsuaa.close()]);
 });
 afterEach(() => {
@@ -116,13 +87,13 @@ function mailsFor(salesOrder: string) {
 
 describe('webhook handshake', () => {
   it('grants the requesting origin at any rate and allows POST, without asking for a token', async () => {
-    const secured = await webhookApp(createXsuaaAuth(xsuaa.credentials));
-    const res = await secured.inject({
+    const secured = await securedService();
+    const res = await secured.app.inject({
       method: 'OPTIONS',
       url: '/events',
       headers: { 'webhook-request-origin': 'eventmesh.example.com', 'webhook-request-rate': '120' },
     });
-    await secured.close();
+    await secured.stop();
     expect(res.statusCode).toBe(200);
     expect(res.headers['webhook-allowed-origin']).toBe('eventmesh.example.com');
     expect(res.headers['webhook-allowed-rate']).toBe('*');
@@ -266,11 +237,10 @@ describe('webhook deliveries', () => {
   });
 
   it('answers 503 when the dead letter cannot be stored, so the sender keeps the message', async () => {
-    const broken = new pg.Pool({ connectionString: db.url, max: 1 });
-    await broken.end();
-    const unstorable = await webhookApp(createNoAuth(), broken);
-    const res = await post('not json', { 'content-type': 'application/json' }, unstorable);
-    await unstorable.close();
+    const unstorable = await webhookService();
+    await unstorable.pool.end();
+    const res = await post('not json', { 'content-type': 'application/json' }, unstorable.app);
+    await unstorable.stop();
 
     expect(res.statusCode).toBe(503);
     expect(res.headers['retry-after']).toBeDefined();
@@ -282,48 +252,30 @@ describe('webhook shutdown', () => {
     const salesOrder = newOrder();
     s4.setFault((order) => (order === salesOrder ? 'unavailable' : 'ok'));
     // Retry waits of up to a minute: only the abort on close lets this delivery answer.
-    const patient = createEventHandler({
-      pool: db.pool,
-      readOrder: shareReads(
-        createSalesOrderApi({ destination: registerDestination(s4.url), timeoutMs: 1000 }),
-      ),
+    const patient = await webhookService({
       retryPolicy: { attempts: 5, baseDelayMs: 60_000, maxDelayMs: 60_000 },
-      maxDeliveries: 10,
-      maxMessageBytes: 1024 * 1024,
-      mail: { to: ['fleet-manager@fleet.example'], locale: 'en', messageIdDomain: 'fleet.example' },
-      onMailQueued: () => {},
-      logger,
     });
-    const closing = await buildApp({
-      logger,
-      health: async () => ({
-        status: 'UP',
-        ready: true,
-        checks: { database: 'up', amqp: 'disabled', outbox: null },
-      }),
-      metrics: new Registry(),
-      plugins: [
-        (root) => createNoAuth().decorate(root),
-        webhookRoutes({ handle: patient, pool: db.pool, auth: createNoAuth() }),
-      ],
-    });
+    const closing = patient.app;
     const answer = post(salesOrderEvent({ salesOrder }), {}, closing);
     await eventually('the first S/4HANA read', async () => s4.calls(salesOrder) >= 1);
     await closing.close();
 
     const res = await answer;
+    await patient.stop();
     expect(res.statusCode).toBe(503);
     expect(await count('processed_event where sales_order = $1', [salesOrder])).toBe(0);
   });
 });
 
 describe('webhook authorization with XSUAA', () => {
+  let securedParts: ServiceParts;
   let secured: FastifyInstance;
   beforeAll(async () => {
-    secured = await webhookApp(createXsuaaAuth(xsuaa.credentials));
+    securedParts = await securedService();
+    secured = securedParts.app;
   });
   afterAll(async () => {
-    await secured.close();
+    await securedParts.stop();
   });
 
   it('answers 401 to a delivery without a token and processes nothing', async () => {

@@ -2,10 +2,17 @@
 // stand-in and a real SMTP receiver, configured through the same loadConfig as production.
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { loadConfig } from '../../src/config.js';
+import type { Logger } from 'pino';
+import { type Config, loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import type { RetryPolicy } from '../../src/retry.js';
-import { type Service, startService } from '../../src/service.js';
+import {
+  type BuildOptions,
+  buildService,
+  type Service,
+  type ServiceParts,
+  startService,
+} from '../../src/service.js';
 import { type LocalEndpoints, serviceEnv } from './serviceEnv.js';
 
 /** Makes the SDK's `destinations` variable name a destination for this S/4HANA stand-in; returns its name. */
@@ -19,13 +26,16 @@ export function registerDestination(url: string): string {
 export interface TestServiceOptions extends LocalEndpoints {
   env?: Record<string, string>;
   retryPolicy?: RetryPolicy;
+  /** How often the mail sender looks for due mail when nobody wakes it (default 200 ms). */
+  mailPollMs?: number;
   /** Receives the service's JSON log lines (at LOG_LEVEL) instead of stdout. */
   logLines?: string[];
   /** With a queue: return once the receiver is attached (default), or at once. */
   waitForAttach?: boolean;
 }
 
-export async function startTestService(options: TestServiceOptions): Promise<Service> {
+/** The service's configuration and logger for these stand-ins, through the same loadConfig as production. */
+function testSetup(options: TestServiceOptions): { config: Config; logger: Logger; build: BuildOptions } {
   const config = loadConfig({
     // The SDK reads destinations from this process's environment: register a name of its own there.
     ...serviceEnv({ ...options, destination: registerDestination(options.s4Url) }),
@@ -36,11 +46,25 @@ export async function startTestService(options: TestServiceOptions): Promise<Ser
   });
   const lines = options.logLines;
   const destination = lines && { write: (line: string) => void lines.push(line) };
-  const service = await startService(config, createLogger(config.logLevel, destination), {
-    host: '127.0.0.1',
-    retryPolicy: options.retryPolicy ?? { attempts: 3, baseDelayMs: 20, maxDelayMs: 100 },
-    mailPollMs: 200,
-  });
+  return {
+    config,
+    logger: createLogger(config.logLevel, destination),
+    build: {
+      retryPolicy: options.retryPolicy ?? { attempts: 3, baseDelayMs: 20, maxDelayMs: 100 },
+      mailPollMs: options.mailPollMs ?? 200,
+    },
+  };
+}
+
+/** The service's parts, built as in production but not started: drive them with `app.inject` and `handle`. */
+export async function buildTestService(options: TestServiceOptions): Promise<ServiceParts> {
+  const { config, logger, build } = testSetup(options);
+  return buildService(config, logger, build);
+}
+
+export async function startTestService(options: TestServiceOptions): Promise<Service> {
+  const { config, logger, build } = testSetup(options);
+  const service = await startService(config, logger, { ...build, host: '127.0.0.1' });
   if (options.queueAddress !== undefined && options.waitForAttach !== false) {
     await eventually('the receiver to attach', async () => service.amqp?.isAttached());
   }
