@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes sure the services the tests and benchmark use are running on this machine (Debian):
 #   PostgreSQL on 127.0.0.1:5432, user postgres / password postgres (trust also works),
-#   RabbitMQ on 127.0.0.1:5672 (guest/guest) serving AMQP 1.0 through rabbitmq_amqp1_0.
+#   RabbitMQ on 127.0.0.1:5672 (guest/guest) serving AMQP 1.0 through rabbitmq_amqp1_0;
+#   and the tools the tests call: ss (iproute2), promtool (prometheus).
 # Installs from Debian's packages what is missing, starts what is stopped, waits until both answer.
 # Idempotent; when both already run it returns in well under a second.
 set -euo pipefail
@@ -16,6 +17,8 @@ apt_install() {
 
 # The crash suite drops the service's broker connections with `ss -K` (iproute2).
 command -v ss >/dev/null 2>&1 || { say "installing iproute2 (Debian package)"; apt_install iproute2; }
+# The alert rules' tests run `promtool check rules` and `promtool test rules` (Debian's prometheus package).
+command -v promtool >/dev/null 2>&1 || { say "installing promtool (Debian package prometheus)"; apt_install --no-install-recommends prometheus; }
 
 # ---------- PostgreSQL ----------
 pg_ready() { pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; }

@@ -5,8 +5,13 @@ import { outboxBacklog } from './notifications/outbox.js';
 
 export type Metrics = ReturnType<typeof createMetrics>;
 
+export interface MetricsSources {
+  /** Whether the AMQP receiver is attached; absent when the service takes events by webhook only. */
+  amqpAttached?: () => boolean;
+}
+
 /** Prometheus metrics. Gauges that describe stored state are read from the database at scrape time. */
-export function createMetrics(pool: Pool, retentionDays: number) {
+export function createMetrics(pool: Pool, retentionDays: number, sources: MetricsSources = {}) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const events = new Counter({
@@ -40,6 +45,18 @@ export function createMetrics(pool: Pool, retentionDays: number) {
     help: 'AMQP connections lost and retried',
     registers: [registry],
   });
+  const { amqpAttached } = sources;
+  // Only where AMQP is configured: a webhook-only instance exporting 0 would look detached to every alert.
+  if (amqpAttached !== undefined) {
+    new Gauge({
+      name: 'fon_amqp_attached',
+      help: '1 while the AMQP receiver is attached to its queue, else 0',
+      registers: [registry],
+      collect() {
+        this.set(amqpAttached() ? 1 : 0);
+      },
+    });
+  }
   new Gauge({
     name: 'fon_mail_outbox',
     help: 'Emails in the outbox by state; pending includes those waiting for a retry',

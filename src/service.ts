@@ -77,7 +77,12 @@ export async function buildService(
     throw err;
   }
 
-  const metrics = createMetrics(pool, config.retention.processedEventDays);
+  const metrics = createMetrics(
+    pool,
+    config.retention.processedEventDays,
+    // Read at scrape time, after the consumer below exists.
+    config.amqp === undefined ? {} : { amqpAttached: () => amqp?.isAttached() === true },
+  );
   const readOrder = shareReads(timed(createSalesOrderApi(config.s4), metrics.observeS4));
 
   const transport: MailTransport =
