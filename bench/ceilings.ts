@@ -8,7 +8,7 @@ import { measureDatabaseCeiling } from './databaseCeiling.js';
 import type { BenchDatabase } from './infrastructure.js';
 import { databaseCpu } from './probes.js';
 import type { BenchPublisher } from './publisher.js';
-import type { CeilingResult } from './report.js';
+import type { CeilingResult } from './results.js';
 import { type BenchEvent, duplicatesOf } from './workload.js';
 
 export interface CeilingOptions {

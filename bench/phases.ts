@@ -11,6 +11,7 @@ import {
   commitsSoFar,
   commitTimes,
   databaseCpu,
+  gaugeValue,
   histogramMeanMs,
   outcomes,
   pendingMail,
@@ -67,7 +68,14 @@ export interface PhaseResult {
 export interface LatencyResult extends PhaseResult {
   p50Ms: number;
   p99Ms: number;
+  p999Ms: number;
   maxMs: number;
+  /**
+   * The longest event-loop delay inside the service during the window (`monitorEventLoopDelay` behind its own
+   * `nodejs_eventloop_lag_max_seconds`, sampled every 10 ms): about 10 ms means the loop never stalled, so a
+   * latency maximum far above it is a slow path, and one close to it is a pause of the whole process.
+   */
+  eventLoopMaxDelayMs: number;
 }
 
 function cpuFigures(cpu: CpuSampler<CpuSource>, from: number, to: number, events: number) {
@@ -205,6 +213,8 @@ export async function steadyPhase(
     const base = await processedCount(db);
     await ctx.publisher.publishSteadily(queue.address, load.warmup, load.perSecond);
     await waitFor(async () => (await processedCount(db)) >= base + load.warmup.length, ctx.timeoutMs);
+    // Each scrape resets the service's event-loop delay histogram: the next one covers the measured window.
+    await service.metrics();
     first = Date.now();
     await ctx.publisher.publishSteadily(queue.address, load.measured, load.perSecond);
     const expected = base + load.warmup.length + load.measured.length;
@@ -245,6 +255,8 @@ export async function steadyPhase(
     ...(await outcomes(db)),
     p50Ms: percentile(latencies, 0.5),
     p99Ms: percentile(latencies, 0.99),
+    p999Ms: percentile(latencies, 0.999),
     maxMs: latencies[latencies.length - 1] ?? Number.NaN,
+    eventLoopMaxDelayMs: gaugeValue(metrics, 'nodejs_eventloop_lag_max_seconds') * 1000,
   };
 }

@@ -58,6 +58,12 @@ export function histogramMeanMs(metrics: string, name: string): number {
   return count === 0 ? Number.NaN : (sum / count) * 1000;
 }
 
+/** The value of an unlabelled Prometheus gauge; NaN when absent. */
+export function gaugeValue(metrics: string, name: string): number {
+  const line = metrics.split('\n').find((l) => l.startsWith(`${name} `));
+  return line === undefined ? Number.NaN : Number(line.slice(name.length + 1));
+}
+
 /** Transactions committed in this database so far (pg_stat_database; updated when a session reports, ~0.5 s). */
 export async function commitsSoFar(db: BenchDatabase): Promise<number> {
   const { rows } = await db.pool.query<{ n: number }>(

@@ -1,7 +1,12 @@
 // The benchmark: the compiled service as a child process against the local PostgreSQL and RabbitMQ, the
 // S/4HANA stand-in and the SMTP receiver, measured side by side with the two ceilings of this machine.
-// Usage: npm run build && npx tsx bench/run.ts [--events 20000] [--only 0ms] [--profile] [--env KEY=VALUE]...
-// Writes bench/results/<timestamp>.json and bench/results/latest.json, and prints the tables.
+// Every scenario runs --runs times; within a run each prefetch's ceilings are measured right before its
+// scenarios, so that a scenario and the ceiling it is compared to see the same machine. Then one steady-rate
+// window measures latency.
+// Usage: npm run build && npx tsx bench/run.ts [--runs 3] [--events 20000] [--only 0ms] [--profile]
+//        [--env KEY=VALUE]...
+// Writes bench/results/<timestamp>.json and .svg (and latest.json, latest.svg), and prints the tables;
+// `npm run bench:readme` puts a run into the README.
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -14,11 +19,14 @@ import { createTestQueue, type TestQueue } from '../test/support/broker.js';
 import { serviceEnv } from '../test/support/serviceEnv.js';
 import { AMQP_HOST, AMQP_PORT } from '../test/support/services.js';
 import { measureCeilings } from './ceilings.js';
+import { renderChart } from './chart.js';
+import { summarize } from './figures.js';
 import { type BenchDatabase, createBenchDatabase } from './infrastructure.js';
 import { drainPhase, type PhaseContext, steadyPhase } from './phases.js';
 import { type BenchPublisher, openPublisher } from './publisher.js';
-import { type BenchResults, printReport } from './report.js';
-import { PREFETCHES, SCENARIOS, warmupCount } from './scenarios.js';
+import { printReport } from './report.js';
+import type { BenchResults, RunResult } from './results.js';
+import { prefetchesOf, SCENARIOS, scenarioName, warmupCount } from './scenarios.js';
 import { evaluateTargets } from './targets.js';
 import {
   createOrders,
@@ -31,12 +39,13 @@ import {
 
 const { values: args } = parseArgs({
   options: {
+    runs: { type: 'string', default: '3' },
     events: { type: 'string', default: '20000' },
     'duplicate-share': { type: 'string', default: '0.3' },
     'events-per-order': { type: 'string', default: '4' },
     only: { type: 'string' },
     'steady-rate': { type: 'string', default: '200' },
-    'steady-seconds': { type: 'string', default: '10' },
+    'steady-seconds': { type: 'string', default: '60' },
     'steady-prefetch': { type: 'string', default: '100' },
     'phase-timeout': { type: 'string', default: '60' },
     seed: { type: 'string', default: '42' },
@@ -46,6 +55,7 @@ const { values: args } = parseArgs({
 });
 
 const RESULTS = new URL('./results/', import.meta.url).pathname;
+const runs = Number(args.runs);
 const total = Number(args.events);
 const duplicateShare = Number(args['duplicate-share']);
 const uniqueTotal = Math.round(total * (1 - duplicateShare));
@@ -90,13 +100,18 @@ try {
     startSmtpServer(),
   ]);
   const results = await runAll(db, queue, publisher, s4, smtp);
-  results.targets = evaluateTargets(results);
   mkdirSync(RESULTS, { recursive: true });
   const json = JSON.stringify(results, null, 2);
-  writeFileSync(join(RESULTS, `${stamp}.json`), json);
-  writeFileSync(join(RESULTS, 'latest.json'), json);
+  const chart = await renderChart(results);
+  for (const name of [stamp, 'latest']) {
+    writeFileSync(join(RESULTS, `${name}.json`), json);
+    writeFileSync(join(RESULTS, `${name}.svg`), chart);
+  }
   console.log(printReport(results));
-  console.log(`\nresults: bench/results/${stamp}.json (and latest.json); service logs: bench/results/logs/`);
+  console.log(
+    `\nresults: bench/results/${stamp}.json and .svg (and latest.*); service logs: bench/results/logs/` +
+      `\ninto the README: npm run bench:readme -- bench/results/${stamp}.json`,
+  );
   if (args.profile) console.log(`profiles: npx tsx bench/profileSummary.ts bench/results/profiles/${stamp}`);
 } finally {
   await cleanUp();
@@ -150,6 +165,7 @@ async function runAll(
       loadAverageAtEnd: 0,
     },
     settings: {
+      runs,
       events: total,
       duplicateShare,
       eventsPerOrder: perOrder,
@@ -157,86 +173,98 @@ async function runAll(
       logLevel: benchEnv(1).LOG_LEVEL as string,
       overrides,
     },
-    ceilings: [],
-    scenarios: [],
+    runs: [],
     steady: undefined,
+    summary: { scenarios: [], ceilings: [] },
+    targets: [],
     durationSeconds: 0,
   };
 
-  for (const prefetch of PREFETCHES) {
-    const scenarios = SCENARIOS.filter((s) => s.prefetch === prefetch && selected(s.name));
-    if (scenarios.length === 0) continue;
-    const zeroLatency = SCENARIOS.find((s) => s.prefetch === prefetch && s.s4LatencyMs === 0);
-    const uniqueCount = Math.round(uniqueTotal * (zeroLatency?.uniqueShare ?? 1));
-    const duplicateCount = Math.round(duplicateTotal * (zeroLatency?.duplicateShare ?? 1));
-    log(`ceilings at prefetch ${prefetch}`);
+  const scenarios = SCENARIOS.filter((s) => selected(s.name));
+  async function measureRun(run: number): Promise<RunResult> {
+    const result: RunResult = { run, loadAverageAtStart: loadavg()[0] ?? 0, ceilings: [], scenarios: [] };
+    for (const prefetch of prefetchesOf(scenarios)) {
+      // The ceilings get as many events as this prefetch's 0 ms scenario (the one they bound most closely).
+      const zeroLatency = SCENARIOS.find((s) => s.name === scenarioName(0, prefetch));
+      const uniqueCount = Math.round(uniqueTotal * (zeroLatency?.uniqueShare ?? 1));
+      const duplicateCount = Math.round(duplicateTotal * (zeroLatency?.duplicateShare ?? 1));
+      log(`run ${run}/${runs}: ceilings at prefetch ${prefetch}`);
 
-    const amqp = config(prefetch).amqp;
-    if (amqp === undefined) throw new Error('no AMQP configuration');
-    const client = amqpClientOptions(amqp);
-    results.ceilings.push(
-      await measureCeilings({
-        prefetch,
-        client,
-        poolSize: config(prefetch).database.max ?? 10,
-        db,
-        queue,
-        publisher,
-        salesOrders,
-        newEvents: fresh(uniqueCount),
-        warmupEvents: warmupEvents(warmupCount(uniqueCount)),
-        duplicateCount,
-        random,
-        timeoutMs: phaseTimeoutMs,
-      }),
-    );
-
-    for (const scenario of scenarios) {
-      log(`scenario ${scenario.name}`);
-      await db.reset();
-      s4.setLatency(scenario.s4LatencyMs);
-      const unique = fresh(Math.round(uniqueTotal * scenario.uniqueShare));
-      const uniqueResult = await drainPhase(context(`${scenario.name}-unique`, prefetch), {
-        warmup: warmupEvents(warmupCount(unique.length)),
-        marker: markerEvent(),
-        measured: unique,
-      });
-      const duplicates = duplicatesOf(unique, Math.round(duplicateTotal * scenario.duplicateShare), random);
-      const duplicateResult = await drainPhase(context(`${scenario.name}-duplicates`, prefetch), {
-        warmup: duplicatesOf(unique, warmupCount(duplicates.length), random),
-        marker: markerEvent(),
-        measured: duplicates,
-        endMarker: markerEvent(),
-      });
-      const mails = await db.pool.query<{ mails: number; orders: number }>(
-        `select (select count(*)::int from mail_outbox) as "mails",
-                (select count(*)::int from portal_order_status) as "orders"`,
+      const amqp = config(prefetch).amqp;
+      if (amqp === undefined) throw new Error('no AMQP configuration');
+      const client = amqpClientOptions(amqp);
+      result.ceilings.push(
+        await measureCeilings({
+          prefetch,
+          client,
+          poolSize: config(prefetch).database.max ?? 10,
+          db,
+          queue,
+          publisher,
+          salesOrders,
+          newEvents: fresh(uniqueCount),
+          warmupEvents: warmupEvents(warmupCount(uniqueCount)),
+          duplicateCount,
+          random,
+          timeoutMs: phaseTimeoutMs,
+        }),
       );
-      results.scenarios.push({
-        ...scenario,
-        unique: uniqueResult,
-        duplicates: duplicateResult,
-        mailsQueued: mails.rows[0]?.mails ?? 0,
-        ordersInPortal: mails.rows[0]?.orders ?? 0,
-      });
+
+      for (const scenario of scenarios.filter((s) => s.prefetch === prefetch)) {
+        log(`run ${run}/${runs}: scenario ${scenario.name}`);
+        await db.reset();
+        s4.setLatency(scenario.s4LatencyMs);
+        const phase = `run${run}-${scenario.name}`;
+        const unique = fresh(Math.round(uniqueTotal * scenario.uniqueShare));
+        const uniqueResult = await drainPhase(context(`${phase}-unique`, prefetch), {
+          warmup: warmupEvents(warmupCount(unique.length)),
+          marker: markerEvent(),
+          measured: unique,
+        });
+        const duplicates = duplicatesOf(unique, Math.round(duplicateTotal * scenario.duplicateShare), random);
+        const duplicateResult = await drainPhase(context(`${phase}-duplicates`, prefetch), {
+          warmup: duplicatesOf(unique, warmupCount(duplicates.length), random),
+          marker: markerEvent(),
+          measured: duplicates,
+          endMarker: markerEvent(),
+        });
+        const mails = await db.pool.query<{ mails: number; orders: number }>(
+          `select (select count(*)::int from mail_outbox) as "mails",
+                  (select count(*)::int from portal_order_status) as "orders"`,
+        );
+        result.scenarios.push({
+          ...scenario,
+          unique: uniqueResult,
+          duplicates: duplicateResult,
+          mailsQueued: mails.rows[0]?.mails ?? 0,
+          ordersInPortal: mails.rows[0]?.orders ?? 0,
+        });
+      }
     }
+    return result;
+  }
+
+  if (scenarios.length > 0) {
+    for (let run = 1; run <= runs; run++) results.runs.push(await measureRun(run));
   }
 
   if (selected('steady')) {
     const perSecond = Number(args['steady-rate']);
     const prefetch = Number(args['steady-prefetch']);
-    log(`steady ${perSecond} events/s at prefetch ${prefetch}, S/4HANA latency 0 ms`);
+    const count = Math.round(perSecond * Number(args['steady-seconds']));
+    log(`steady: ${count} events at ${perSecond}/s, prefetch ${prefetch}, S/4HANA latency 0 ms`);
     await db.reset();
     s4.setLatency(0);
-    const measured = fresh(Math.round(perSecond * Number(args['steady-seconds'])));
     const result = await steadyPhase(context('steady', prefetch), {
       warmup: warmupEvents(perSecond),
-      measured,
+      measured: fresh(count),
       perSecond,
     });
     results.steady = { perSecond, prefetch, s4LatencyMs: 0, ...result };
   }
 
+  results.summary = summarize(results.runs);
+  results.targets = evaluateTargets(results);
   results.machine.loadAverageAtEnd = loadavg()[0] ?? 0;
   results.durationSeconds = Math.round((Date.now() - started.getTime()) / 1000);
   return results;

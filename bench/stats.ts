@@ -27,7 +27,13 @@ export function table(header: string[], rows: Array<Array<string | number>>): st
   return [line(cells[0] as string[]), rule, ...cells.slice(1).map(line)].join('\n');
 }
 
-function show(value: number): string {
+export function show(value: number): string {
   if (Number.isNaN(value)) return '–';
   return String(round(value, Math.abs(value) < 0.1 ? 3 : 2));
+}
+
+/** Median and range over the runs, e.g. `1431 (1200–1500)`; the median alone for a single run. */
+export function showSpread(spread: { median: number; min: number; max: number; runs: number[] }): string {
+  if (spread.runs.length <= 1 || spread.min === spread.max) return show(spread.median);
+  return `${show(spread.median)} (${show(spread.min)}–${show(spread.max)})`;
 }

@@ -1,94 +1,141 @@
-// The targets the results are held against (scenarios.ts TARGETS), and the bound a scenario's rate is compared to.
-import type { BenchResults, CeilingResult } from './report.js';
-import { type Scenario, TARGETS } from './scenarios.js';
-import { round } from './stats.js';
+// The targets the results are held against, as data: a target is one entry here. Rates are judged as ratios
+// measured within one run (to that run's ceiling, or to that run's 0 ms figure), because absolute rates move
+// by tens of percent between runs and machines while a ratio of two things measured side by side does not.
+// A target that must hold everywhere (no S/4HANA call for a duplicate, memory) is judged on its worst run.
+import { ceilingOf, spread } from './figures.js';
+import type { BenchResults, CeilingResult, RunResult, ScenarioResult, TargetResult } from './results.js';
+import { scenarioName } from './scenarios.js';
 
-export interface Target {
+type Compare = '>=' | '<' | '=';
+
+export interface TargetDefinition {
   name: string;
-  goal: string;
-  value: number;
-  met: boolean;
+  compare: Compare;
+  bound: number;
+  judged: 'median' | 'worst';
+  /** One value per run (or the one steady-rate window); empty when not measured (a run with --only). */
+  values(results: Pick<BenchResults, 'runs' | 'steady'>): number[];
 }
 
-/** The most events per second a scenario can reach: the database, or prefetch reads of `latency` at a time. */
-export function pipelineBound(scenario: Scenario, ceiling: CeilingResult | undefined): number {
-  const database = ceiling?.database.eventsPerSecond ?? Number.POSITIVE_INFINITY;
-  if (scenario.s4LatencyMs === 0) return database;
-  return Math.min(database, (scenario.prefetch * 1000) / scenario.s4LatencyMs);
+function scenarioIn(run: RunResult, s4LatencyMs: number, prefetch: number): ScenarioResult | undefined {
+  return run.scenarios.find((s) => s.name === scenarioName(s4LatencyMs, prefetch));
 }
 
-export function evaluateTargets(results: BenchResults): Target[] {
-  const targets: Target[] = [];
-  const scenario = (latency: number, prefetch: number) =>
-    results.scenarios.find((s) => s.s4LatencyMs === latency && s.prefetch === prefetch);
-  const ceiling = (prefetch: number) => results.ceilings.find((c) => c.prefetch === prefetch);
-  const fast = scenario(0, 100);
-  if (fast !== undefined) {
-    targets.push({
-      name: 'new events/s, S/4HANA 0 ms, prefetch 100',
-      goal: `>= ${TARGETS.uniqueEventsPerSecond}`,
-      value: round(fast.unique.eventsPerSecond, 0),
-      met: fast.unique.eventsPerSecond >= TARGETS.uniqueEventsPerSecond,
+/** Per run: `value` of the scenario at this latency and prefetch with that run's ceilings; none when unmeasured. */
+function eachRun(
+  s4LatencyMs: number,
+  prefetch: number,
+  value: (scenario: ScenarioResult, ceiling: CeilingResult, run: RunResult) => number,
+) {
+  return ({ runs }: Pick<BenchResults, 'runs'>) =>
+    runs.flatMap((run) => {
+      const s = scenarioIn(run, s4LatencyMs, prefetch);
+      return s ? [value(s, ceilingOf(run, prefetch), run)] : [];
     });
-    const db = ceiling(100)?.database.eventsPerSecond;
-    if (db !== undefined) {
-      const share = fast.unique.eventsPerSecond / db;
-      targets.push({
-        name: 'same, as a share of the database ceiling',
-        goal: `>= ${TARGETS.uniqueShareOfDatabaseCeiling}`,
-        value: round(share, 2),
-        met: share >= TARGETS.uniqueShareOfDatabaseCeiling,
-      });
-    }
-  }
-  const pipelined = scenario(50, 100);
-  if (pipelined !== undefined) {
-    targets.push({
-      name: 'new events/s, S/4HANA 50 ms, prefetch 100',
-      goal: `>= ${TARGETS.pipelinedEventsPerSecond}`,
-      value: round(pipelined.unique.eventsPerSecond, 0),
-      met: pipelined.unique.eventsPerSecond >= TARGETS.pipelinedEventsPerSecond,
-    });
-  }
-  if (fast !== undefined) {
-    targets.push({
-      name: 'duplicates/s, prefetch 100',
-      goal: `>= ${TARGETS.duplicateEventsPerSecond}`,
-      value: round(fast.duplicates.eventsPerSecond, 0),
-      met: fast.duplicates.eventsPerSecond >= TARGETS.duplicateEventsPerSecond,
-    });
-  }
-  if (results.scenarios.length > 0) {
-    const calls = Math.max(
-      ...results.scenarios.map((s) => s.duplicates.s4CallsPerEvent * s.duplicates.events),
-    );
-    targets.push({
-      name: 'S/4HANA calls for duplicates, all scenarios',
-      goal: '= 0',
-      value: calls,
-      met: calls === 0,
-    });
-  }
-  if (results.steady !== undefined) {
-    targets.push({
-      name: `p99 publish to commit at ${results.steady.perSecond} events/s, S/4HANA 0 ms (ms)`,
-      goal: `< ${TARGETS.steadyP99Ms}`,
-      value: round(results.steady.p99Ms, 1),
-      met: results.steady.p99Ms < TARGETS.steadyP99Ms,
-    });
-  }
-  const rss = [
-    ...results.scenarios.flatMap((s) => [s.unique.peakRssMb, s.duplicates.peakRssMb]),
-    ...(results.steady ? [results.steady.peakRssMb] : []),
-  ];
-  if (rss.length > 0) {
-    const peak = Math.max(...rss);
-    targets.push({
-      name: 'peak RSS of the service, all runs (MB)',
-      goal: `< ${TARGETS.peakRssMb}`,
-      value: round(peak, 0),
-      met: peak < TARGETS.peakRssMb,
-    });
-  }
-  return targets;
+}
+
+/** Per run: new events/s at `s4LatencyMs` over new events/s at 0 ms, same prefetch. */
+function shareOfZeroLatency(s4LatencyMs: number, prefetch: number) {
+  return eachRun(s4LatencyMs, prefetch, (slow, _, run) => {
+    const fast = scenarioIn(run, 0, prefetch);
+    return fast ? slow.unique.eventsPerSecond / fast.unique.eventsPerSecond : Number.NaN;
+  });
+}
+
+export const TARGETS: TargetDefinition[] = [
+  {
+    name: 'new events/s ÷ database ceiling, S/4HANA 0 ms, prefetch 100',
+    compare: '>=',
+    bound: 0.6,
+    judged: 'median',
+    values: eachRun(0, 100, (s, c) => s.unique.eventsPerSecond / c.database.eventsPerSecond),
+  },
+  {
+    name: 'duplicates/s ÷ database duplicate ceiling, S/4HANA 0 ms, prefetch 100',
+    compare: '>=',
+    bound: 0.5,
+    judged: 'median',
+    values: eachRun(0, 100, (s, c) => s.duplicates.eventsPerSecond / c.databaseDuplicates.eventsPerSecond),
+  },
+  {
+    name: 'new events/s at S/4HANA 50 ms ÷ at 0 ms, prefetch 100',
+    compare: '>=',
+    bound: 0.7,
+    judged: 'median',
+    values: shareOfZeroLatency(50, 100),
+  },
+  {
+    // 500/s at 200 ms against the 1,323/s measured at 0 ms when this target was set.
+    name: 'new events/s at S/4HANA 200 ms ÷ at 0 ms, prefetch 100',
+    compare: '>=',
+    bound: 0.38,
+    judged: 'median',
+    values: shareOfZeroLatency(200, 100),
+  },
+  {
+    name: 'S/4HANA calls for duplicates, every scenario',
+    compare: '=',
+    bound: 0,
+    judged: 'worst',
+    values: ({ runs }) =>
+      runs.map((run) =>
+        run.scenarios.reduce((sum, s) => sum + s.duplicates.s4CallsPerEvent * s.duplicates.events, 0),
+      ),
+  },
+  {
+    name: 'peak RSS of the service, every phase (MB)',
+    compare: '<',
+    bound: 200,
+    judged: 'worst',
+    values: ({ runs, steady }) => [
+      ...runs.map((run) =>
+        Math.max(...run.scenarios.flatMap((s) => [s.unique.peakRssMb, s.duplicates.peakRssMb])),
+      ),
+      ...(steady ? [steady.peakRssMb] : []),
+    ],
+  },
+  {
+    name: 'p99 publish to commit at 200 events/s, S/4HANA 0 ms (ms)',
+    compare: '<',
+    bound: 25,
+    judged: 'median',
+    values: ({ steady }) => (steady ? [steady.p99Ms] : []),
+  },
+];
+
+const SYMBOL: Record<Compare, string> = { '>=': '≥', '<': '<', '=': '=' };
+const HOLDS: Record<Compare, (value: number, bound: number) => boolean> = {
+  '>=': (value, bound) => value >= bound,
+  '<': (value, bound) => value < bound,
+  '=': (value, bound) => value === bound,
+};
+
+export function evaluateTargets(results: Pick<BenchResults, 'runs' | 'steady'>): TargetResult[] {
+  return TARGETS.flatMap((target) => {
+    const values = target.values(results).filter((v) => Number.isFinite(v));
+    if (values.length === 0) return [];
+    const { median, min, max } = spread(values);
+    const worst = target.compare === '>=' ? min : max;
+    const value = target.judged === 'median' ? median : worst;
+    return [
+      {
+        name: target.name,
+        goal: `${SYMBOL[target.compare]} ${target.bound}`,
+        value,
+        min,
+        max,
+        met: HOLDS[target.compare](value, target.bound),
+      },
+    ];
+  });
+}
+
+/** A target as table cells: name, goal, measured value, range over the runs, and whether it is met. */
+export function targetCells(
+  t: TargetResult,
+  show: (value: number) => string,
+  met: [string, string],
+): string[] {
+  const range = t.min === t.max ? show(t.min) : `${show(t.min)}–${show(t.max)}`;
+  return [t.name, t.goal, show(t.value), range, t.met ? met[0] : met[1]];
 }

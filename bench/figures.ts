@@ -1,0 +1,178 @@
+// The figures reported for each scenario and each ceiling, as data: a figure is one entry here, computed for
+// every run and summarised over the runs as median and range. A ratio to a ceiling is taken within one run
+// (the service and its ceiling saw the same machine) and only then summarised: the median of per-run ratios.
+import type {
+  CeilingResult,
+  CeilingSummary,
+  RunResult,
+  ScenarioResult,
+  ScenarioSummary,
+  Spread,
+} from './results.js';
+import type { Scenario } from './scenarios.js';
+
+export interface ScenarioFigure {
+  key: string;
+  label: string;
+  /** Which printed table shows it: throughput and its bounds (with the range), or the costs (medians). */
+  table: 'throughput' | 'cost';
+  value(scenario: ScenarioResult, ceiling: CeilingResult): number;
+}
+
+export interface CeilingFigure {
+  key: string;
+  label: string;
+  value(ceiling: CeilingResult): number;
+}
+
+/** The most events per second a scenario can reach: the database, or prefetch reads of `latency` at a time. */
+export function pipelineBound(scenario: Scenario, ceiling: CeilingResult): number {
+  const database = ceiling.database.eventsPerSecond;
+  if (scenario.s4LatencyMs === 0) return database;
+  return Math.min(database, (scenario.prefetch * 1000) / scenario.s4LatencyMs);
+}
+
+export const SCENARIO_FIGURES: ScenarioFigure[] = [
+  { key: 'newPerSecond', label: 'new events/s', table: 'throughput', value: (s) => s.unique.eventsPerSecond },
+  {
+    key: 'newShareOfDatabase',
+    label: 'new × DB ceiling',
+    table: 'throughput',
+    value: (s, c) => s.unique.eventsPerSecond / c.database.eventsPerSecond,
+  },
+  {
+    key: 'newShareOfBound',
+    label: 'new × bound',
+    table: 'throughput',
+    value: (s, c) => s.unique.eventsPerSecond / pipelineBound(s, c),
+  },
+  {
+    key: 'newShareOfBroker',
+    label: 'new × broker',
+    table: 'cost',
+    value: (s, c) => s.unique.eventsPerSecond / c.broker.messagesPerSecond,
+  },
+  {
+    key: 'duplicatesPerSecond',
+    label: 'duplicates/s',
+    table: 'throughput',
+    value: (s) => s.duplicates.eventsPerSecond,
+  },
+  {
+    key: 'duplicatesShareOfDatabase',
+    label: 'dup × DB dup ceiling',
+    table: 'throughput',
+    value: (s, c) => s.duplicates.eventsPerSecond / c.databaseDuplicates.eventsPerSecond,
+  },
+  {
+    key: 's4ReadsPerNew',
+    label: 'S/4HANA reads per new event',
+    table: 'throughput',
+    value: (s) => s.unique.s4CallsPerEvent,
+  },
+  {
+    key: 's4CallsForDuplicates',
+    label: 'S/4HANA calls for duplicates',
+    table: 'throughput',
+    value: (s) => s.duplicates.s4CallsPerEvent * s.duplicates.events,
+  },
+  { key: 's4ReadMs', label: 'S/4HANA read ms', table: 'cost', value: (s) => s.unique.s4ReadMeanMs },
+  { key: 'handlingMs', label: 'handling ms', table: 'cost', value: (s) => s.unique.handlingMeanMs },
+  // CPU seconds per 1,000 events are CPU milliseconds per event.
+  {
+    key: 'serviceCpuMsPerNew',
+    label: 'service CPU ms/new',
+    table: 'cost',
+    value: (s) => s.unique.cpuSecondsPer1000,
+  },
+  {
+    key: 'serviceCpuMsPerDuplicate',
+    label: 'service CPU ms/dup',
+    table: 'cost',
+    value: (s) => s.duplicates.cpuSecondsPer1000,
+  },
+  {
+    key: 'databaseCpuMsPerNew',
+    label: 'PostgreSQL CPU ms/new',
+    table: 'cost',
+    value: (s) => s.unique.databaseCpuSecondsPer1000,
+  },
+  {
+    key: 'brokerCpuMsPerNew',
+    label: 'RabbitMQ CPU ms/new',
+    table: 'cost',
+    value: (s) => s.unique.brokerCpuSecondsPer1000,
+  },
+  { key: 'commitsPerNew', label: 'PG commits/new', table: 'cost', value: (s) => s.unique.commitsPerEvent },
+  { key: 'machineBusyNew', label: 'machine busy, new', table: 'cost', value: (s) => s.unique.machineBusy },
+  {
+    key: 'peakRssMb',
+    label: 'peak RSS MB',
+    table: 'throughput',
+    value: (s) => Math.max(s.unique.peakRssMb, s.duplicates.peakRssMb),
+  },
+];
+
+export const CEILING_FIGURES: CeilingFigure[] = [
+  { key: 'brokerPerSecond', label: 'broker msg/s', value: (c) => c.broker.messagesPerSecond },
+  { key: 'databaseNewPerSecond', label: 'DB new ev/s', value: (c) => c.database.eventsPerSecond },
+  { key: 'databaseNewP50Ms', label: 'DB p50 ms', value: (c) => c.database.p50Ms },
+  { key: 'databaseNewP99Ms', label: 'DB p99 ms', value: (c) => c.database.p99Ms },
+  {
+    key: 'databaseCpuMsPerNew',
+    label: 'PG CPU ms/new',
+    value: (c) => c.database.databaseCpuSecondsPer1000,
+  },
+  {
+    key: 'databaseDuplicatesPerSecond',
+    label: 'DB dup ev/s',
+    value: (c) => c.databaseDuplicates.eventsPerSecond,
+  },
+];
+
+/** Median (the mean of the middle two for an even count), range and the values in run order. */
+export function spread(values: number[]): Spread {
+  const sorted = values.filter((v) => !Number.isNaN(v)).sort((a, b) => a - b);
+  if (sorted.length === 0) return { median: Number.NaN, min: Number.NaN, max: Number.NaN, runs: values };
+  const middle = Math.floor(sorted.length / 2);
+  const median =
+    sorted.length % 2 === 1
+      ? (sorted[middle] as number)
+      : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+  return { median, min: sorted[0] as number, max: sorted[sorted.length - 1] as number, runs: values };
+}
+
+/** The ceilings of `prefetch` measured in the same run as the scenario. */
+export function ceilingOf(run: RunResult, prefetch: number): CeilingResult {
+  const ceiling = run.ceilings.find((c) => c.prefetch === prefetch);
+  if (ceiling === undefined) throw new Error(`run ${run.run} has no ceilings at prefetch ${prefetch}`);
+  return ceiling;
+}
+
+export function summarize(runs: RunResult[]): { scenarios: ScenarioSummary[]; ceilings: CeilingSummary[] } {
+  const names = [...new Set(runs.flatMap((run) => run.scenarios.map((s) => s.name)))];
+  const scenarios = names.map((name) => {
+    const measured = runs.flatMap((run) =>
+      run.scenarios.filter((s) => s.name === name).map((s) => ({ s, c: ceilingOf(run, s.prefetch) })),
+    );
+    const first = (measured[0] as { s: ScenarioResult }).s;
+    const figures = Object.fromEntries(
+      SCENARIO_FIGURES.map((f) => [f.key, spread(measured.map(({ s, c }) => f.value(s, c)))]),
+    );
+    return { name, s4LatencyMs: first.s4LatencyMs, prefetch: first.prefetch, figures };
+  });
+  const prefetches = [...new Set(runs.flatMap((run) => run.ceilings.map((c) => c.prefetch)))];
+  const ceilings = prefetches.map((prefetch) => {
+    const measured = runs.map((run) => ceilingOf(run, prefetch));
+    const figures = Object.fromEntries(
+      CEILING_FIGURES.map((f) => [f.key, spread(measured.map((c) => f.value(c)))]),
+    );
+    return { prefetch, figures };
+  });
+  return { scenarios, ceilings };
+}
+
+/** One summarised figure; NaN-filled when the scenario or figure is missing (a run with --only). */
+export function figureOf(summary: { figures: Record<string, Spread> } | undefined, key: string): Spread {
+  return summary?.figures[key] ?? { median: Number.NaN, min: Number.NaN, max: Number.NaN, runs: [] };
+}

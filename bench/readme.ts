@@ -1,0 +1,171 @@
+// The README's measured figures, written from one bench run's JSON so that they cannot drift from the
+// measurement: `npm run bench:readme [-- bench/results/<run>.json]` (default: the latest run) copies the run to
+// bench/results/published.json, draws bench/results/performance.svg from it and replaces the part of the
+// README's Performance section between the two markers below. The text around the markers (method, what
+// bounds the figures) is written by hand.
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { renderChart } from './chart.js';
+import { CEILING_FIGURES, figureOf } from './figures.js';
+import type { BenchResults, Spread } from './results.js';
+import { round } from './stats.js';
+import { targetCells } from './targets.js';
+
+export const BEGIN =
+  '<!-- bench:begin (written by npm run bench:readme from bench/results/published.json) -->';
+export const END = '<!-- bench:end -->';
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+export const PUBLISHED = resolve(ROOT, 'bench/results/published.json');
+const CHART = resolve(ROOT, 'bench/results/performance.svg');
+const README = resolve(ROOT, 'README.md');
+
+/** The scenario columns of the README's table, by figure key (figures.ts), with their README heading. */
+const COLUMNS: Array<{ key: string; heading: string }> = [
+  { key: 'newPerSecond', heading: 'new events/s' },
+  { key: 'newShareOfDatabase', heading: '× DB ceiling' },
+  { key: 'duplicatesPerSecond', heading: 'duplicates/s' },
+  { key: 'duplicatesShareOfDatabase', heading: '× DB dup ceiling' },
+  { key: 's4ReadsPerNew', heading: 'S/4HANA reads per new event' },
+  { key: 'serviceCpuMsPerNew', heading: 'service CPU ms per new event' },
+  { key: 'peakRssMb', heading: 'peak RSS MB' },
+];
+
+const CEILING_ROWS: Array<{ key: string; heading: string }> = [
+  { key: 'brokerPerSecond', heading: 'broker (messages/s)' },
+  { key: 'databaseNewPerSecond', heading: 'database, new events/s' },
+  { key: 'databaseDuplicatesPerSecond', heading: 'database, duplicates/s' },
+];
+
+const number = new Intl.NumberFormat('en-US', { maximumFractionDigits: 3 });
+
+function show(value: number): string {
+  if (!Number.isFinite(value)) return '–';
+  return number.format(round(value, Math.abs(value) < 0.1 ? 3 : 2));
+}
+
+function cell(spread: Spread): string {
+  if (spread.runs.length <= 1 || spread.min === spread.max) return show(spread.median);
+  return `${show(spread.median)} (${show(spread.min)}–${show(spread.max)})`;
+}
+
+function markdownTable(header: string[], rows: string[][]): string {
+  const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
+  return [
+    line(header),
+    `|---|${header
+      .slice(1)
+      .map(() => '---:')
+      .join('|')}|`,
+    ...rows.map(line),
+  ].join('\n');
+}
+
+/** The largest (max − min) ÷ median of `key` over the scenarios, and the scenario it belongs to. */
+function widestSpread(results: BenchResults, key: string): { share: number; scenario: string } {
+  let widest = { share: 0, scenario: '' };
+  for (const s of results.summary.scenarios) {
+    const f = figureOf(s, key);
+    const share = (f.max - f.min) / f.median;
+    if (Number.isFinite(share) && share > widest.share) {
+      widest = { share, scenario: `S/4HANA ${s.s4LatencyMs} ms, prefetch ${s.prefetch}` };
+    }
+  }
+  return widest;
+}
+
+function percent(share: number): string {
+  return `${Math.round(share * 100)} %`;
+}
+
+/** The generated part of the Performance section, markers included. */
+export function performanceSection(results: BenchResults): string {
+  const { machine, settings, summary } = results;
+  const loads = results.runs.map((run) => show(run.loadAverageAtStart)).join(', ');
+  const ratio = widestSpread(results, 'newShareOfDatabase');
+  const duplicateRatio = widestSpread(results, 'duplicatesShareOfDatabase');
+  const absolute = widestSpread(results, 'newPerSecond');
+  const parts = [
+    BEGIN,
+    '',
+    '![New events/s and duplicates/s per scenario beside the broker and database ceilings, and S/4HANA reads per new event](bench/results/performance.svg)',
+    '',
+    `Run of ${results.startedAt.slice(0, 10)} on ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGb} GB, ` +
+      `Node ${machine.node.replace(/^v/, '')}, PostgreSQL ${machine.postgres.split(' ')[0]}, all on one machine; ` +
+      `${settings.runs} runs of ${number.format(settings.events)} events (load average ${loads} at the start of ` +
+      `each run), default settings (pool ${settings.poolSize}, log level ${settings.logLevel}), ` +
+      `${number.format(results.durationSeconds)} s in all. Each cell is the median over the runs with the ` +
+      'range in parentheses; × is the ratio to the ceiling measured in the same run, its median over the runs.' +
+      (Math.max(...results.runs.map((run) => run.loadAverageAtStart)) > machine.cpus
+        ? ' The machine was busy with other work (load above its core count): these figures are not the ones ' +
+          'to hold the targets to.'
+        : ''),
+    '',
+    markdownTable(
+      ['S/4HANA', 'prefetch', ...COLUMNS.map((c) => c.heading)],
+      summary.scenarios.map((s) => [
+        `${s.s4LatencyMs} ms`,
+        String(s.prefetch),
+        ...COLUMNS.map((c) => cell(figureOf(s, c.key))),
+      ]),
+    ),
+    '',
+    markdownTable(
+      ['ceiling', ...summary.ceilings.map((c) => `prefetch ${c.prefetch}`)],
+      CEILING_ROWS.filter((row) => CEILING_FIGURES.some((f) => f.key === row.key)).map((row) => [
+        row.heading,
+        ...summary.ceilings.map((c) => cell(figureOf(c, row.key))),
+      ]),
+    ),
+    '',
+    `Spread: over the ${settings.runs} runs, a scenario's ratio to its database ceiling moved by at most ` +
+      `${percent(ratio.share)} of its median for new events (${ratio.scenario || '–'}) and ` +
+      `${percent(duplicateRatio.share)} for duplicates (${duplicateRatio.scenario || '–'}); ` +
+      `absolute rates moved by up to ${percent(absolute.share)} (${absolute.scenario || '–'}).`,
+  ];
+  const s = results.steady;
+  if (s !== undefined) {
+    parts.push(
+      '',
+      `Steady ${s.perSecond} events/s for ${Math.round(s.events / s.perSecond)} s ` +
+        `(${number.format(s.events)} events, S/4HANA ${s.s4LatencyMs} ms, prefetch ${s.prefetch}), publish to ` +
+        `commit: p50 ${show(s.p50Ms)} ms, p99 **${show(s.p99Ms)} ms**, p99.9 ${show(s.p999Ms)} ms, ` +
+        `max ${show(s.maxMs)} ms; longest event-loop delay in the service ${show(s.eventLoopMaxDelayMs)} ms.`,
+    );
+  }
+  if (results.targets.length > 0) {
+    parts.push(
+      '',
+      markdownTable(
+        ['target', 'goal', 'measured', 'runs', ''],
+        results.targets.map((t) => targetCells(t, show, ['met', '**missed**'])),
+      ),
+    );
+  }
+  parts.push('', END);
+  return parts.join('\n');
+}
+
+/** `readme` with its generated part replaced. */
+export function withPerformanceSection(readme: string, results: BenchResults): string {
+  const begin = readme.indexOf(BEGIN);
+  const end = readme.indexOf(END);
+  if (begin < 0 || end < begin) throw new Error(`README.md has no "${BEGIN}" … "${END}" block`);
+  return readme.slice(0, begin) + performanceSection(results) + readme.slice(end + END.length);
+}
+
+async function main(file: string): Promise<void> {
+  const source = resolve(file);
+  const results = JSON.parse(readFileSync(source, 'utf8')) as BenchResults;
+  if (!Array.isArray(results.runs)) throw new Error(`${file} is not a bench run's results (no runs)`);
+  if (source !== PUBLISHED) copyFileSync(source, PUBLISHED);
+  writeFileSync(CHART, await renderChart(results));
+  writeFileSync(README, withPerformanceSection(readFileSync(README, 'utf8'), results));
+  console.log(
+    `README.md and bench/results/performance.svg now show ${file}, kept as bench/results/published.json`,
+  );
+}
+
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  await main(process.argv[2] ?? resolve(ROOT, 'bench/results/latest.json'));
+}

@@ -1,0 +1,87 @@
+// The shape of bench/results/*.json: every run's raw measurements, and the summary over the runs that the
+// tables, the targets, the chart and the README are made from.
+import type { BrokerCeiling } from './brokerCeiling.js';
+import type { DatabaseCeiling } from './databaseCeiling.js';
+import type { LatencyResult, PhaseResult } from './phases.js';
+import type { Scenario } from './scenarios.js';
+
+export interface CeilingResult {
+  prefetch: number;
+  broker: BrokerCeiling;
+  database: DatabaseCeiling;
+  databaseDuplicates: DatabaseCeiling;
+}
+
+export interface ScenarioResult extends Scenario {
+  unique: PhaseResult;
+  duplicates: PhaseResult;
+  mailsQueued: number;
+  ordersInPortal: number;
+}
+
+/** One pass over every scenario, each prefetch's ceilings measured right before its scenarios. */
+export interface RunResult {
+  run: number;
+  loadAverageAtStart: number;
+  ceilings: CeilingResult[];
+  scenarios: ScenarioResult[];
+}
+
+export type SteadyResult = LatencyResult & { perSecond: number; prefetch: number; s4LatencyMs: number };
+
+/** A figure over the runs: the median, the range, and each run's value in run order. */
+export interface Spread {
+  median: number;
+  min: number;
+  max: number;
+  runs: number[];
+}
+
+export interface ScenarioSummary {
+  name: string;
+  s4LatencyMs: number;
+  prefetch: number;
+  figures: Record<string, Spread>;
+}
+
+export interface CeilingSummary {
+  prefetch: number;
+  figures: Record<string, Spread>;
+}
+
+export interface TargetResult {
+  name: string;
+  goal: string;
+  /** The median over the runs, or the worst run for targets that must hold in every run. */
+  value: number;
+  min: number;
+  max: number;
+  met: boolean;
+}
+
+export interface BenchResults {
+  startedAt: string;
+  machine: {
+    cpus: number;
+    cpuModel: string;
+    memoryGb: number;
+    node: string;
+    postgres: string;
+    loadAverageAtStart: number;
+    loadAverageAtEnd: number;
+  };
+  settings: {
+    runs: number;
+    events: number;
+    duplicateShare: number;
+    eventsPerOrder: number;
+    poolSize: number;
+    logLevel: string;
+    overrides: Record<string, string>;
+  };
+  runs: RunResult[];
+  steady: SteadyResult | undefined;
+  summary: { scenarios: ScenarioSummary[]; ceilings: CeilingSummary[] };
+  targets: TargetResult[];
+  durationSeconds: number;
+}

@@ -1,0 +1,127 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { renderChart } from '../../bench/chart.js';
+import { summarize } from '../../bench/figures.js';
+import type { PhaseResult } from '../../bench/phases.js';
+import { BEGIN, END, PUBLISHED, performanceSection } from '../../bench/readme.js';
+import type { BenchResults, CeilingResult, RunResult, ScenarioResult } from '../../bench/results.js';
+import { SCENARIOS, scenarioName } from '../../bench/scenarios.js';
+import { evaluateTargets } from '../../bench/targets.js';
+
+function phase(eventsPerSecond: number, extra: Partial<PhaseResult> = {}): PhaseResult {
+  return {
+    events: 1000,
+    eventsPerSecond,
+    s4CallsPerEvent: 0,
+    cpuSecondsPer1000: 0.5,
+    brokerCpuSecondsPer1000: 0.1,
+    loadGeneratorCpuSecondsPer1000: 0.1,
+    machineBusy: 0.9,
+    databaseCpuSecondsPer1000: 0.4,
+    peakRssMb: 120,
+    s4ReadMeanMs: 1,
+    handlingMeanMs: 5,
+    commitsPerEvent: 2.3,
+    complete: true,
+    outcomes: {},
+    deadLetters: 0,
+    ...extra,
+  };
+}
+
+function ceiling(prefetch: number, databasePerSecond: number, duplicatesPerSecond = 10_000): CeilingResult {
+  const database = { events: 1000, p50Ms: 1, p99Ms: 2, databaseCpuSecondsPer1000: 0.3 };
+  return {
+    prefetch,
+    broker: { messagesPerSecond: 30_000, messages: 1000 },
+    database: { ...database, eventsPerSecond: databasePerSecond },
+    databaseDuplicates: { ...database, eventsPerSecond: duplicatesPerSecond },
+  };
+}
+
+function scenario(s4LatencyMs: number, newPerSecond: number, duplicates = phase(5000)): ScenarioResult {
+  const name = scenarioName(s4LatencyMs, 100);
+  return {
+    name,
+    s4LatencyMs,
+    prefetch: 100,
+    uniqueShare: 1,
+    duplicateShare: 1,
+    unique: phase(newPerSecond, { s4CallsPerEvent: 0.5 }),
+    duplicates,
+    mailsQueued: 10,
+    ordersInPortal: 10,
+  };
+}
+
+function run(index: number, newPerSecond: number, databasePerSecond: number): RunResult {
+  return {
+    run: index,
+    loadAverageAtStart: 1,
+    ceilings: [ceiling(100, databasePerSecond)],
+    scenarios: [scenario(0, newPerSecond), scenario(50, newPerSecond / 2)],
+  };
+}
+
+describe('benchmark summary', () => {
+  it('gives a ratio to the ceiling as the median of the per-run ratios, not the ratio of the medians', () => {
+    // Ratios 0.1, 0.8, 0.5: median 0.5; the ratio of the medians would be 200 / 600 = 0.33.
+    const runs = [run(1, 100, 1000), run(2, 200, 250), run(3, 300, 600)];
+    const [fast] = summarize(runs).scenarios;
+    expect(fast?.figures.newShareOfDatabase).toEqual({
+      median: 0.5,
+      min: 0.1,
+      max: 0.8,
+      runs: [0.1, 0.8, 0.5],
+    });
+    expect(fast?.figures.newPerSecond).toMatchObject({ median: 200, min: 100, max: 300 });
+  });
+
+  it('judges ratio targets on the median over the runs and must-hold targets on the worst run', () => {
+    const runs = [run(1, 700, 1000), run(2, 500, 1000), run(3, 650, 1000)];
+    const second = runs[1] as RunResult;
+    second.scenarios[0] = scenario(0, 500, phase(5000, { s4CallsPerEvent: 0.001 }));
+    const targets = evaluateTargets({ runs, steady: undefined });
+    const byName = (start: string) => targets.find((t) => t.name.startsWith(start));
+    expect(byName('new events/s ÷ database ceiling')).toMatchObject({
+      value: 0.65,
+      min: 0.5,
+      max: 0.7,
+      met: true,
+    });
+    expect(byName('new events/s at S/4HANA 50 ms ÷ at 0 ms')).toMatchObject({ value: 0.5, met: false });
+    expect(byName('S/4HANA calls for duplicates')).toMatchObject({ value: 1, met: false });
+  });
+
+  it('leaves out a target whose scenario was not measured', () => {
+    const targets = evaluateTargets({ runs: [run(1, 700, 1000)], steady: undefined });
+    expect(targets.map((t) => t.name)).not.toContain(
+      'new events/s at S/4HANA 200 ms ÷ at 0 ms, prefetch 100',
+    );
+    expect(targets.map((t) => t.name)).not.toContain(
+      'p99 publish to commit at 200 events/s, S/4HANA 0 ms (ms)',
+    );
+  });
+
+  it('names every scenario by its latency and prefetch, once', () => {
+    const names = SCENARIOS.map((s) => s.name);
+    expect(names).toEqual(SCENARIOS.map((s) => scenarioName(s.s4LatencyMs, s.prefetch)));
+    expect(new Set(names).size).toBe(names.length);
+  });
+});
+
+describe('published benchmark figures', () => {
+  const published = JSON.parse(readFileSync(PUBLISHED, 'utf8')) as BenchResults;
+
+  it('the README shows exactly the figures of bench/results/published.json', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const block = readme.slice(readme.indexOf(BEGIN), readme.indexOf(END) + END.length);
+    expect(block).toBe(performanceSection(published));
+  });
+
+  it('draws the chart as SVG with a column for every scenario', async () => {
+    const svg = await renderChart(published);
+    expect(svg.startsWith('<svg')).toBe(true);
+    for (const s of published.summary.scenarios) expect(svg).toContain(`${s.s4LatencyMs} ms · ${s.prefetch}`);
+  });
+});
