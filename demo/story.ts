@@ -95,6 +95,11 @@ const orders = {
 
 export const INITIAL_ORDERS: SalesOrderState[] = Object.values(orders);
 
+/** Rows of mail_recipient: the trucks' customer has its own address and reads German. */
+export const RECIPIENTS = [
+  { soldToParty: orders.trucks.soldToParty, recipients: ['fuhrpark@agro.demo.example'], locale: 'de' },
+];
+
 let sequence = 0;
 /** A structured S/4HANA event as Event Mesh forwards it: the topic in x-address, the event as the body. */
 function s4Event(variant: string, salesOrder: string, raisedAt: string): Delivery {

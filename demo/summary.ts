@@ -157,11 +157,8 @@ export function printSummary(summary: Summary, show: (path: string) => string): 
   }
 
   console.log(`\nEmails (${summary.emails.length}, one per real change)`);
-  for (const mail of summary.emails) {
-    console.log(
-      `  ${mail.salesOrder}  ${mail.status.padEnd(19)} ${(mail.date ?? '-').padEnd(11)} ${show(mail.file)}`,
-    );
-  }
+  // The subject line, as the fleet manager's inbox lists it, and the file with the whole email.
+  for (const mail of summary.emails) console.log(`  ${mail.subject}\n      ${show(mail.file)}`);
 }
 
 async function webhookCounters(serviceUrl: string): Promise<Record<string, number>> {

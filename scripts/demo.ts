@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import pino from 'pino';
-import { type Answer, EXPECTED, INITIAL_ORDERS, STORY } from '../demo/story.js';
+import { type Answer, EXPECTED, INITIAL_ORDERS, RECIPIENTS, STORY } from '../demo/story.js';
 import { compare, printSummary, readSummary } from '../demo/summary.js';
 import { type S4Server, startS4Server } from '../sandbox/s4Server.js';
 import { loadConfig } from '../src/config.js';
@@ -69,12 +69,19 @@ try {
     MAIL_DIR,
     MAIL_FROM: 'fleet-order-notifier@demo.example',
     MAIL_TO: 'fleet-manager@demo.example',
+    PORTAL_ORDER_URL: 'https://fleet-portal.demo.example/orders/{salesOrder}',
     // The service's JSON log goes to a file, so this console shows the story; it is there to read.
     LOG_LEVEL: 'info',
   });
   const logger = createLogger(config.logLevel, pino.destination({ dest: LOG_FILE, sync: true, mkdir: true }));
   service = await startService(config, logger, { host: '127.0.0.1', mailPollMs: 200 });
   console.log(`  service at ${service.url} after ${seconds()} s`);
+  for (const { soldToParty, recipients, locale } of RECIPIENTS) {
+    await service.pool.query(
+      'insert into mail_recipient (sold_to_party, recipients, locale) values ($1, $2, $3)',
+      [soldToParty, recipients, locale],
+    );
+  }
   console.log(`  database ${show(DATA_DIR)}, mail ${show(MAIL_DIR)}, service log ${show(LOG_FILE)}\n`);
 
   const webhook = `${service.url}/events`;

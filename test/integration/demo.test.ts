@@ -54,6 +54,7 @@ async function emails(demoDir: string) {
         status: mail.headers.get('x-portal-status'),
         date: mail.headers.get('x-requested-delivery-date'),
         messageId: mail.messageId,
+        subject: mail.subject,
       };
     }),
   );
@@ -120,6 +121,15 @@ describe('npm run demo', () => {
       expect(mail.messageId).toMatch(/^<.+@demo\.example>$/);
       expect(first.stdout).toContain(mail.name);
     }
+  });
+
+  it("prints each email's subject line, in its recipients' language", async () => {
+    const mails = await emails(demoDir);
+    for (const mail of mails) expect(first.stdout).toContain(`\n  ${mail.subject}\n`);
+    expect(first.stdout).toContain(
+      '\n  Sales order 1000473 (NFL-2026-0142): delivery date moved to 12 Jan 2027\n',
+    );
+    expect(first.stdout).toContain('\n  Kundenauftrag 1000475 (AGRO-TRK-55): geliefert\n');
   });
 
   it('leaves a summary file that agrees with the service database', async () => {

@@ -37,19 +37,26 @@ function mailsFor(salesOrder: string): ReceivedMail[] {
   return smtp.messages.filter((mail) => mail.headers['x-sales-order'] === salesOrder);
 }
 
-/** Changes the order in S/4HANA (if asked), pushes an event for it and returns the email it caused. */
-async function notify(salesOrder: string, change?: Partial<SalesOrderState>, target = service) {
-  if (change !== undefined) {
-    clock += 60_000;
-    changeOrder(salesOrder, { ...change, lastChangeDateTime: new Date(clock).toISOString() });
-  }
-  const before = mailsFor(salesOrder).length;
-  const response = await fetch(`${target.url}/events`, {
+/** Changes the order in S/4HANA, as a later state (newer LastChangeDateTime). */
+function change(salesOrder: string, state: Partial<SalesOrderState>): void {
+  clock += 60_000;
+  changeOrder(salesOrder, { ...state, lastChangeDateTime: new Date(clock).toISOString() });
+}
+
+/** Pushes an event for the order; resolves with the webhook's answer, after commit. */
+function push(salesOrder: string, target = service): Promise<Response> {
+  return fetch(`${target.url}/events`, {
     method: 'POST',
     headers: { 'content-type': 'application/cloudevents+json' },
     body: salesOrderEvent({ salesOrder }),
   });
-  expect(response.status).toBe(200);
+}
+
+/** Changes the order in S/4HANA (if asked), pushes an event for it and returns the email it caused. */
+async function notify(salesOrder: string, state?: Partial<SalesOrderState>, target = service) {
+  if (state !== undefined) change(salesOrder, state);
+  const before = mailsFor(salesOrder).length;
+  expect((await push(salesOrder, target)).status).toBe(200);
   return eventually(`email ${before + 1} of order ${salesOrder}`, async () => mailsFor(salesOrder)[before]);
 }
 
@@ -121,6 +128,43 @@ describe('what an email says', () => {
     expect(mail.text).toContain('Requested delivery date removed (was 15 Dec 2026)\n');
     expect(mail.text).toContain('Requested delivery date: not set\n');
     expect(mail.headers).not.toHaveProperty('x-requested-delivery-date');
+  });
+});
+
+describe('the previous pair', () => {
+  it('is the pair a concurrent effect committed while this one waited, not the one its snapshot saw', async () => {
+    const salesOrder = newOrder({ overallDeliveryStatus: 'B' });
+    await notify(salesOrder);
+    // A concurrent effect of the same order holds the portal row and has recorded a newer pair, not committed.
+    const concurrent = await db.pool.connect();
+    try {
+      await concurrent.query('begin');
+      await concurrent.query('select from portal_order_status where sales_order = $1 for update', [
+        salesOrder,
+      ]);
+      await concurrent.query(
+        `update order_notification set previous_portal_status = portal_status, portal_status = 'InProcess'
+         where sales_order = $1`,
+        [salesOrder],
+      );
+      change(salesOrder, { overallDeliveryStatus: 'C' });
+      const answer = push(salesOrder);
+      await eventually('the effect to wait for the portal row', async () => {
+        // The effect's statement, waiting for a lock (its text is longer than pg_stat_activity keeps).
+        const { rows } = await db.pool.query<{ n: number }>(
+          `select count(*)::int as "n" from pg_stat_activity
+           where datname = current_database() and wait_event_type = 'Lock' and query like 'with recorded as%'`,
+        );
+        return (rows[0]?.n ?? 0) > 0;
+      });
+      await concurrent.query('commit');
+      expect((await answer).status).toBe(200);
+    } finally {
+      await concurrent.query('rollback');
+      concurrent.release();
+    }
+    const mail = await eventually('the second email', async () => mailsFor(salesOrder)[1]);
+    expect(mail.text).toContain('\n\nStatus: In process → Delivered\n\n');
   });
 });
 

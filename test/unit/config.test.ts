@@ -85,6 +85,31 @@ describe('configuration', () => {
     expect(config.mail.messageIdDomain).toBe('fleet.example');
   });
 
+  it('writes mail in English without a link unless MAIL_LOCALE and PORTAL_ORDER_URL say otherwise', () => {
+    expect(loadConfig(local).mail).toMatchObject({ locale: 'en', portalOrderUrl: undefined });
+    const url = 'https://fleet-portal.example.com/orders/{salesOrder}?tab=status';
+    expect(loadConfig({ ...local, MAIL_LOCALE: 'de-AT', PORTAL_ORDER_URL: url }).mail).toMatchObject({
+      locale: 'de-AT',
+      portalOrderUrl: url,
+    });
+  });
+
+  it('refuses a MAIL_LOCALE without a catalog and a PORTAL_ORDER_URL without {salesOrder} or http(s)', () => {
+    expect(problemsOf({ ...local, MAIL_LOCALE: 'fr' })).toEqual([
+      'MAIL_LOCALE must be a language tag of en, de (e.g. de or de-AT), got "fr"',
+    ]);
+    expect(problemsOf({ ...local, MAIL_LOCALE: 'not a tag' })).toHaveLength(1);
+    for (const template of [
+      'https://portal.example/orders/',
+      'javascript:alert({salesOrder})',
+      'orders/{salesOrder}',
+    ]) {
+      expect(problemsOf({ ...local, PORTAL_ORDER_URL: template })).toEqual([
+        `PORTAL_ORDER_URL must be an http(s) URL with {salesOrder} in it, e.g. https://portal.example.com/orders/{salesOrder}, got "${template}"`,
+      ]);
+    }
+  });
+
   it('reports every problem at once', () => {
     const problems = problemsOf({
       AMQP_PREFETCH: 'many',
