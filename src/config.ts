@@ -7,6 +7,7 @@ import type { XsuaaCredentials } from './http/auth.js';
 import type { EventMeshManagement } from './messaging/eventMeshSetup.js';
 import { LANGUAGES } from './notifications/catalogs.js';
 import { catalogLanguage } from './notifications/messages.js';
+import type { ApiVersion } from './s4/odataService.js';
 
 export type Ingest = 'amqp' | 'webhook';
 
@@ -31,7 +32,13 @@ export interface Config {
   database: PoolConfig;
   ingest: readonly Ingest[];
   amqp: AmqpSettings | undefined;
-  s4: { destination: string; timeoutMs: number };
+  s4: {
+    destination: string;
+    timeoutMs: number;
+    version: ApiVersion;
+    maxConcurrentReads: number;
+    readBatch: number;
+  };
   mail: {
     transport: MailTransportSettings;
     from: string;
@@ -167,6 +174,9 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   const logLevel = text('LOG_LEVEL', 'info');
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
 
+  const s4Api = text('S4_API', 'v2');
+  if (s4Api !== 'v2' && s4Api !== 'v4') problems.push(`S4_API takes "v2" or "v4", got "${s4Api}"`);
+
   const config: Config = {
     port: int('PORT', 8080, 0, 65535),
     logLevel,
@@ -176,6 +186,9 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     s4: {
       destination: text('S4_DESTINATION', 'S4HANA'),
       timeoutMs: int('S4_TIMEOUT_MS', 5000, 100, 120_000),
+      version: s4Api === 'v4' ? 'v4' : 'v2',
+      maxConcurrentReads: int('S4_MAX_CONCURRENT_READS', 4, 1, 64),
+      readBatch: int('S4_READ_BATCH', 50, 1, 200),
     },
     mail: {
       transport,

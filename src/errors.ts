@@ -74,11 +74,14 @@ export function classify(err: unknown): FailureKind {
     if (RETRYABLE_NETWORK_CODES.has(code)) return 'transient';
   }
   const httpStatus = response?.status ?? status;
-  if (typeof httpStatus === 'number') {
-    return RETRYABLE_HTTP_STATUSES.has(httpStatus) || httpStatus >= 500 ? 'transient' : 'permanent';
-  }
+  if (typeof httpStatus === 'number') return httpStatusKind(httpStatus);
   if (cause !== undefined && cause !== err) return classify(cause);
   return 'transient';
+}
+
+/** The kind of an HTTP error status: what S/4HANA's client states for its answers, and classify reads on others. */
+export function httpStatusKind(status: number): FailureKind {
+  return RETRYABLE_HTTP_STATUSES.has(status) || status >= 500 ? 'transient' : 'permanent';
 }
 
 /**

@@ -2,6 +2,7 @@ import type { Pool } from 'pg';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Channel, Handled } from './events/handleEvent.js';
 import { outboxBacklog } from './notifications/outbox.js';
+import type { RequestResult } from './s4/batchedReads.js';
 
 export type Metrics = ReturnType<typeof createMetrics>;
 
@@ -27,11 +28,28 @@ export function createMetrics(pool: Pool, retentionDays: number, sources: Metric
     buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   });
-  const s4Requests = new Histogram({
+  const s4Duration = new Histogram({
     name: 'fon_s4_request_duration_seconds',
-    help: 'S/4HANA sales order reads, by result: ok, not_found, error',
+    help: 'S/4HANA requests, by result: ok, not_found, throttled, refused, error',
     labelNames: ['result'] as const,
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const s4Requests = new Counter({
+    name: 'fon_s4_requests_total',
+    help: 'S/4HANA requests (not orders read), by result: ok, not_found, throttled, refused (a $filter answered 400), error',
+    labelNames: ['result'] as const,
+    registers: [registry],
+  });
+  const s4Keys = new Histogram({
+    name: 'fon_s4_keys_per_request',
+    help: 'Sales orders asked for in one S/4HANA request',
+    buckets: [1, 2, 5, 10, 20, 30, 50, 100, 200],
+    registers: [registry],
+  });
+  const s4Throttled = new Counter({
+    name: 'fon_s4_throttled_seconds_total',
+    help: 'Time all S/4HANA reads were paused on a 429 or 503 with Retry-After',
     registers: [registry],
   });
   const mails = new Counter({
@@ -103,8 +121,13 @@ export function createMetrics(pool: Pool, retentionDays: number, sources: Metric
       events.inc({ channel, outcome: name, reason });
       duration.observe({ outcome: name }, seconds);
     },
-    observeS4(result: 'ok' | 'not_found' | 'error', seconds: number): void {
-      s4Requests.observe({ result }, seconds);
+    observeS4({ result, keys, seconds }: { result: RequestResult; keys: number; seconds: number }): void {
+      s4Requests.inc({ result });
+      s4Duration.observe({ result }, seconds);
+      s4Keys.observe(keys);
+    },
+    s4Paused(seconds: number): void {
+      s4Throttled.inc(seconds);
     },
     mail(result: 'sent' | 'retry' | 'parked'): void {
       mails.inc({ result });

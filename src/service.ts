@@ -21,8 +21,8 @@ import { createMetrics } from './metrics.js';
 import { createMailSender, type MailSender } from './notifications/mailSender.js';
 import { directoryTransport, type MailTransport, smtpTransport } from './notifications/mailTransport.js';
 import { DEFAULT_RETRY, type RetryPolicy } from './retry.js';
-import { createSalesOrderApi, type SalesOrderApi } from './s4/salesOrderApi.js';
-import { shareReads } from './s4/sharedReads.js';
+import { batchReads } from './s4/batchedReads.js';
+import { createSalesOrderApi } from './s4/salesOrderApi.js';
 import { shutdownInOrder } from './shutdown.js';
 
 /** The service's parts, built and wired but not started: nothing listens, polls or consumes yet. */
@@ -83,7 +83,16 @@ export async function buildService(
     // Read at scrape time, after the consumer below exists.
     config.amqp === undefined ? {} : { amqpAttached: () => amqp?.isAttached() === true },
   );
-  const readOrder = shareReads(timed(createSalesOrderApi(config.s4), metrics.observeS4));
+  const retryPolicy = options.retryPolicy ?? DEFAULT_RETRY;
+  const readOrder = batchReads(createSalesOrderApi(config.s4), {
+    maxConcurrent: config.s4.maxConcurrentReads,
+    batchSize: config.s4.readBatch,
+    // An event waits out a pause as long as its own retries of a slow S/4HANA could have held it.
+    maxWaitMs: retryPolicy.attempts * (config.s4.timeoutMs + retryPolicy.maxDelayMs),
+    logger: logger.child({ component: 's4' }),
+    observe: metrics.observeS4,
+    onPause: metrics.s4Paused,
+  });
 
   const transport: MailTransport =
     config.mail.transport.kind === 'smtp'
@@ -104,7 +113,7 @@ export async function buildService(
   const handle = createEventHandler({
     pool,
     readOrder,
-    retryPolicy: options.retryPolicy ?? DEFAULT_RETRY,
+    retryPolicy,
     maxDeliveries: config.maxDeliveries,
     maxMessageBytes: config.maxMessageBytes,
     mail: { to: config.mail.to, locale: config.mail.locale, messageIdDomain: config.mail.messageIdDomain },
@@ -225,24 +234,4 @@ export async function startService(
     await parts.stop();
     throw err;
   }
-}
-
-/** Measures S/4HANA reads for /metrics without touching the client. */
-function timed(
-  api: SalesOrderApi,
-  observe: (result: 'ok' | 'not_found' | 'error', s: number) => void,
-): SalesOrderApi {
-  return {
-    async read(salesOrder) {
-      const started = performance.now();
-      try {
-        const order = await api.read(salesOrder);
-        observe(order === null ? 'not_found' : 'ok', (performance.now() - started) / 1000);
-        return order;
-      } catch (err) {
-        observe('error', (performance.now() - started) / 1000);
-        throw err;
-      }
-    },
-  };
 }

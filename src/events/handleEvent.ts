@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { classify, failureReason } from '../errors.js';
 import { toPortalOrder } from '../portal/portalStatus.js';
 import { type RetryPolicy, retry } from '../retry.js';
-import type { ReadOrder } from '../s4/sharedReads.js';
+import type { ReadOrder } from '../s4/batchedReads.js';
 import { applyEffect, type EffectMail } from './applyEffect.js';
 import { type InboundMessage, type ParsedEvent, parseCloudEvent } from './cloudEvent.js';
 import {
@@ -64,14 +64,14 @@ export function createEventHandler(deps: EventHandlerDeps): HandleEvent {
   const { pool, readOrder, logger } = deps;
 
   /** One try at the effect; throws on failure. */
-  async function apply(event: ParsedEvent): Promise<Outcome> {
+  async function apply(event: ParsedEvent, signal: AbortSignal | undefined): Promise<Outcome> {
     if (event.salesOrder === undefined) {
       // One statement: atomic on its own, no transaction needed.
       return accept((await recordProcessed(pool, event, 'ignored')) ? 'ignored' : 'duplicate');
     }
     // Never trust the event's data beyond the key: the order's current state comes from S/4HANA, read
     // before the transaction opens.
-    const { order, readAt } = await readOrder(event.salesOrder);
+    const { order, readAt } = await readOrder(event.salesOrder, signal);
     if (order === null) {
       return accept((await recordProcessed(pool, event, 'not_found')) ? 'not_found' : 'duplicate');
     }
@@ -112,7 +112,7 @@ export function createEventHandler(deps: EventHandlerDeps): HandleEvent {
         await forgetAttempts(pool, event);
         return { outcome: reject('delivery_limit', reason), event };
       }
-      return { outcome: await retry(() => apply(event), deps.retryPolicy, signal), event };
+      return { outcome: await retry(() => apply(event, signal), deps.retryPolicy, signal), event };
     } catch (err) {
       const reason = failureReason(err);
       if (classify(err) === 'permanent') return { outcome: reject('permanent_failure', reason), event };

@@ -1,5 +1,6 @@
-// The sales order header as the service uses it, mapped from the OData V2 entity A_SalesOrder.
-// Pure: the HTTP call lives in salesOrderApi.ts.
+// The sales order header as the service uses it, mapped from either API version's entity.
+// Pure: the HTTP call lives in salesOrderApi.ts, each version's wire format in odataV2.ts and odataV4.ts.
+import { TransientError } from '../errors.js';
 
 export interface SalesOrder {
   salesOrder: string;
@@ -16,26 +17,29 @@ export interface SalesOrder {
   deliveryBlockReason: string;
 }
 
-export class UnexpectedResponseError extends Error {
+/**
+ * S/4HANA answered something that is not the sales order asked for. Transient by statement: it is a gateway,
+ * proxy or release to look at, and the message waits (bounded by the delivery limit) instead of being
+ * dead-lettered for a problem that is not its own.
+ */
+export class UnexpectedResponseError extends TransientError {
   override name = 'UnexpectedResponseError';
 }
 
-// OData V2 JSON dates: "/Date(1747008000000)/" or "/Date(1747050000000+0000)/". The number is UTC
-// milliseconds; the optional offset (minutes) only says where it was recorded, so it is ignored.
-const ODATA_DATE = /^\/Date\((-?\d+)(?:[+-]\d{4})?\)\/$/;
-
-export function parseODataDate(value: unknown): Date | null {
-  if (value === null || value === undefined || value === '') return null;
-  const match = typeof value === 'string' ? ODATA_DATE.exec(value) : null;
-  if (match === null) throw new UnexpectedResponseError(`not an OData V2 date: ${JSON.stringify(value)}`);
-  return new Date(Number(match[1]));
+/** How one API version writes the two kinds of time the mapping reads. */
+export interface TimeFormat {
+  /** An Edm date as YYYY-MM-DD, or null. */
+  date(value: unknown): string | null;
+  /** An Edm.DateTimeOffset, or null. */
+  dateTime(value: unknown): Date | null;
 }
 
-export function toSalesOrder(body: unknown, expectedKey: string): SalesOrder {
-  const entity = (body as { d?: Record<string, unknown> } | null)?.d;
-  if (typeof entity !== 'object' || entity === null) {
-    throw new UnexpectedResponseError('response has no "d" object: not an OData V2 entity');
-  }
+/** Maps one entity (already unwrapped from its envelope) to the header the portal needs. */
+export function toSalesOrder(
+  entity: Record<string, unknown>,
+  expectedKey: string,
+  time: TimeFormat,
+): SalesOrder {
   if (entity.SalesOrder !== expectedKey) {
     throw new UnexpectedResponseError(`response is for sales order ${JSON.stringify(entity.SalesOrder)}`);
   }
@@ -44,17 +48,24 @@ export function toSalesOrder(body: unknown, expectedKey: string): SalesOrder {
     return typeof value === 'string' ? value.trim() : '';
   };
   const optional = (name: string): string | null => text(name) || null;
-  const requested = parseODataDate(entity.RequestedDeliveryDate);
   return {
     salesOrder: expectedKey,
     soldToParty: optional('SoldToParty'),
     customerReference: optional('PurchaseOrderByCustomer'),
-    requestedDeliveryDate: requested === null ? null : requested.toISOString().slice(0, 10),
-    changedAt: parseODataDate(entity.LastChangeDateTime),
+    requestedDeliveryDate: time.date(entity.RequestedDeliveryDate),
+    changedAt: time.dateTime(entity.LastChangeDateTime),
     overallSDProcessStatus: text('OverallSDProcessStatus'),
     deliveryStatus:
       'OverallDeliveryStatus' in entity ? text('OverallDeliveryStatus') : text('OverallTotalDeliveryStatus'),
     rejectionStatus: text('OverallSDDocumentRejectionSts'),
     deliveryBlockReason: text('DeliveryBlockReason'),
   };
+}
+
+/** An object, or the reason it is not one: envelopes are checked before anything is read from them. */
+export function asObject(value: unknown, what: string): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new UnexpectedResponseError(`response has no ${what}`);
+  }
+  return value as Record<string, unknown>;
 }

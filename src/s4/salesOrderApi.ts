@@ -1,83 +1,162 @@
 import { executeHttpRequest } from '@sap-cloud-sdk/http-client';
 import { createDestinationTarget } from './destinationTarget.js';
-import { HttpStatusError, httpGet } from './httpGet.js';
+import { buildUrl, type HttpAnswer, httpGet } from './httpGet.js';
+import { keyFilter, MAX_URL_LENGTH, matchCollection } from './keyFilter.js';
+import type { ApiVersion, SalesOrderService } from './odataService.js';
+import { odataV2 } from './odataV2.js';
+import { odataV4 } from './odataV4.js';
+import { httpFailure, parseRetryAfter, s4Failure, wrapFailure } from './s4Failure.js';
 import { type SalesOrder, toSalesOrder, UnexpectedResponseError } from './salesOrder.js';
 
-const SERVICE_PATH = '/sap/opu/odata/sap/API_SALES_ORDER_SRV';
+/** One order's share of a collection read: its header, null when S/4HANA has no such order, or why not. */
+export type KeyResult = { order: SalesOrder | null } | { error: unknown };
 
 export interface SalesOrderApi {
+  version: ApiVersion;
   /** The current header of the order, or null when S/4HANA answers 404 (never existed, or deleted). */
   read(salesOrder: string): Promise<SalesOrder | null>;
+  /**
+   * Reads several orders in one collection request. The map holds every key the answer covers; a key missing
+   * from it was not read (the URL had no room for it, or the server paged the answer) and must be asked again.
+   */
+  readMany(salesOrders: readonly string[]): Promise<Map<string, KeyResult>>;
+}
+
+export interface SalesOrderApiOptions {
+  destination: string;
+  timeoutMs: number;
+  version?: ApiVersion;
 }
 
 /**
- * Reads A_SalesOrder through the released OData V2 API with a BTP destination (the destination service on
- * Cloud Foundry, the SDK's `destinations` environment variable locally). The destination is resolved by the
- * SDK and reused (destinationTarget.ts); a destination behind a proxy goes through the SDK's request path.
- * Failures are thrown as they come: errors.ts classifies them by HTTP status and socket code.
+ * Reads sales orders through the released OData API of the chosen version (V2 `API_SALES_ORDER_SRV`, V4
+ * `CE_SALESORDER_0001`) with a BTP destination (the destination service on Cloud Foundry, the SDK's
+ * `destinations` environment variable locally). The destination is resolved by the SDK and reused
+ * (destinationTarget.ts); a destination behind a proxy goes through the SDK's request path. Every failure is
+ * thrown with its kind stated (s4Failure.ts).
  */
-export function createSalesOrderApi(options: { destination: string; timeoutMs: number }): SalesOrderApi {
+export function createSalesOrderApi(options: SalesOrderApiOptions): SalesOrderApi {
+  const service: SalesOrderService = options.version === 'v4' ? odataV4 : odataV2;
   const target = createDestinationTarget(options.destination);
   const destination = { destinationName: options.destination, useCache: true };
-  return {
-    async read(salesOrder) {
-      // The key is validated to [A-Za-z0-9]{1,10} by the parser; escaping it anyway keeps this function safe
-      // on its own: quotes doubled per OData, then URL-encoded.
-      const path = `${SERVICE_PATH}/A_SalesOrder('${encodeURIComponent(salesOrder.replaceAll("'", "''"))}')`;
-      const resolved = await target.get();
-      if (resolved.kind === 'proxied') return readThroughSdk(path, salesOrder);
 
-      const answer = await httpGet(resolved, path, { $format: 'json' }, options.timeoutMs);
-      if (answer.status === 404) return null;
+  async function get(path: string, query: Record<string, string>): Promise<HttpAnswer> {
+    const resolved = await target.get().catch((err) => {
+      throw wrapFailure(err, `resolving destination ${options.destination}`);
+    });
+    try {
+      if (resolved.kind === 'proxied') return await getThroughSdk(path, query);
+      const answer = await httpGet(resolved, buildUrl(resolved, path, query), options.timeoutMs);
       // Refused credentials may be a token that expired within the refresh period: resolve again next time.
       if (answer.status === 401 || answer.status === 403) target.invalidate();
-      if (answer.status >= 300 && answer.status < 400) {
-        // No status on the error: a redirect (typically to a logon page) is a destination to fix, so the
-        // message waits (transient) instead of being dead-lettered.
-        throw new UnexpectedResponseError(
-          `S/4HANA redirected (HTTP ${answer.status}): check the destination`,
-        );
-      }
-      if (answer.status < 200 || answer.status >= 300) {
-        throw new HttpStatusError(answer.status, odataMessage(answer.body));
-      }
-      let body: unknown;
-      try {
-        body = JSON.parse(answer.body);
-      } catch {
-        throw new UnexpectedResponseError('S/4HANA answered with a body that is not JSON');
-      }
-      return toSalesOrder(body, salesOrder);
-    },
-  };
+      return answer;
+    } catch (err) {
+      throw wrapFailure(err, 'S/4HANA read');
+    }
+  }
 
-  async function readThroughSdk(path: string, salesOrder: string): Promise<SalesOrder | null> {
+  async function getThroughSdk(path: string, query: Record<string, string>): Promise<HttpAnswer> {
     try {
       const response = await executeHttpRequest(
         destination,
         {
           method: 'get',
           url: path,
-          params: { $format: 'json' },
+          params: query,
+          // The SDK leaves values unencoded by default, and a $filter has spaces; keys keep their `$`.
+          parameterEncoder: (params) =>
+            Object.fromEntries(
+              Object.entries(params).map(([key, value]) => [key, encodeURIComponent(String(value))]),
+            ),
           timeout: options.timeoutMs, // the SDK has none by default
           headers: { accept: 'application/json' },
         },
         { fetchCsrfToken: false },
       );
-      return toSalesOrder(response.data, salesOrder);
+      return { status: response.status, body: JSON.stringify(response.data), retryAfter: undefined };
     } catch (err) {
-      if ((err as { response?: { status?: number } }).response?.status === 404) return null;
-      throw err;
+      const response = (
+        err as { response?: { status?: unknown; data?: unknown; headers?: Record<string, unknown> } }
+      ).response;
+      if (typeof response?.status !== 'number') throw err;
+      const retryAfter = response.headers?.['retry-after'];
+      return {
+        status: response.status,
+        body: typeof response.data === 'string' ? response.data : JSON.stringify(response.data ?? null),
+        retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined,
+      };
     }
   }
-}
 
-/** The message text of an OData V2 error body, if it is one; clipped, as it ends up in logs and reasons. */
-function odataMessage(body: string): string {
-  try {
-    const value = (JSON.parse(body) as { error?: { message?: { value?: unknown } } }).error?.message?.value;
-    return typeof value === 'string' ? value.slice(0, 200) : '';
-  } catch {
-    return '';
+  /** The answer's JSON body, or the failure it stands for. */
+  function body(answer: HttpAnswer): unknown {
+    if (answer.status >= 300 && answer.status < 400) {
+      // A redirect (typically to a logon page) is a destination to fix: the message waits instead of being
+      // dead-lettered.
+      throw s4Failure('transient', `S/4HANA redirected (HTTP ${answer.status}): check the destination`, {
+        status: answer.status,
+      });
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(answer.body);
+    } catch (err) {
+      if (answer.status >= 200 && answer.status < 300) {
+        throw new UnexpectedResponseError('S/4HANA answered with a body that is not JSON', { cause: err });
+      }
+    }
+    if (answer.status < 200 || answer.status >= 300) {
+      throw httpFailure(answer.status, service.errorMessage(parsed), parseRetryAfter(answer.retryAfter));
+    }
+    return parsed;
   }
+
+  return {
+    version: service.version,
+    async read(salesOrder) {
+      const answer = await get(service.entityPath(salesOrder), service.query);
+      if (answer.status === 404) return null;
+      return toSalesOrder(service.entity(body(answer)), salesOrder, service.time);
+    },
+
+    async readMany(salesOrders) {
+      const resolved = await target.get().catch((err) => {
+        throw wrapFailure(err, `resolving destination ${options.destination}`);
+      });
+      // What the URL takes without the filter's value; through a proxy the base URL is the SDK's, not known here.
+      const base =
+        resolved.kind === 'direct'
+          ? buildUrl(resolved, service.collectionPath, { ...service.query, $filter: '' }).length
+          : 512 + service.collectionPath.length;
+      const { filter, keys } = keyFilter(salesOrders, salesOrders.length, MAX_URL_LENGTH - base);
+      if (keys.length === 0) {
+        throw s4Failure(
+          'transient',
+          `the destination's URL leaves no room for a filter within ${MAX_URL_LENGTH}`,
+        );
+      }
+      const answer = await get(service.collectionPath, { ...service.query, $filter: filter });
+      if (answer.status === 404) {
+        // The entity set itself is missing: a destination or S4_API to fix, not an order that is gone.
+        throw s4Failure(
+          'transient',
+          `S/4HANA has no ${service.collectionPath} (HTTP 404): check the destination and S4_API`,
+          {
+            status: 404,
+          },
+        );
+      }
+      const page = service.collection(body(answer));
+      const results = new Map<string, KeyResult>();
+      for (const [key, entity] of matchCollection(keys, page.entities, page.complete)) {
+        try {
+          results.set(key, { order: entity === null ? null : toSalesOrder(entity, key, service.time) });
+        } catch (error) {
+          // One order S/4HANA wrote oddly fails its own events only, not the others read with it.
+          results.set(key, { error });
+        }
+      }
+      return results;
+    },
+  };
 }

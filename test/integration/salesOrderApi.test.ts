@@ -1,9 +1,9 @@
 // The S/4HANA read against real HTTP servers: the OData stand-in, and a bare server for what it cannot show.
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type S4Server, startS4Server } from '../../sandbox/s4Server.js';
-import { classify } from '../../src/errors.js';
+import { classify, PermanentError, TransientError } from '../../src/errors.js';
 import { createSalesOrderApi } from '../../src/s4/salesOrderApi.js';
 import { registerDestination } from '../support/harness.js';
 
@@ -20,7 +20,7 @@ afterAll(async () => {
 
 async function failure(
   promise: Promise<unknown>,
-): Promise<Error & { code?: string; response?: { status: number } }> {
+): Promise<Error & { code?: string; status?: number; cause?: unknown }> {
   try {
     await promise;
   } catch (err) {
@@ -64,7 +64,7 @@ describe('reading A_SalesOrder', () => {
     ] as const) {
       s4.setFault(() => fault);
       const err = await failure(api.read('5030001'));
-      expect(err.response?.status).toBe(status);
+      expect(err.status).toBe(status);
       expect(classify(err)).toBe('transient');
     }
     s4.setFault(undefined);
@@ -76,7 +76,7 @@ describe('reading A_SalesOrder', () => {
     const started = Date.now();
     const err = await failure(api.read('5040001'));
     s4.setFault(undefined);
-    expect(err.code).toBe('ECONNABORTED');
+    expect((err.cause as { code?: string }).code).toBe('ECONNABORTED');
     expect(Date.now() - started).toBeLessThan(3000);
     expect(classify(err)).toBe('transient');
   });
@@ -118,10 +118,83 @@ describe('the destination', () => {
     setPassword('new'); // rotated in the destination; the service still holds the old one
     answer = 401;
     const refused = await failure(rotating.read('1'));
-    expect(refused.response?.status).toBe(401);
+    expect(refused.status).toBe(401);
     answer = 200;
     await rotating.read('1');
 
     expect(seen.map((headers) => headers.authorization)).toEqual([basic('old'), basic('old'), basic('new')]);
+  });
+});
+
+describe('failures the client states itself', () => {
+  let server: Server;
+  let reply: (response: ServerResponse) => void;
+  let url: string;
+
+  beforeAll(async () => {
+    server = createServer((_request, response) => reply(response));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('states a redirect transient, and it stays transient with its status attached for logs', async () => {
+    reply = (response) => {
+      response.writeHead(302, { location: '/sap/bc/ui5_ui5/logon' });
+      response.end();
+    };
+    const client = createSalesOrderApi({ destination: registerDestination(url), timeoutMs: 1000 });
+    const err = await failure(client.read('1'));
+    expect(err).toBeInstanceOf(TransientError);
+    expect(err.message).toMatch(/redirected \(HTTP 302\)/);
+    expect(err.status).toBe(302);
+    // Fields a logging change might add must not move the kind: it is stated, not inferred.
+    Object.assign(err, { response: { status: 302 }, statusCode: 302, code: 'ERR_FR_REDIRECTION' });
+    expect(classify(err)).toBe('transient');
+  });
+
+  it('states a 2xx answer that is not JSON transient, with the parse error as cause', async () => {
+    reply = (response) => {
+      response.writeHead(200, { 'content-type': 'text/html' });
+      response.end('<html>logon</html>');
+    };
+    const client = createSalesOrderApi({ destination: registerDestination(url), timeoutMs: 1000 });
+    for (const read of [() => client.read('1'), () => client.readMany(['1', '2'])]) {
+      const err = await failure(read());
+      expect(err).toBeInstanceOf(TransientError);
+      expect(err.cause).toBeInstanceOf(SyntaxError);
+      Object.assign(err, { status: 400 });
+      expect(classify(err)).toBe('transient');
+    }
+  });
+
+  it('states other 4xx answers permanent and 5xx transient, with the status and the OData message', async () => {
+    let status = 400;
+    reply = (response) => {
+      response.writeHead(status, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ error: { code: 'X', message: { lang: 'en', value: 'Invalid key' } } }));
+    };
+    const client = createSalesOrderApi({ destination: registerDestination(url), timeoutMs: 1000 });
+    const refused = await failure(client.read('1'));
+    expect(refused).toBeInstanceOf(PermanentError);
+    expect(refused.message).toBe('S/4HANA answered HTTP 400: Invalid key');
+    status = 502;
+    expect(await failure(client.read('1'))).toBeInstanceOf(TransientError);
+  });
+
+  it('states a socket failure transient, the socket error kept as cause', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const client = createSalesOrderApi({
+      destination: registerDestination(`http://127.0.0.1:${port}`),
+      timeoutMs: 1000,
+    });
+    const err = await failure(client.read('1'));
+    expect(err).toBeInstanceOf(TransientError);
+    expect((err.cause as { code?: string }).code).toBe('ECONNREFUSED');
   });
 });

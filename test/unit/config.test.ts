@@ -49,7 +49,13 @@ describe('configuration', () => {
       to: ['a@example.com', 'b@example.com'],
       messageIdDomain: 'localhost',
     });
-    expect(config.s4).toEqual({ destination: 'S4HANA', timeoutMs: 5000 });
+    expect(config.s4).toEqual({
+      destination: 'S4HANA',
+      timeoutMs: 5000,
+      version: 'v2',
+      maxConcurrentReads: 4,
+      readBatch: 50,
+    });
     expect(config.retention).toEqual({ processedEventDays: 7, mailDays: 30 });
     expect(config.auth).toEqual({ kind: 'none' });
     expect(Object.isFrozen(config)).toBe(true);

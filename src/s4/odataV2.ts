@@ -1,0 +1,43 @@
+// API_SALES_ORDER_SRV (OData V2), entity set A_SalesOrder: `{"d": …}`, `{"d": {"results": […]}}`, dates as
+// "/Date(ms)/", error messages as `{lang, value}` (PLATFORM-NOTES 5).
+import { keyLiteral, type SalesOrderService } from './odataService.js';
+import { asObject, UnexpectedResponseError } from './salesOrder.js';
+
+const SERVICE_PATH = '/sap/opu/odata/sap/API_SALES_ORDER_SRV';
+
+// "/Date(1747008000000)/" or "/Date(1747050000000+0000)/". The number is UTC milliseconds; the optional
+// offset (minutes) only says where it was recorded, so it is ignored.
+const ODATA_DATE = /^\/Date\((-?\d+)(?:[+-]\d{4})?\)\/$/;
+
+export function parseODataDate(value: unknown): Date | null {
+  if (value === null || value === undefined || value === '') return null;
+  const match = typeof value === 'string' ? ODATA_DATE.exec(value) : null;
+  if (match === null) throw new UnexpectedResponseError(`not an OData V2 date: ${JSON.stringify(value)}`);
+  return new Date(Number(match[1]));
+}
+
+// No $select: OverallDeliveryStatus exists only in newer releases, and naming a property the release lacks
+// fails the whole request. The header is a few kilobytes, 50 of them well inside the answer limit.
+export const odataV2: SalesOrderService = {
+  version: 'v2',
+  entityPath: (salesOrder) => `${SERVICE_PATH}/A_SalesOrder(${encodeURIComponent(keyLiteral(salesOrder))})`,
+  collectionPath: `${SERVICE_PATH}/A_SalesOrder`,
+  query: { $format: 'json' },
+  entity: (body) => asObject(asObject(body, 'JSON object').d, '"d" object: not an OData V2 entity'),
+  collection(body) {
+    const d = asObject(asObject(body, 'JSON object').d, '"d" object: not an OData V2 collection');
+    if (!Array.isArray(d.results)) throw new UnexpectedResponseError('response has no "d.results" array');
+    return {
+      entities: d.results.map((entity) => asObject(entity, 'entity object in "d.results"')),
+      complete: d.__next === undefined,
+    };
+  },
+  time: {
+    date: (value) => parseODataDate(value)?.toISOString().slice(0, 10) ?? null,
+    dateTime: parseODataDate,
+  },
+  errorMessage(body) {
+    const value = (body as { error?: { message?: { value?: unknown } } } | null)?.error?.message?.value;
+    return typeof value === 'string' ? value : '';
+  },
+};

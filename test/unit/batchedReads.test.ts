@@ -1,0 +1,243 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { classify } from '../../src/errors.js';
+import { type BatchedReadOptions, batchReads } from '../../src/s4/batchedReads.js';
+import { httpFailure } from '../../src/s4/s4Failure.js';
+import type { SalesOrder } from '../../src/s4/salesOrder.js';
+import type { KeyResult, SalesOrderApi } from '../../src/s4/salesOrderApi.js';
+
+interface Started {
+  keys: string[];
+  at: number;
+  answer(orders: Record<string, SalesOrder | null | Error>): void;
+  fail(err: unknown): void;
+}
+
+/** An API whose requests stay open until the test answers them, recording which keys each asked for. */
+function controllableApi() {
+  const started: Started[] = [];
+  const request = (keys: string[]) =>
+    new Promise<Map<string, KeyResult>>((resolve, reject) =>
+      started.push({
+        keys,
+        at: Date.now(),
+        answer: (orders) =>
+          resolve(
+            new Map(
+              Object.entries(orders).map(([key, value]) => [
+                key,
+                value instanceof Error ? { error: value } : { order: value },
+              ]),
+            ),
+          ),
+        fail: reject,
+      }),
+    );
+  const api: SalesOrderApi = {
+    version: 'v2',
+    async read(salesOrder) {
+      const result = (await request([salesOrder])).get(salesOrder);
+      if (result === undefined || 'error' in result)
+        throw new Error('test answered a single read without it');
+      return result.order;
+    },
+    readMany: (salesOrders) => request([...salesOrders]),
+  };
+  return { api, started };
+}
+
+const order = (salesOrder: string, status = 'A') =>
+  ({ salesOrder, overallSDProcessStatus: status }) as SalesOrder;
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+const warnings: unknown[] = [];
+const defaults: BatchedReadOptions = {
+  maxConcurrent: 4,
+  batchSize: 50,
+  maxWaitMs: 10_000,
+  logger: { warn: (...args: unknown[]) => void warnings.push(args) },
+};
+
+describe('batched S/4HANA reads', () => {
+  it('answers callers that arrived during a read with the next read, never the one already running', async () => {
+    const { api, started } = controllableApi();
+    const read = batchReads(api, defaults);
+    const first = read('1');
+    await tick();
+    const second = read('1');
+    const third = read('1');
+    await tick();
+    expect(started).toHaveLength(1);
+
+    started[0]?.answer({ 1: order('1', 'A') });
+    expect((await first).order?.overallSDProcessStatus).toBe('A');
+    await tick();
+    expect(started).toHaveLength(2); // one read for both waiting callers
+    started[1]?.answer({ 1: order('1', 'B') });
+    expect((await second).order?.overallSDProcessStatus).toBe('B');
+    expect((await third).order?.overallSDProcessStatus).toBe('B');
+  });
+
+  it('sends a read at once while there is capacity, one request per order arriving alone', async () => {
+    const { api, started } = controllableApi();
+    const read = batchReads(api, defaults);
+    const a = read('1');
+    await tick();
+    const b = read('2');
+    await tick();
+    expect(started.map((s) => s.keys)).toEqual([['1'], ['2']]);
+    started[1]?.answer({ 2: null });
+    started[0]?.answer({ 1: order('1') });
+    expect((await a).order?.salesOrder).toBe('1');
+    expect((await b).order).toBeNull();
+  });
+
+  it('gathers orders that wait while every request is busy into one collection read of at most the batch size', async () => {
+    const { api, started } = controllableApi();
+    const read = batchReads(api, { ...defaults, maxConcurrent: 2, batchSize: 3 });
+    const busy = [read('1'), read('2')];
+    await tick();
+    await tick();
+    // Same turn: '1' and '2' share the first request; the second slot takes the next arrivals.
+    expect(started.map((s) => s.keys)).toEqual([['1', '2']]);
+    const held = read('3');
+    await tick();
+    expect(started.map((s) => s.keys)).toEqual([['1', '2'], ['3']]);
+    const later = ['4', '5', '6', '7', '8'].map((key) => read(key));
+    await tick();
+    expect(started).toHaveLength(2); // both slots busy: the five wait
+    started[0]?.answer({ 1: order('1'), 2: order('2') });
+    await Promise.all(busy);
+    await tick();
+    expect(started[2]?.keys).toEqual(['4', '5', '6']);
+    started[1]?.answer({ 3: order('3') });
+    await held;
+    await tick();
+    expect(started[3]?.keys).toEqual(['7', '8']);
+    started[2]?.answer({ 4: order('4'), 5: null, 6: order('6') });
+    started[3]?.answer({ 7: order('7'), 8: order('8') });
+    const answers = await Promise.all(later);
+    expect(answers.map((a) => a.order?.salesOrder ?? null)).toEqual(['4', null, '6', '7', '8']);
+  });
+
+  it('sends one request per order with a batch size of 1', async () => {
+    const { api, started } = controllableApi();
+    const read = batchReads(api, { ...defaults, batchSize: 1 });
+    const reads = ['1', '2', '3'].map((key) => read(key));
+    await tick();
+    expect(started.map((s) => s.keys)).toEqual([['1'], ['2'], ['3']]);
+    for (const [i, s] of started.entries()) s.answer({ [String(i + 1)]: order(String(i + 1)) });
+    await Promise.all(reads);
+  });
+
+  it('gives a failed request to every caller that shared it, and reads afresh afterwards', async () => {
+    const { api, started } = controllableApi();
+    const read = batchReads(api, defaults);
+    const first = [read('1'), read('2')];
+    await tick();
+    started[0]?.fail(httpFailure(500, 'down'));
+    for (const pending of first) await expect(pending).rejects.toThrow('HTTP 500');
+    const again = read('1');
+    await tick();
+    expect(started).toHaveLength(2);
+    started[1]?.answer({ 1: order('1') });
+    expect((await again).order?.salesOrder).toBe('1');
+  });
+
+  it('fails only the order whose entity could not be mapped, not the others read with it', async () => {
+    const { api, started } = controllableApi();
+    const read = batchReads(api, defaults);
+    const [good, bad] = [read('1'), read('2')];
+    await tick();
+    started[0]?.answer({ 1: order('1'), 2: new Error('not an OData V2 date') });
+    expect((await good).order?.salesOrder).toBe('1');
+    await expect(bad).rejects.toThrow('not an OData V2 date');
+  });
+
+  it('asks again for orders a paged answer did not cover, in a read that started later', async () => {
+    const { api, started } = controllableApi();
+    const read = batchReads(api, defaults);
+    const reads = [read('1'), read('2'), read('3')];
+    await tick();
+    started[0]?.answer({ 1: order('1') }); // 2 and 3 not in this page
+    await tick();
+    expect(started[1]?.keys).toEqual(['2', '3']);
+    started[1]?.answer({ 2: order('2'), 3: null });
+    expect((await Promise.all(reads)).map((r) => r.order?.salesOrder ?? null)).toEqual(['1', '2', null]);
+  });
+
+  it('stamps each result with the time its request was sent', async () => {
+    const { api, started } = controllableApi();
+    let now = 1000;
+    const read = batchReads(api, { ...defaults, clock: () => new Date(now) });
+    const pending = read('1');
+    await tick();
+    now = 5000;
+    started[0]?.answer({ 1: order('1') });
+    expect((await pending).readAt.getTime()).toBe(1000);
+  });
+
+  it('falls back to one order per request after a collection read is refused with 400, warning once', async () => {
+    const { api, started } = controllableApi();
+    warnings.length = 0;
+    const read = batchReads(api, defaults);
+    const reads = [read('1'), read('2')];
+    await tick();
+    expect(started[0]?.keys).toEqual(['1', '2']);
+    started[0]?.fail(httpFailure(400, 'Invalid filter'));
+    await tick();
+    expect(started.slice(1).map((s) => s.keys)).toEqual([['1'], ['2']]);
+    started[1]?.answer({ 1: order('1') });
+    started[2]?.answer({ 2: order('2') });
+    await Promise.all(reads);
+    const more = [read('3'), read('4')];
+    await tick();
+    expect(started.slice(3).map((s) => s.keys)).toEqual([['3'], ['4']]);
+    started[3]?.answer({ 3: null });
+    started[4]?.answer({ 4: null });
+    await Promise.all(more);
+    expect(warnings).toHaveLength(1);
+  });
+
+  it('pauses every read on a 429 with Retry-After, counts the pause, then reads the waiting orders again', async () => {
+    const { api, started } = controllableApi();
+    const paused: number[] = [];
+    const read = batchReads(api, { ...defaults, onPause: (s) => paused.push(s) });
+    const first = read('1');
+    await tick();
+    const throttledAt = Date.now();
+    started[0]?.fail(httpFailure(429, 'Too many requests', 200));
+    await tick();
+    const second = read('2'); // arrives during the pause: waits with the first
+    await sleep(100);
+    expect(started).toHaveLength(1);
+    while (started.length < 2) await sleep(20);
+    expect(started[1]?.keys).toEqual(['1', '2']);
+    expect((started[1]?.at ?? 0) - throttledAt).toBeGreaterThanOrEqual(195);
+    started[1]?.answer({ 1: order('1'), 2: order('2') });
+    await Promise.all([first, second]);
+    expect(paused).toHaveLength(1);
+    expect(paused[0]).toBeCloseTo(0.2, 1);
+  });
+
+  it('fails callers at once, transient, when a pause outlasts what they may wait', async () => {
+    const { api, started } = controllableApi();
+    const read = batchReads(api, { ...defaults, maxWaitMs: 100 });
+    const first = read('1');
+    await tick();
+    started[0]?.fail(httpFailure(503, 'Service unavailable', 30_000));
+    const err = await first.catch((e: unknown) => e);
+    expect(String(err)).toMatch(/pause reads for 30 s/);
+    expect(classify(err)).toBe('transient');
+    await expect(read('2')).rejects.toThrow(/pause reads/);
+    expect(started).toHaveLength(1);
+  });
+
+  it('stops waiting at once when the caller aborts', async () => {
+    const { api } = controllableApi();
+    const read = batchReads(api, defaults);
+    const controller = new AbortController();
+    const pending = read('1', controller.signal);
+    controller.abort();
+    await expect(pending).rejects.toThrow(/shutting down/);
+  });
+});
