@@ -1,17 +1,31 @@
 /**
- * Stand-in for S/4HANA's `API_SALES_ORDER_SRV` (OData V2), entity `A_SalesOrder`.
+ * Stand-in for S/4HANA's sales-order APIs: `API_SALES_ORDER_SRV` (OData V2), entity set `A_SalesOrder`, and
+ * `CE_SALESORDER_0001` (OData V4), entity set `SalesOrder`, both at once on their own paths.
  *
  * Integration tests, the crash suite, the benchmark and the embedded demo need a sales-order API they can
  * steer: set an order's state, make reads slow, fail or hang, and count reads to prove a duplicate event
  * did not cost a call. This is a real HTTP server (node:http, keep-alive, no per-request logging, since the
- * benchmark sends ~20k reads) that answers single-order reads in the gateway's V2 JSON format:
- * `{"d": …}` with `__metadata`, `/Date(ms)/` for Edm.DateTime, `/Date(ms+0000)/` for Edm.DateTimeOffset,
- * amounts as strings, empty strings for blank status codes, and OData error bodies. It honours `$select`
+ * benchmark sends ~20k reads) that answers single-order reads and collection reads with a `$filter` of key terms
+ * joined by `or`, in each version's JSON format (s4Entities.ts), with OData error bodies. It honours `$select`
  * because a real release without `OverallDeliveryStatus` fails a request that selects it (PLATFORM-NOTES 5).
  * Error codes other than SY/530 are plausible, not copied from a system: clients must key on the status.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import {
+  type Answer,
+  collectionAnswer,
+  ENTITY_SETS,
+  type Entity,
+  entityAnswer,
+  isAnswer,
+  odataError,
+  renderV2,
+  renderV4,
+  type SandboxApi,
+  SERVICE_PATHS,
+  select,
+} from './s4Entities.js';
 
 export interface SalesOrderState {
   salesOrder: string;
@@ -48,25 +62,27 @@ export interface S4Server {
   setOrder(state: SalesOrderState): void;
   deleteOrder(salesOrder: string): void;
   getOrder(salesOrder: string): SalesOrderState | undefined;
-  /** Reads of A_SalesOrder received (faulted and 404 ones included), in total or for one order. */
+  /**
+   * Orders read (faulted and 404 ones included), in total or for one order: a collection read of three orders
+   * counts one for each.
+   */
   calls(salesOrder?: string): number;
+  /** HTTP requests for sales orders received, single and collection reads, faulted ones included. */
+  requests(): number;
+  /** Every sales-order request in arrival order: when it came, which API, the orders it asked for. */
+  requestLog(): ReadonlyArray<{ at: number; api: SandboxApi; salesOrders: string[] }>;
+  /** Answer collection reads with 400, as a gateway that does not accept the `$filter` would. */
+  refuseFilters(refuse: boolean): void;
+  /** The `Retry-After` seconds sent with the `tooMany` fault (default 1; undefined sends none). */
+  setRetryAfter(seconds: number | undefined): void;
   setLatency(ms: number): void;
   setFault(fault: S4FaultFn | undefined): void;
   close(): Promise<void>;
 }
 
-interface Answer {
-  status: number;
-  body: unknown;
-  headers?: Record<string, string>;
-}
-
-const SERVICE = '/sap/opu/odata/sap/API_SALES_ORDER_SRV';
-const ENTITY_SET = `${SERVICE}/A_SalesOrder`;
-// Both key forms are valid V2: A_SalesOrder('1') and A_SalesOrder(SalesOrder='1'); '' is an escaped quote.
-const ENTITY_KEY =
-  /^\/sap\/opu\/odata\/sap\/API_SALES_ORDER_SRV\/A_SalesOrder\((?:SalesOrder=)?'((?:[^']|'')*)'\)$/;
-const DAY_MS = 86_400_000;
+// Both key forms are valid: A_SalesOrder('1') and A_SalesOrder(SalesOrder='1'); '' is an escaped quote.
+const KEY_PREDICATE = /^\((?:SalesOrder=)?'((?:[^']|'')*)'\)$/;
+const FILTER_TERM = /\s*SalesOrder eq '((?:[^']|'')*)'\s*/y;
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
 
 export async function startS4Server(options: S4ServerOptions = {}): Promise<S4Server> {
@@ -75,57 +91,91 @@ export async function startS4Server(options: S4ServerOptions = {}): Promise<S4Se
   const timers = new Set<NodeJS.Timeout>();
   let total = 0;
   let latencyMs = options.latencyMs ?? 0;
-  let fault: S4FaultFn | undefined;
+  let faultFn: S4FaultFn | undefined;
+  let refusingFilters = false;
+  let retryAfterSeconds: number | undefined = 1;
+  const requestLog: Array<{ at: number; api: SandboxApi; salesOrders: string[] }> = [];
   let url = '';
 
   function read(req: IncomingMessage): Answer | 'hang' {
+    const [rawPath = '', rawQuery = ''] = (req.url ?? '').split('?', 2);
+    const api: SandboxApi = rawPath.startsWith(SERVICE_PATHS.v4) ? 'v4' : 'v2';
     if (req.method !== 'GET') {
       return {
-        ...odataError(405, '/IWFND/CM_MGW/405', `Method ${req.method} not allowed`),
+        ...odataError(api, 405, '/IWFND/CM_MGW/405', `Method ${req.method} not allowed`),
         headers: { allow: 'GET' },
       };
     }
-    const [rawPath = '', rawQuery = ''] = (req.url ?? '').split('?', 2);
     let path: string;
     try {
       path = decodeURIComponent(rawPath);
     } catch {
-      return odataError(400, '/IWFND/CM_MGW/004', 'Malformed URI');
+      return odataError(api, 400, '/IWFND/CM_MGW/004', 'Malformed URI');
     }
-    const match = ENTITY_KEY.exec(path);
-    if (!match) {
+    const query = new URLSearchParams(rawQuery);
+    const set = ENTITY_SETS[api];
+    let salesOrders: string[];
+    let collection: boolean;
+    if (path === set) {
+      collection = true;
+      const keys = refusingFilters ? undefined : parseFilter(query.get('$filter'));
+      if (keys === undefined)
+        return odataError(api, 400, '/IWBEP/CM_MGW_RT/011', 'Invalid filter expression');
+      salesOrders = keys;
+    } else if (path.startsWith(set)) {
+      collection = false;
+      const match = KEY_PREDICATE.exec(path.slice(set.length));
       // A_SalesOrder(…) with a lone quote means the client forgot to double it.
-      if (path.startsWith(`${ENTITY_SET}(`)) {
-        return odataError(400, '/IWBEP/CM_MGW_RT/004', 'Invalid key predicate');
-      }
+      if (!match) return odataError(api, 400, '/IWBEP/CM_MGW_RT/004', 'Invalid key predicate');
+      salesOrders = [(match[1] ?? '').replaceAll("''", "'")];
+    } else {
       const segment = path.split('/').pop() ?? '';
-      return odataError(404, '/IWFND/MED/170', `Resource not found for segment '${segment}'`);
+      return odataError(api, 404, '/IWFND/MED/170', `Resource not found for segment '${segment}'`);
     }
-    const salesOrder = (match[1] ?? '').replaceAll("''", "'");
-    total += 1;
-    const callNo = (counts.get(salesOrder) ?? 0) + 1;
-    counts.set(salesOrder, callNo);
 
-    switch (fault?.(salesOrder, callNo) ?? 'ok') {
+    requestLog.push({ at: Date.now(), api, salesOrders });
+    let fault: S4Fault = 'ok';
+    for (const salesOrder of salesOrders) {
+      total += 1;
+      const callNo = (counts.get(salesOrder) ?? 0) + 1;
+      counts.set(salesOrder, callNo);
+      const own = faultFn?.(salesOrder, callNo) ?? 'ok';
+      if (fault === 'ok') fault = own; // the first order with a fault decides the whole request
+    }
+    switch (fault) {
       case 'hang':
         return 'hang';
       case 'unavailable':
-        return odataError(503, '/IWFND/CM_BEC/026', 'Service temporarily unavailable');
+        return odataError(api, 503, '/IWFND/CM_BEC/026', 'Service temporarily unavailable');
       case 'tooMany':
         return {
-          ...odataError(429, '/IWFND/CM_MGW/429', 'Too many requests'),
-          headers: { 'retry-after': '1' },
+          ...odataError(api, 429, '/IWFND/CM_MGW/429', 'Too many requests'),
+          headers: retryAfterSeconds === undefined ? {} : { 'retry-after': String(retryAfterSeconds) },
         };
       case 'error500':
-        return odataError(500, '/IWBEP/CM_MGW_RT/000', 'Internal error in the backend');
+        return odataError(api, 500, '/IWBEP/CM_MGW_RT/000', 'Internal error in the backend');
       case 'ok':
         break;
     }
 
-    const order = orders.get(salesOrder);
-    if (!order) return odataError(404, 'SY/530', "Resource not found for segment 'A_SalesOrderType'");
-    const entity = render(order.state, order.createdMs, url, options.omitOverallDeliveryStatus === true);
-    return select(entity, new URLSearchParams(rawQuery).get('$select'));
+    const $select = query.get('$select');
+    const entities: Entity[] = [];
+    for (const salesOrder of collection ? [...new Set(salesOrders)] : salesOrders) {
+      const order = orders.get(salesOrder);
+      if (!order) continue;
+      const entity =
+        api === 'v2'
+          ? renderV2(order.state, order.createdMs, url, options.omitOverallDeliveryStatus === true)
+          : renderV4(order.state, order.createdMs);
+      const selected = select(api, entity, $select);
+      if (isAnswer(selected)) return selected;
+      entities.push(selected);
+    }
+    if (collection) return collectionAnswer(api, entities, url);
+    const [entity] = entities;
+    const type = api === 'v2' ? 'A_SalesOrderType' : 'SalesOrder';
+    if (!entity) return odataError(api, 404, 'SY/530', `Resource not found for segment '${type}'`);
+    return entityAnswer(api, entity, url);
   }
 
   function handle(req: IncomingMessage, res: ServerResponse): void {
@@ -134,7 +184,7 @@ export async function startS4Server(options: S4ServerOptions = {}): Promise<S4Se
       answer = read(req);
     } catch (err) {
       // A throwing fault function is a test bug; surface it as a 500 instead of crashing the test process.
-      answer = odataError(500, 'SANDBOX', `sandbox failed: ${String(err)}`);
+      answer = odataError('v2', 500, 'SANDBOX', `sandbox failed: ${String(err)}`);
     }
     // Leave the socket open: the client's timeout fires, or close() destroys it.
     if (answer === 'hang') return;
@@ -183,7 +233,15 @@ export async function startS4Server(options: S4ServerOptions = {}): Promise<S4Se
       latencyMs = ms;
     },
     setFault(fn) {
-      fault = fn;
+      faultFn = fn;
+    },
+    requests: () => requestLog.length,
+    requestLog: () => requestLog,
+    refuseFilters(refuse) {
+      refusingFilters = refuse;
+    },
+    setRetryAfter(seconds) {
+      retryAfterSeconds = seconds;
     },
     close() {
       closing ??= new Promise<void>((resolve) => {
@@ -209,88 +267,21 @@ function check(state: SalesOrderState): void {
   }
 }
 
-type Entity = { __metadata: { id: string; uri: string; type: string; etag: string } } & Record<
-  string,
-  unknown
->;
-
-/** Header fields in the order the gateway lists them; a realistic subset of A_SalesOrderType. */
-function render(s: SalesOrderState, createdMs: number, base: string, omitDelivery: boolean): Entity {
-  const changedMs = Date.parse(s.lastChangeDateTime);
-  const createdDay = createdMs - (createdMs % DAY_MS);
-  const uri = `${base}${ENTITY_SET}('${encodeURIComponent(s.salesOrder.replaceAll("'", "''"))}')`;
-  // SAP writes the ETag with 7 fractional digits and URL-encodes the colons.
-  const stamp = new Date(changedMs).toISOString().replace('Z', '0000Z');
-  const deferred = (name: string) => ({ __deferred: { uri: `${uri}/${name}` } });
-  return {
-    __metadata: {
-      id: uri,
-      uri,
-      type: 'API_SALES_ORDER_SRV.A_SalesOrderType',
-      etag: `W/"datetimeoffset'${encodeURIComponent(stamp)}'"`,
-    },
-    SalesOrder: s.salesOrder,
-    SalesOrderType: 'OR',
-    SalesOrganization: '1710',
-    DistributionChannel: '10',
-    OrganizationDivision: '00',
-    SalesGroup: '',
-    SalesOffice: '',
-    SalesDistrict: '',
-    SoldToParty: s.soldToParty ?? '17100001',
-    CreationDate: `/Date(${createdDay})/`,
-    CreatedByUser: 'CB9980000010',
-    LastChangeDate: `/Date(${changedMs - (changedMs % DAY_MS)})/`,
-    ExternalDocumentID: '',
-    LastChangeDateTime: `/Date(${changedMs}+0000)/`,
-    PurchaseOrderByCustomer: s.customerReference ?? '',
-    CustomerPurchaseOrderDate: null,
-    SalesOrderDate: `/Date(${createdDay})/`,
-    TotalNetAmount: s.totalNetAmount ?? '0.00',
-    ...(omitDelivery ? {} : { OverallDeliveryStatus: s.overallDeliveryStatus ?? '' }),
-    TotalBlockStatus: '',
-    OverallOrdReltdBillgStatus: '',
-    TransactionCurrency: s.currency ?? 'EUR',
-    SDDocumentReason: '',
-    PricingDate: `/Date(${createdDay})/`,
-    RequestedDeliveryDate: s.requestedDeliveryDate ? `/Date(${Date.parse(s.requestedDeliveryDate)})/` : null,
-    ShippingCondition: '01',
-    CompleteDeliveryIsDefined: false,
-    HeaderBillingBlockReason: '',
-    DeliveryBlockReason: s.deliveryBlockReason ?? '',
-    IncotermsClassification: 'EXW',
-    CustomerPaymentTerms: '0001',
-    OverallSDProcessStatus: s.overallSDProcessStatus ?? 'A',
-    TotalCreditCheckStatus: '',
-    OverallTotalDeliveryStatus: s.overallTotalDeliveryStatus ?? '',
-    OverallSDDocumentRejectionSts: s.rejectionStatus ?? '',
-    to_Item: deferred('to_Item'),
-    to_Partner: deferred('to_Partner'),
-    to_PricingElement: deferred('to_PricingElement'),
-    to_Text: deferred('to_Text'),
-  };
-}
-
-/** Applies `$select`; naming a property the release does not have fails the whole request, as on SAP. */
-function select(entity: Entity, list: string | null): Answer {
-  const headers = { etag: entity.__metadata.etag };
-  if (list === null || list.trim() === '*') return { status: 200, body: { d: entity }, headers };
-  const selected: Record<string, unknown> = { __metadata: entity.__metadata };
-  for (const name of list.split(',').map((n) => n.trim())) {
-    if (name === '__metadata' || !(name in entity)) {
-      return odataError(
-        400,
-        '/IWBEP/CM_MGW_RT/022',
-        `Property '${name}' not found in type 'A_SalesOrderType'`,
-      );
-    }
-    selected[name] = entity[name];
+/** The keys of `SalesOrder eq '…'` terms joined by `or`, or undefined for any other filter. */
+function parseFilter(filter: string | null): string[] | undefined {
+  if (filter === null) return undefined;
+  const keys: string[] = [];
+  let at = 0;
+  for (;;) {
+    FILTER_TERM.lastIndex = at;
+    const match = FILTER_TERM.exec(filter);
+    if (!match) return undefined;
+    keys.push((match[1] ?? '').replaceAll("''", "'"));
+    at = FILTER_TERM.lastIndex;
+    if (at === filter.length) return keys;
+    if (!filter.startsWith('or ', at)) return undefined;
+    at += 3;
   }
-  return { status: 200, body: { d: selected }, headers };
-}
-
-function odataError(status: number, code: string, text: string): Answer {
-  return { status, body: { error: { code, message: { lang: 'en', value: text } } } };
 }
 
 function send(res: ServerResponse, answer: Answer): void {
@@ -299,7 +290,7 @@ function send(res: ServerResponse, answer: Answer): void {
   res.writeHead(answer.status, {
     'content-type': 'application/json',
     'content-length': Buffer.byteLength(body),
-    dataserviceversion: '2.0',
+    ...(answer.headers?.['odata-version'] === undefined ? { dataserviceversion: '2.0' } : {}),
     ...answer.headers,
   });
   res.end(body);
