@@ -49,9 +49,9 @@ try {
 
   db = await PGlite.create(DATA_DIR);
   // PGlite is one connection underneath; the socket server queues every client's queries onto it. The pool
-  // keeps one connection (DATABASE_POOL_SIZE=1); a second slot only lets it reconnect while the old socket
-  // is still closing.
-  socket = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 2 });
+  // keeps one connection (DATABASE_POOL_SIZE=1) and /health one of its own; a third slot only lets one of
+  // them reconnect while its old socket is still closing.
+  socket = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 3 });
   await socket.start();
 
   s4 = await startS4Server();

@@ -11,7 +11,7 @@ import { createEventHandler, type HandleEvent } from './events/handleEvent.js';
 import { adminRoutes } from './http/adminRoutes.js';
 import { buildApp } from './http/app.js';
 import { createNoAuth, createXsuaaAuth } from './http/auth.js';
-import { checkHealth } from './http/health.js';
+import { createHealthCheck } from './http/health.js';
 import { webhookRoutes } from './http/webhookRoutes.js';
 import { createRetention, type Retention } from './maintenance/retention.js';
 import { amqpClientOptions } from './messaging/amqpClientOptions.js';
@@ -152,12 +152,13 @@ export async function buildService(
   });
 
   let ready = true;
+  const health = createHealthCheck(config.database, logger);
   let app: FastifyInstance;
   try {
     app = await buildApp({
       logger,
       health: async () => {
-        const report = await checkHealth(pool, amqp);
+        const report = await health.check(amqp);
         return ready ? report : { ...report, ready: false };
       },
       metrics: metrics.registry,
@@ -166,7 +167,7 @@ export async function buildService(
     });
   } catch (err) {
     transport.close();
-    await pool.end();
+    await Promise.all([pool.end(), health.close()]);
     throw err;
   }
 
@@ -190,7 +191,7 @@ export async function buildService(
         close: () => Promise.all([mailSender.stop(), retention.stop()]),
       },
       { name: 'the mail transport', share: 0, close: () => transport.close() },
-      { name: 'the database pool', share: 1, close: () => pool.end() },
+      { name: 'the database pools', share: 1, close: () => Promise.all([pool.end(), health.close()]) },
       {
         name: 'the log',
         share: 0,
