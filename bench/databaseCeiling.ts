@@ -4,6 +4,7 @@
 // memory and logging off. What is left is the SQL and its round trips: no service can go faster. Driving the
 // handler itself, not a copy of its queries, keeps the ceiling equal to whatever the service runs.
 import pg from 'pg';
+import { applyEffect } from '../src/events/applyEffect.js';
 import type { InboundMessage } from '../src/events/cloudEvent.js';
 import { createEventHandler } from '../src/events/handleEvent.js';
 import { createLogger } from '../src/logger.js';
@@ -30,6 +31,8 @@ export interface DatabaseCeilingOptions {
   databaseCpu: () => Promise<number>;
 }
 
+const BENCH_MAIL = { to: ['fleet-manager@fleet.example'], locale: 'en', messageIdDomain: 'fleet.example' };
+
 /**
  * Runs `events` through the handler; every one must end as `expect` (new events 'applied' or 'stale',
  * duplicates 'duplicate'), or the ceiling would be measuring something else.
@@ -46,10 +49,10 @@ export async function measureDatabaseCeiling(
       order: options.salesOrders.get(salesOrder) ?? null,
       readAt: new Date(),
     }),
+    writeEffect: (event, order) => applyEffect(pool, event, order, BENCH_MAIL),
     retryPolicy: { attempts: 1, baseDelayMs: 0, maxDelayMs: 0 },
     maxDeliveries: 10,
     maxMessageBytes: 1024 * 1024,
-    mail: { to: ['fleet-manager@fleet.example'], locale: 'en', messageIdDomain: 'fleet.example' },
     onMailQueued: () => {},
     logger: createLogger('silent'),
   });

@@ -6,6 +6,7 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { migrateAtStart } from './db/migrate.js';
+import { applyEffect } from './events/applyEffect.js';
 import { recordDeadLetter } from './events/deadLetter.js';
 import { createEventHandler, type HandleEvent } from './events/handleEvent.js';
 import { adminRoutes } from './http/adminRoutes.js';
@@ -110,13 +111,18 @@ export async function buildService(
     leaseSeconds: config.mail.leaseSeconds,
   });
 
+  const effectMail = {
+    to: config.mail.to,
+    locale: config.mail.locale,
+    messageIdDomain: config.mail.messageIdDomain,
+  };
   const handle = createEventHandler({
     pool,
     readOrder,
+    writeEffect: (event, order) => applyEffect(pool, event, order, effectMail),
     retryPolicy,
     maxDeliveries: config.maxDeliveries,
     maxMessageBytes: config.maxMessageBytes,
-    mail: { to: config.mail.to, locale: config.mail.locale, messageIdDomain: config.mail.messageIdDomain },
     onMailQueued: () => mailSender.wake(),
     observe: metrics.observeEvent,
     logger,

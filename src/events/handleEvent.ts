@@ -1,13 +1,14 @@
-// The whole per-message path, in order: parse → check identity → read S/4HANA → one transaction → outcome.
-// It returns what should happen to the message; only the transport adapters (AMQP, webhook) act on it.
+// The whole per-message path, in the README's numbered steps: parse → check identity → read S/4HANA → one
+// transaction → outcome. It returns what should happen to the message; only the transport adapters (AMQP,
+// webhook) act on it. Read top-down: the handler first, each step below the one that calls it.
 
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { classify, failureReason } from '../errors.js';
-import { toPortalOrder } from '../portal/portalStatus.js';
+import { type PortalOrder, toPortalOrder } from '../portal/portalStatus.js';
 import { type RetryPolicy, retry } from '../retry.js';
 import type { ReadOrder } from '../s4/batchedReads.js';
-import { applyEffect, type EffectMail } from './applyEffect.js';
+import type { EffectResult } from './applyEffect.js';
 import { type InboundMessage, type ParsedEvent, parseCloudEvent } from './cloudEvent.js';
 import {
   checkInbox,
@@ -17,6 +18,7 @@ import {
   recordProcessed,
 } from './inbox.js';
 import { isLegacyHash, samePayload } from './payloadHash.js';
+import { keyedSerializer } from './serializeByKey.js';
 
 export type Outcome =
   /** Done with, for good: settle as accepted. */
@@ -31,10 +33,11 @@ export type RejectCode = 'invalid_event' | 'conflict' | 'delivery_limit' | 'perm
 export interface EventHandlerDeps {
   pool: Pool;
   readOrder: ReadOrder;
+  /** The one transaction of step 5, bound in the composition root to what the outbox needs (recipients…). */
+  writeEffect: WriteEffect;
   retryPolicy: RetryPolicy;
   maxDeliveries: number;
   maxMessageBytes: number;
-  mail: EffectMail;
   /** Called after a commit that queued an email, so the sender need not wait for its next poll. */
   onMailQueued: () => void;
   /** Sees every handled message with its channel and duration: metrics. Must not throw. */
@@ -42,10 +45,14 @@ export interface EventHandlerDeps {
   logger: Logger;
 }
 
+export type WriteEffect = (event: ParsedEvent, order: PortalOrder) => Promise<EffectResult>;
+
 export interface Handled {
   outcome: Outcome;
   /** The event, once it parsed: for logs and metrics. */
   event: ParsedEvent | undefined;
+  /** The event's logger (channel, source, id, type, sales order), for whatever the adapter logs about it. */
+  log: Logger;
 }
 
 /** Where a message came from: a transport, or an operator replaying a dead letter. */
@@ -61,86 +68,91 @@ export interface HandleContext {
 export type HandleEvent = (message: InboundMessage, context: HandleContext) => Promise<Handled>;
 
 export function createEventHandler(deps: EventHandlerDeps): HandleEvent {
-  const { pool, readOrder, logger } = deps;
-
-  /** One try at the effect; throws on failure. */
-  async function apply(event: ParsedEvent, signal: AbortSignal | undefined): Promise<Outcome> {
-    if (event.salesOrder === undefined) {
-      // One statement: atomic on its own, no transaction needed.
-      return accept((await recordProcessed(pool, event, 'ignored')) ? 'ignored' : 'duplicate');
-    }
-    // Never trust the event's data beyond the key: the order's current state comes from S/4HANA, read
-    // before the transaction opens.
-    const { order, readAt } = await readOrder(event.salesOrder, signal);
-    if (order === null) {
-      return accept((await recordProcessed(pool, event, 'not_found')) ? 'not_found' : 'duplicate');
-    }
-    const { result, mailQueued } = await applyEffect(pool, event, toPortalOrder(order, readAt), deps.mail);
-    if (mailQueued) deps.onMailQueued();
-    return accept(result);
-  }
-
   // Deliveries of one identity that overlap in this instance run one after the other, so a duplicate that
   // arrives while its original is still in flight finds it processed instead of asking S/4HANA again.
-  const inFlight = new Map<string, Promise<unknown>>();
-
-  async function decide(message: InboundMessage, signal: AbortSignal | undefined): Promise<Handled> {
-    const parsed = parseCloudEvent(message, deps.maxMessageBytes);
-    if (!parsed.ok) return { outcome: reject('invalid_event', parsed.reason), event: undefined };
-    const { event } = parsed;
-    const key = JSON.stringify([event.source, event.id]);
-    const previous = inFlight.get(key);
-    const current = (previous ?? Promise.resolve()).then(() => decideParsed(event, signal));
-    const tail = current.catch(() => {});
-    inFlight.set(key, tail);
-    void tail.then(() => {
-      if (inFlight.get(key) === tail) inFlight.delete(key);
-    });
-    return current;
-  }
-
-  async function decideParsed(event: ParsedEvent, signal: AbortSignal | undefined): Promise<Handled> {
-    try {
-      // The first database call of a delivery: a blip here is retried like one in apply().
-      const inbox = await retry(() => checkInbox(pool, event), deps.retryPolicy, signal);
-      if (inbox.processedHash !== null) {
-        if (samePayload(inbox.processedHash, event)) return { outcome: accept('duplicate'), event };
-        return { outcome: reject('conflict', conflictReason(inbox.processedHash)), event };
-      }
-      if (inbox.attempts > deps.maxDeliveries) {
-        const reason = `delivery limit reached: ${inbox.attempts - 1} deliveries did not complete (last error: ${inbox.lastError ?? 'none recorded; the process may have died while handling it'})`;
-        await forgetAttempts(pool, event);
-        return { outcome: reject('delivery_limit', reason), event };
-      }
-      return { outcome: await retry(() => apply(event, signal), deps.retryPolicy, signal), event };
-    } catch (err) {
-      const reason = failureReason(err);
-      if (classify(err) === 'permanent') return { outcome: reject('permanent_failure', reason), event };
-      await noteAttemptError(pool, event, reason).catch(() => {
-        // The database may be what failed; the delivery count is already recorded, the error text is a courtesy.
-      });
-      return { outcome: { kind: 'release', code: 'transient_failure', reason }, event };
-    }
-  }
+  const oneAtATime = keyedSerializer();
 
   return async function handleEvent(message, { channel, signal }) {
     const started = process.hrtime.bigint();
-    const handled = await decide(message, signal);
-    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    const { outcome, event } = handled;
-    const log = logger.child(
+    // 1–2. Received by the adapter; parse.
+    const parsed = parseCloudEvent(message, deps.maxMessageBytes);
+    const event = parsed.ok ? parsed.event : undefined;
+    const log = deps.logger.child(
       event
         ? { channel, source: event.source, id: event.id, type: event.type, salesOrder: event.salesOrder }
         : { channel },
     );
-    if (outcome.kind === 'reject') log.error({ reason: outcome.reason }, 'event rejected');
-    else if (outcome.kind === 'release')
-      log.warn({ reason: outcome.reason }, 'event released for redelivery');
-    else if (outcome.result === 'duplicate') log.debug('duplicate event skipped');
-    else log.info({ result: outcome.result, ms: Math.round(seconds * 1000) }, 'event processed');
+    const outcome = parsed.ok
+      ? await oneAtATime.run(JSON.stringify([parsed.event.source, parsed.event.id]), () =>
+          decide(deps, parsed.event, signal),
+        )
+      : reject('invalid_event', parsed.reason);
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    logOutcome(log, outcome, seconds);
+    const handled = { outcome, event, log };
     deps.observe?.(channel, handled, seconds);
     return handled;
   };
+}
+
+/**
+ * 3–5 for a parsed event: check its identity, then read S/4HANA and write the effect, retrying transient
+ * failures. Never throws: a failure becomes a release (transient) or a reject (permanent).
+ */
+async function decide(deps: EventHandlerDeps, event: ParsedEvent, signal?: AbortSignal): Promise<Outcome> {
+  try {
+    // The first database call of a delivery: a blip here is retried like one in readAndWrite().
+    const inbox = await retry(() => checkInbox(deps.pool, event), deps.retryPolicy, signal);
+    if (inbox.processedHash !== null) {
+      if (samePayload(inbox.processedHash, event)) return accept('duplicate');
+      return reject('conflict', conflictReason(inbox.processedHash));
+    }
+    if (inbox.attempts > deps.maxDeliveries) {
+      await forgetAttempts(deps.pool, event);
+      return reject('delivery_limit', deliveryLimitReason(inbox.attempts, inbox.lastError));
+    }
+    return await retry(() => readAndWrite(deps, event, signal), deps.retryPolicy, signal);
+  } catch (err) {
+    const reason = failureReason(err);
+    if (classify(err) === 'permanent') return reject('permanent_failure', reason);
+    await noteAttemptError(deps.pool, event, reason).catch(() => {
+      // The database may be what failed; the delivery count is already recorded, the error text is a courtesy.
+    });
+    return { kind: 'release', code: 'transient_failure', reason };
+  }
+}
+
+/** 4–5, one try: read the order from S/4HANA, then the one transaction. Throws on failure. */
+async function readAndWrite(
+  deps: EventHandlerDeps,
+  event: ParsedEvent,
+  signal: AbortSignal | undefined,
+): Promise<Outcome> {
+  if (event.salesOrder === undefined) {
+    // One statement: atomic on its own, no transaction needed.
+    return accept((await recordProcessed(deps.pool, event, 'ignored')) ? 'ignored' : 'duplicate');
+  }
+  // Never trust the event's data beyond the key: the order's current state comes from S/4HANA, read
+  // before the transaction opens.
+  const { order, readAt } = await deps.readOrder(event.salesOrder, signal);
+  if (order === null) {
+    return accept((await recordProcessed(deps.pool, event, 'not_found')) ? 'not_found' : 'duplicate');
+  }
+  const { result, mailQueued } = await deps.writeEffect(event, toPortalOrder(order, readAt));
+  if (mailQueued) deps.onMailQueued();
+  return accept(result);
+}
+
+function logOutcome(log: Logger, outcome: Outcome, seconds: number): void {
+  if (outcome.kind === 'reject') log.error({ reason: outcome.reason }, 'event rejected');
+  else if (outcome.kind === 'release') log.warn({ reason: outcome.reason }, 'event released for redelivery');
+  else if (outcome.result === 'duplicate') log.debug('duplicate event skipped');
+  else log.info({ result: outcome.result, ms: Math.round(seconds * 1000) }, 'event processed');
+}
+
+function deliveryLimitReason(attempts: number, lastError: string | null): string {
+  const last = lastError ?? 'none recorded; the process may have died while handling it';
+  return `delivery limit reached: ${attempts - 1} deliveries did not complete (last error: ${last})`;
 }
 
 function conflictReason(recordedHash: string): string {

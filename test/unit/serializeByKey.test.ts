@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { keyedSerializer } from '../../src/events/serializeByKey.js';
+
+/** A task that stays open until the test ends it, recording when it started. */
+function gate(log: string[], name: string) {
+  let open!: () => void;
+  let fail!: (err: Error) => void;
+  const done = new Promise<string>((resolve, reject) => {
+    open = () => resolve(name);
+    fail = reject;
+  });
+  return {
+    task: () => {
+      log.push(`start ${name}`);
+      return done;
+    },
+    open,
+    fail,
+  };
+}
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('keyed serializer', () => {
+  it('starts a task of a key only after the one before it has settled', async () => {
+    const { run } = keyedSerializer();
+    const log: string[] = [];
+    const first = gate(log, 'first');
+    const second = gate(log, 'second');
+    const a = run('order-1', first.task);
+    const b = run('order-1', second.task);
+    await tick();
+    expect(log).toEqual(['start first']);
+    first.open();
+    await expect(a).resolves.toBe('first');
+    await tick();
+    expect(log).toEqual(['start first', 'start second']);
+    second.open();
+    await expect(b).resolves.toBe('second');
+  });
+
+  it('runs tasks of different keys at the same time', async () => {
+    const { run } = keyedSerializer();
+    const log: string[] = [];
+    const one = gate(log, 'one');
+    const two = gate(log, 'two');
+    const a = run('order-1', one.task);
+    const b = run('order-2', two.task);
+    await tick();
+    expect(log).toEqual(['start one', 'start two']);
+    two.open();
+    one.open();
+    await Promise.all([a, b]);
+  });
+
+  it('hands a failure to its own caller and still runs the next task of the key', async () => {
+    const { run } = keyedSerializer();
+    const log: string[] = [];
+    const failing = gate(log, 'failing');
+    const next = gate(log, 'next');
+    const a = run('order-1', failing.task);
+    const b = run('order-1', next.task);
+    failing.fail(new Error('S/4HANA down'));
+    await expect(a).rejects.toThrow('S/4HANA down');
+    await tick();
+    expect(log).toEqual(['start failing', 'start next']);
+    next.open();
+    await expect(b).resolves.toBe('next');
+  });
+
+  it('forgets a key once its last task has settled', async () => {
+    const serializer = keyedSerializer();
+    const log: string[] = [];
+    const first = gate(log, 'first');
+    const second = gate(log, 'second');
+    const a = serializer.run('order-1', first.task);
+    const b = serializer.run('order-1', second.task);
+    expect(serializer.size()).toBe(1);
+    first.open();
+    second.fail(new Error('gone'));
+    await a;
+    await expect(b).rejects.toThrow('gone');
+    await tick();
+    expect(serializer.size()).toBe(0);
+  });
+});
