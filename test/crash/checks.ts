@@ -158,6 +158,35 @@ export function checkResends(
   return { resends, findings };
 }
 
+/**
+ * A resend must be the email it repeats: what an email says is recorded with its outbox row when it is queued,
+ * so a resend after a crash has the first send's subject, body and threading, whatever happened since.
+ */
+export function checkResentContent(mails: ReceivedMail[]): string[] {
+  const first = new Map<string, ReceivedMail>();
+  const findings: string[] = [];
+  for (const mail of mails) {
+    const earlier = first.get(mail.messageId);
+    if (earlier === undefined) {
+      first.set(mail.messageId, mail);
+      continue;
+    }
+    const parts: Array<[string, (m: ReceivedMail) => string | undefined]> = [
+      ['subject', (m) => m.subject],
+      ['text', (m) => m.text],
+      ['HTML', (m) => m.html],
+      ['In-Reply-To', (m) => m.headers['in-reply-to']],
+    ];
+    const differs = parts.filter(([, part]) => part(mail) !== part(earlier)).map(([name]) => name);
+    if (differs.length > 0) {
+      findings.push(
+        `email ${mail.messageId} was resent with another ${differs.join(', ')} than its first send`,
+      );
+    }
+  }
+  return findings;
+}
+
 /** The dead-letter queue and table hold the phase's malformed messages, each once, and nothing else. */
 export async function checkDeadLetters(
   pool: pg.Pool,

@@ -18,6 +18,7 @@ import {
   checkMail,
   checkPortal,
   checkResends,
+  checkResentContent,
   type ExpectedPortal,
   outboxRows,
   unprocessedIdentities,
@@ -242,7 +243,7 @@ export async function runCrashScenario(options: CrashRunOptions): Promise<CrashR
       fleet.kills,
       databaseDown,
     );
-    findings.push(...resends.findings);
+    findings.push(...resends.findings, ...checkResentContent(smtp.messages));
     for (const row of outbox.filter((r) => r.state === 'parked')) {
       findings.push(`mail ${row.messageId} of order ${row.salesOrder} was parked`);
     }
