@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { renderChart } from '../../bench/chart.js';
+import { compareRuns } from '../../bench/compare.js';
 import { summarize } from '../../bench/figures.js';
 import type { PhaseResult } from '../../bench/phases.js';
 import { BEGIN, END, PUBLISHED, performanceSection } from '../../bench/readme.js';
@@ -107,6 +108,17 @@ describe('benchmark summary', () => {
     const names = SCENARIOS.map((s) => s.name);
     expect(names).toEqual(SCENARIOS.map((s) => scenarioName(s.s4LatencyMs, s.prefetch)));
     expect(new Set(names).size).toBe(names.length);
+  });
+});
+
+describe('comparing two bench runs', () => {
+  it('gives each scenario ratio’s change from the first run to the second', () => {
+    const results = (runs: RunResult[]) => ({ summary: summarize(runs) }) as BenchResults;
+    const first = results([run(1, 500, 1000)]);
+    const second = results([run(1, 450, 1000)]);
+    const [change] = compareRuns(first, second, ['newShareOfDatabase']);
+    expect(change).toMatchObject({ scenario: 's4-0ms-prefetch-100', first: 0.5, second: 0.45 });
+    expect(change?.change).toBeCloseTo(0.1, 10);
   });
 });
 

@@ -1,0 +1,70 @@
+// Two bench runs side by side: each scenario's median ratios to its ceilings and absolute rates, and how far
+// the second is from the first. A run is reproducible when its ratios move by less than 10 %.
+// Usage: npm run bench:compare -- bench/results/<first>.json bench/results/<second>.json
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { figureOf } from './figures.js';
+import type { BenchResults } from './results.js';
+import { show, table } from './stats.js';
+
+const RATIOS = ['newShareOfDatabase', 'duplicatesShareOfDatabase'];
+const RATES = ['newPerSecond', 'duplicatesPerSecond'];
+export const REPRODUCIBLE = 0.1;
+
+export interface Difference {
+  scenario: string;
+  key: string;
+  first: number;
+  second: number;
+  /** |second − first| ÷ first. */
+  change: number;
+}
+
+export function compareRuns(first: BenchResults, second: BenchResults, keys: string[]): Difference[] {
+  return first.summary.scenarios.flatMap((a) => {
+    const b = second.summary.scenarios.find((s) => s.name === a.name);
+    if (b === undefined) return [];
+    return keys.map((key) => {
+      const x = figureOf(a, key).median;
+      const y = figureOf(b, key).median;
+      return { scenario: a.name, key, first: x, second: y, change: Math.abs(y - x) / x };
+    });
+  });
+}
+
+function print(title: string, differences: Difference[]): string {
+  return [
+    title,
+    table(
+      ['scenario', 'figure', 'first', 'second', 'change'],
+      differences.map((d) => [
+        d.scenario,
+        d.key,
+        d.first,
+        d.second,
+        `${Math.round(d.change * 100)} %${d.change >= REPRODUCIBLE ? ' !' : ''}`,
+      ]),
+    ),
+  ].join('\n');
+}
+
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const [firstFile, secondFile] = process.argv.slice(2);
+  if (firstFile === undefined || secondFile === undefined) {
+    console.error('usage: npm run bench:compare -- <first.json> <second.json>');
+    process.exit(2);
+  }
+  const [first, second] = [firstFile, secondFile].map(
+    (file) => JSON.parse(readFileSync(file, 'utf8')) as BenchResults,
+  ) as [BenchResults, BenchResults];
+  const ratios = compareRuns(first, second, RATIOS);
+  const widest = Math.max(...ratios.map((d) => d.change).filter(Number.isFinite));
+  console.log(print('Medians of the per-run ratios to the ceilings', ratios));
+  console.log(
+    `\n${print('Absolute medians (for comparison: these are expected to move more)', compareRuns(first, second, RATES))}`,
+  );
+  console.log(
+    `\nLargest change of a ratio: ${show(widest * 100)} % (${widest < REPRODUCIBLE ? 'under' : 'NOT under'} 10 %)`,
+  );
+}
