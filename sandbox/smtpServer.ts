@@ -5,7 +5,9 @@
  * the relay refuse a message, temporarily (451) or for good (550), to prove the outbox retries the first
  * and gives up on the second. This is a real SMTP server (`smtp-server`) on 127.0.0.1 without TLS that
  * parses each accepted message with `mailparser` and keeps it in memory. AUTH is offered and accepts any
- * credentials, so a service configured with a user and password can send here unchanged.
+ * credentials, so a service configured with a user and password can send here unchanged. A hold keeps the
+ * reply to DATA back, as a slow relay does, to show what a send that outlasts a lease does; a message whose
+ * sender hung up during the hold is dropped, since a relay takes a message over only with its reply.
  * smtp-server waits about 100 ms before greeting a new connection; senders should pool connections.
  */
 import { simpleParser } from 'mailparser';
@@ -29,6 +31,8 @@ export interface ReceivedMail {
   /** Lower-cased header name -> raw value, unfolded; the first occurrence wins for repeated headers. */
   headers: Record<string, string>;
   raw: string;
+  /** When the relay accepted it (ms since the epoch). */
+  receivedAt: number;
 }
 
 export type SmtpDecision = 'accept' | 'transient' | 'permanent';
@@ -40,6 +44,9 @@ export type SmtpRefuseFn = (mail: {
   callNo: number;
 }) => SmtpDecision;
 
+/** Delays the reply to an accepted message's DATA: milliseconds, or until the promise settles. */
+export type SmtpHoldFn = (mail: { messageId?: string; callNo: number }) => number | Promise<void>;
+
 export interface SmtpSink {
   /** smtp://127.0.0.1:port */
   url: string;
@@ -49,6 +56,7 @@ export interface SmtpSink {
   /** Resolves with a snapshot once at least `n` messages were accepted. */
   waitForCount(n: number, timeoutMs?: number): Promise<ReceivedMail[]>;
   setRefuse(fn: SmtpRefuseFn | undefined): void;
+  setHold(fn: SmtpHoldFn | undefined): void;
   /** Forgets accepted messages and attempt counts. */
   clear(): void;
   close(): Promise<void>;
@@ -73,6 +81,8 @@ export async function startSmtpServer(
   const attempts = new Map<string, number>();
   const waiters = new Set<Waiter>();
   let refuse = options.refuse;
+  let hold: SmtpHoldFn | undefined;
+  const closedSessions = new Set<string>();
 
   async function receive(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<void> {
     const chunks: Buffer[] = [];
@@ -88,6 +98,11 @@ export async function startSmtpServer(
 
     const decision = refuse?.({ from, to, messageId: parsed.messageId, callNo }) ?? 'accept';
     if (decision !== 'accept') throw smtpError(...REFUSALS[decision]);
+    const held = hold?.({ messageId: parsed.messageId, callNo });
+    if (held !== undefined) {
+      await (typeof held === 'number' ? new Promise((resolve) => setTimeout(resolve, held)) : held);
+      if (closedSessions.has(session.id)) throw smtpError(421, '4.4.2 The client left before the reply');
+    }
 
     const headers: Record<string, string> = {};
     for (const { key, line } of parsed.headerLines) {
@@ -103,6 +118,7 @@ export async function startSmtpServer(
       html: parsed.html || '',
       headers,
       raw: raw.toString('utf8'),
+      receivedAt: Date.now(),
     });
     for (const waiter of waiters) {
       if (messages.length >= waiter.n) settle(waiter).resolve(messages.slice());
@@ -125,6 +141,7 @@ export async function startSmtpServer(
     // close() ends sessions itself; this only bounds a client that ignores the goodbye.
     closeTimeout: 1000,
     onAuth: (_auth, _session, callback) => callback(null, { user: 'sandbox' }),
+    onClose: (session) => void closedSessions.add(session.id),
     onData(stream, session, callback) {
       receive(stream, session).then(
         () => callback(null, 'OK: queued by sandbox'),
@@ -166,6 +183,9 @@ export async function startSmtpServer(
     },
     setRefuse(fn) {
       refuse = fn;
+    },
+    setHold(fn) {
+      hold = fn;
     },
     clear() {
       messages.length = 0;

@@ -195,9 +195,9 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       from,
       to,
       messageIdDomain: from.split('@')[1] || 'fleet-order-notifier',
-      // How long a claimed mail is reserved for its sender: after a crash mid-send it goes again this much
-      // later. Must outlast the slowest send (the SMTP transport's connection, greeting and socket timeouts: 50 s).
-      leaseSeconds: int('MAIL_LEASE_SECONDS', 120, 5, 3600),
+      // How long a claimed mail is reserved for its sender, renewed every third of it while the send runs:
+      // after a crash mid-send it goes again at most this much later. Short: renewal, not length, covers slow sends.
+      leaseSeconds: int('MAIL_LEASE_SECONDS', 15, 5, 3600),
       locale,
       portalOrderUrl,
     },

@@ -1,6 +1,7 @@
 import type { Pool } from 'pg';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Channel, Handled } from './events/handleEvent.js';
+import type { MailResult } from './notifications/mailSender.js';
 import { outboxBacklog } from './notifications/outbox.js';
 import type { RequestResult } from './s4/batchedReads.js';
 
@@ -54,7 +55,7 @@ export function createMetrics(pool: Pool, retentionDays: number, sources: Metric
   });
   const mails = new Counter({
     name: 'fon_mail_total',
-    help: 'Emails handled by the outbox sender, by result: sent, retry, parked',
+    help: 'Emails handled by the outbox sender, by result: sent, retry, parked, resent (accepted by SMTP, but the sent mark failed, so it goes again)',
     labelNames: ['result'] as const,
     registers: [registry],
   });
@@ -129,7 +130,7 @@ export function createMetrics(pool: Pool, retentionDays: number, sources: Metric
     s4Paused(seconds: number): void {
       s4Throttled.inc(seconds);
     },
-    mail(result: 'sent' | 'retry' | 'parked'): void {
+    mail(result: MailResult): void {
       mails.inc({ result });
     },
     reconnect(): void {

@@ -2,10 +2,22 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { classify, failureReason } from '../errors.js';
+import { type RetryPolicy, retry } from '../retry.js';
 import { renderEmail } from './email.js';
 import type { MailTransport } from './mailTransport.js';
 import { catalogLanguage } from './messages.js';
-import { claimDue, markSent, type OutboxMail, park, scheduleRetry } from './outbox.js';
+import {
+  claimDue,
+  type Lease,
+  markSent,
+  type OutboxMail,
+  park,
+  renewLeases,
+  scheduleRetry,
+} from './outbox.js';
+
+/** How one email's turn ended; `resent`: SMTP accepted it but the `sent` mark failed, so it goes again. */
+export type MailResult = 'sent' | 'retry' | 'parked' | 'resent';
 
 export interface MailSenderOptions {
   pool: Pool;
@@ -17,11 +29,12 @@ export interface MailSenderOptions {
   portalOrderUrl?: string | undefined;
   logger: Logger;
   /** Called once per email with how it ended. */
-  onResult?: (result: 'sent' | 'retry' | 'parked') => void;
-  batchSize?: number;
+  onResult?: (result: MailResult) => void;
+  /** Emails in flight at once; a claim takes only what free slots send now, once half of them are free. */
+  concurrency?: number;
   pollMs?: number;
   maxAttempts?: number;
-  /** Longer than the slowest send may take (nodemailer's timeouts add up to well under this). */
+  /** How long a claim holds an email; renewed every third of it while the send is in progress. */
   leaseSeconds?: number;
 }
 
@@ -29,24 +42,38 @@ export interface MailSender {
   start(): void;
   /** Looks for due mail now instead of at the next poll: called after a commit that queued mail. */
   wake(): void;
-  /** Lets the current batch finish, then stops. */
+  /** Lets the sends in flight finish, then stops. */
   stop(): Promise<void>;
 }
 
+// Two per connection of the pooled SMTP transport (4, mailTransport.ts): each connection has its next email
+// at hand, and claims come once half the slots are free, so one claim serves several sends. Many more would
+// only wait in the transport's queue, holding mail another instance could send now.
+const DEFAULT_CONCURRENCY = 8;
+// A failed `sent` mark is retried for a few seconds (a failover, a dropped connection): well inside the default
+// lease, so the mark usually lands before any other instance could claim the email again.
+const MARK_RETRY: RetryPolicy = { attempts: 6, baseDelayMs: 250, maxDelayMs: 4000 };
+
 /**
- * Sends the outbox after commit. Safe with several instances: rows are claimed with SKIP LOCKED and leased.
+ * Sends the outbox after commit. Safe with several instances: rows are claimed with SKIP LOCKED and leased
+ * for a short time, renewed while the send runs, so a crash delays its mail by about one lease. Only the
+ * oldest pending email of an order is claimed (outbox.ts), so each order's emails go out in outbox order.
  * Transient SMTP failures are retried with exponential backoff; permanent ones, or too many tries, park the
  * mail for an operator.
  */
 export function createMailSender(options: MailSenderOptions): MailSender {
   const { pool, transport, from, logger } = options;
-  const batchSize = options.batchSize ?? 20;
+  const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
+  const refillAt = Math.ceil(concurrency / 2);
   const pollMs = options.pollMs ?? 1000;
   const maxAttempts = options.maxAttempts ?? 10;
-  const leaseSeconds = options.leaseSeconds ?? 120;
+  const leaseSeconds = options.leaseSeconds ?? 15;
   const email = { from, locale: options.locale ?? 'en', portalOrderUrl: options.portalOrderUrl };
+  const inFlight = new Map<string, { lease: Lease; done: Promise<void> }>();
   let running = false;
   let loop: Promise<void> | undefined;
+  let renewal: NodeJS.Timeout | undefined;
+  let renewing = false;
   let wakeUp = new AbortController();
 
   async function deliver(mail: OutboxMail): Promise<void> {
@@ -74,34 +101,74 @@ export function createMailSender(options: MailSenderOptions): MailSender {
       return;
     }
     // If the process dies right here, the lease runs out and the mail goes again with the same Message-ID.
-    await markSent(pool, mail.id);
+    try {
+      await retry(() => markSent(pool, mail.id), MARK_RETRY);
+    } catch (err) {
+      log.error({ err }, 'mail sent but not recorded; it goes again when its lease runs out');
+      options.onResult?.('resent');
+      return;
+    }
     log.info('mail sent');
     options.onResult?.('sent');
   }
 
+  function track(mail: OutboxMail): void {
+    const done = deliver(mail)
+      .catch((err) => logger.error({ err }, 'mail bookkeeping failed'))
+      .finally(() => {
+        inFlight.delete(mail.id);
+        // A free slot, and perhaps the order's next email is due now.
+        wakeUp.abort();
+      });
+    inFlight.set(mail.id, { lease: { id: mail.id, attempts: mail.attempts }, done });
+  }
+
+  async function renew(): Promise<void> {
+    if (renewing || inFlight.size === 0) return;
+    renewing = true;
+    const leases = [...inFlight.values()].map((flight) => flight.lease);
+    try {
+      const held = await renewLeases(pool, leases, leaseSeconds);
+      for (const lease of leases) {
+        // Finished meanwhile (marked sent, parked, rescheduled) is fine; still sending without a lease is not.
+        if (!held.has(lease.id) && inFlight.has(lease.id))
+          logger.warn(
+            { mailId: lease.id },
+            'mail lease lost while sending; another instance may send it too',
+          );
+      }
+    } catch (err) {
+      logger.warn({ err }, 'mail lease renewal failed');
+    } finally {
+      renewing = false;
+    }
+  }
+
   async function run(): Promise<void> {
     while (running) {
-      let claimed = 0;
-      try {
-        const due = await claimDue(pool, batchSize, leaseSeconds);
-        claimed = due.length;
-        await Promise.all(
-          due.map((mail) => deliver(mail).catch((err) => logger.error({ err }, 'mail bookkeeping failed'))),
-        );
-      } catch (err) {
-        logger.warn({ err }, 'mail outbox poll failed');
+      const free = concurrency - inFlight.size;
+      if (free >= refillAt) {
+        try {
+          for (const mail of await claimDue(pool, free, leaseSeconds)) track(mail);
+        } catch (err) {
+          logger.warn({ err }, 'mail outbox poll failed');
+        }
       }
-      if (claimed < batchSize && running) {
+      // Until new mail is queued (wake), a send ends (a free slot, perhaps the order's next email) or the poll.
+      if (running) {
         await sleep(pollMs, undefined, { signal: wakeUp.signal }).catch(() => {});
         wakeUp = new AbortController();
       }
     }
+    await Promise.all([...inFlight.values()].map((flight) => flight.done));
   }
 
   return {
     start() {
       if (running) return;
       running = true;
+      renewal = setInterval(() => void renew(), (leaseSeconds * 1000) / 3);
+      renewal.unref();
       loop = run();
     },
     wake() {
@@ -111,6 +178,7 @@ export function createMailSender(options: MailSenderOptions): MailSender {
       running = false;
       wakeUp.abort();
       await loop;
+      clearInterval(renewal);
     },
   };
 }

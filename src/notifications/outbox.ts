@@ -1,6 +1,8 @@
-// The mail outbox's SQL. A claimed row is leased, not locked: claiming moves its next_attempt_at past the
-// longest a send can take, so no transaction stays open during SMTP, and a crash mid-send simply lets the
-// lease run out and another instance (or this one, restarted) send it again with the same Message-ID.
+// The mail outbox's SQL. A claimed row is leased, not locked: claiming moves its next_attempt_at a short lease
+// ahead, and the sender renews the lease while the send is in progress, so no transaction stays open during
+// SMTP, and a crash mid-send lets the lease run out within seconds and another instance (or this one,
+// restarted) send it again with the same Message-ID. Emails of one order go out in outbox order: only the
+// oldest unsent email of an order is ever claimable.
 import type { QueryConfig } from 'pg';
 import type { Executor } from '../db/transaction.js';
 
@@ -24,12 +26,22 @@ export interface OutboxMail {
   inReplyTo: string | null;
 }
 
+/**
+ * Claims up to `limit` due emails, each the oldest pending email of its order: an order whose older email is
+ * leased elsewhere, waits for a retry or is being claimed by another instance right now (its row is locked,
+ * and still pending in this snapshot) is skipped as a whole, so no email overtakes an older one of its order.
+ * Parked emails are not pending and hold nothing back. `attempts`, counted up here, identifies this claim.
+ */
 export async function claimDue(db: Executor, limit: number, leaseSeconds: number): Promise<OutboxMail[]> {
   const { rows } = await db.query<OutboxMail>(
     `update mail_outbox m set attempts = m.attempts + 1, next_attempt_at = now() + make_interval(secs => $2::int)
      from (
-       select id from mail_outbox
+       select id from mail_outbox candidate
        where state = 'pending' and next_attempt_at <= now()
+         and not exists (
+           select from mail_outbox older
+           where older.sales_order = candidate.sales_order and older.state = 'pending' and older.id < candidate.id
+         )
        order by next_attempt_at, id
        limit $1::int
        for update skip locked
@@ -45,6 +57,27 @@ export async function claimDue(db: Executor, limit: number, leaseSeconds: number
     [limit, leaseSeconds],
   );
   return rows;
+}
+
+export interface Lease {
+  id: string;
+  /** The claim's `attempts`: a lease that ran out and was claimed again has a higher one. */
+  attempts: number;
+}
+
+/**
+ * Extends the leases of emails still being sent, one statement for all of them. Returns the ids whose lease
+ * this claim still holds: one missing ran out and was claimed again elsewhere (or is no longer pending).
+ */
+export async function renewLeases(db: Executor, leases: Lease[], leaseSeconds: number): Promise<Set<string>> {
+  const { rows } = await db.query<{ id: string }>(
+    `update mail_outbox m set next_attempt_at = now() + make_interval(secs => $3::int)
+     from unnest($1::bigint[], $2::int[]) as held(id, attempts)
+     where m.id = held.id and m.attempts = held.attempts and m.state = 'pending'
+     returning m.id::text as "id"`,
+    [leases.map((lease) => lease.id), leases.map((lease) => lease.attempts), leaseSeconds],
+  );
+  return new Set(rows.map((row) => row.id));
 }
 
 export async function markSent(db: Executor, id: string): Promise<void> {

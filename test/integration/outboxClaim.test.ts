@@ -1,0 +1,129 @@
+// The outbox claim's SQL against interleavings forced with transactions and row locks, not timing: which email
+// of an order may be claimed while its older ones are leased, waiting for a retry, parked, or being claimed by
+// another instance at this very moment; and whose lease a renewal extends.
+import type pg from 'pg';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { claimDue, markSent, park, renewLeases, scheduleRetry } from '../../src/notifications/outbox.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+
+const LEASE = 15;
+let db: TestDatabase;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+});
+afterAll(() => db.drop());
+beforeEach(async () => {
+  await db.pool.query('truncate mail_outbox');
+});
+
+/** Queues one email per entry, in this order (the outbox order), and returns their ids. */
+async function queue(...salesOrders: string[]): Promise<string[]> {
+  const ids: string[] = [];
+  for (const salesOrder of salesOrders) {
+    const { rows } = await db.pool.query<{ id: string }>(
+      `insert into mail_outbox (sales_order, portal_status, recipients, message_id)
+       values ($1::text, 'Open', array['fleet-manager@fleet.example'], '<' || gen_random_uuid() || '@fleet.example>')
+       returning id::text as "id"`,
+      [salesOrder],
+    );
+    ids.push((rows[0] as { id: string }).id);
+  }
+  return ids;
+}
+
+const ids = (mails: Array<{ id: string }>) => mails.map((mail) => mail.id).sort();
+
+/** Runs `work` inside an open transaction on its own connection; rolled back when the returned end() is called. */
+async function inOpenTransaction<T>(work: (client: pg.PoolClient) => Promise<T>) {
+  const client = await db.pool.connect();
+  await client.query('begin');
+  const result = await work(client);
+  return {
+    result,
+    async end() {
+      await client.query('rollback');
+      client.release();
+    },
+  };
+}
+
+describe('claiming due mail in outbox order per order', () => {
+  it('claims only the oldest pending email of each order', async () => {
+    const [a1, , b1] = await queue('A', 'A', 'B');
+    expect(ids(await claimDue(db.pool, 10, LEASE))).toEqual(
+      ids([{ id: a1 as string }, { id: b1 as string }]),
+    );
+  });
+
+  it('skips an order while its older email is leased elsewhere, and takes the next one once it is sent', async () => {
+    const [a1, a2] = await queue('A', 'A');
+    expect(ids(await claimDue(db.pool, 10, LEASE))).toEqual([a1]);
+    expect(await claimDue(db.pool, 10, LEASE)).toEqual([]);
+    await markSent(db.pool, a1 as string);
+    expect(ids(await claimDue(db.pool, 10, LEASE))).toEqual([a2]);
+  });
+
+  it('skips an order whose older email another instance is claiming in a transaction not yet committed', async () => {
+    const [a1, , b1] = await queue('A', 'A', 'B');
+    const other = await inOpenTransaction((client) => claimDue(client, 1, LEASE));
+    try {
+      expect(ids(other.result)).toEqual([a1]);
+      // a1 is locked by the other claim and still pending in this snapshot: neither it nor a2 may go.
+      expect(ids(await claimDue(db.pool, 10, LEASE))).toEqual([b1]);
+    } finally {
+      await other.end();
+    }
+  });
+
+  it("holds an order's later emails back while its older email waits for a retry", async () => {
+    const [a1] = await queue('A', 'A');
+    await claimDue(db.pool, 10, LEASE);
+    await scheduleRetry(db.pool, a1 as string, 60, 'SMTP 451');
+    expect(await claimDue(db.pool, 10, LEASE)).toEqual([]);
+    await scheduleRetry(db.pool, a1 as string, 0, 'SMTP 451');
+    expect(ids(await claimDue(db.pool, 10, LEASE))).toEqual([a1]);
+  });
+
+  it("lets a parked email's later emails go", async () => {
+    const [a1, a2] = await queue('A', 'A');
+    await claimDue(db.pool, 10, LEASE);
+    await park(db.pool, a1 as string, 'SMTP 550');
+    expect(ids(await claimDue(db.pool, 10, LEASE))).toEqual([a2]);
+  });
+
+  it('claims no more than asked for', async () => {
+    await queue('A', 'B', 'C', 'D');
+    expect(await claimDue(db.pool, 2, LEASE)).toHaveLength(2);
+  });
+});
+
+describe('renewing leases', () => {
+  it('extends the lease of an email its claim still holds, and not one claimed again after its lease ran out', async () => {
+    const [a1, b1] = await queue('A', 'B');
+    const claimed = await claimDue(db.pool, 10, LEASE);
+    const lease = (id: string | undefined) => {
+      const mail = claimed.find((m) => m.id === id);
+      return { id: mail?.id as string, attempts: mail?.attempts as number };
+    };
+    // b1's lease ran out and another instance claimed it again: its attempts moved on.
+    await db.pool.query(`update mail_outbox set next_attempt_at = now() where id = $1::bigint`, [b1]);
+    expect(ids(await claimDue(db.pool, 10, LEASE))).toEqual([b1]);
+
+    await db.pool.query(`update mail_outbox set next_attempt_at = now() where id = $1::bigint`, [a1]);
+    const held = await renewLeases(db.pool, [lease(a1), lease(b1)], LEASE);
+    expect([...held]).toEqual([a1]);
+    const { rows } = await db.pool.query<{ leftSeconds: number }>(
+      `select extract(epoch from next_attempt_at - now())::float8 as "leftSeconds" from mail_outbox where id = $1::bigint`,
+      [a1],
+    );
+    expect(rows[0]?.leftSeconds).toBeGreaterThan(LEASE - 5);
+  });
+
+  it('does not renew an email already sent', async () => {
+    await queue('A');
+    const [mail] = await claimDue(db.pool, 10, LEASE);
+    await markSent(db.pool, mail?.id as string);
+    expect(await renewLeases(db.pool, [{ id: mail?.id as string, attempts: 1 }], LEASE)).toEqual(new Set());
+  });
+});
