@@ -1,3 +1,4 @@
+import { simpleParser } from 'mailparser';
 import nodemailer from 'nodemailer';
 import { describe, expect, it } from 'vitest';
 import { renderEmail, subjectReference } from '../../src/notifications/email.js';
@@ -53,6 +54,12 @@ describe('notification email', () => {
     expect(html).toContain('&#60;b&#62;PO&#60;/b&#62; &#38; &#34;Co&#34; Bcc: intruder@example.com');
     expect(html).not.toContain('<b>');
     expect(text).toContain('Customer reference: <b>PO</b> & "Co" Bcc: intruder@example.com\n');
+  });
+
+  it('shows a customer reference that looks like an encoded word as the text it is', async () => {
+    const raw = await compose({ ...mail, customerReference: '=?utf-8?Q?a=0D=0Ab?=' });
+    const parsed = await simpleParser(raw);
+    expect(parsed.subject).toBe('Sales order 1000473 (=?utf-8?Q?a=0D=0Ab?=): new order, partially delivered');
   });
 
   it('leaves out the delivery-date header when the order has no date', async () => {
