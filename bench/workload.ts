@@ -1,10 +1,9 @@
 // The benchmark's events, shaped like S/4HANA's: several events per changed order, published together
 // (a change raises Changed.v1 plus status events), and deliveries that repeat earlier events.
 import { randomBytes } from 'node:crypto';
+import { OTHER_TYPE, salesOrderEvent } from '../sandbox/s4Events.js';
 import type { SalesOrderState } from '../sandbox/s4Server.js';
 import type { SalesOrder } from '../src/s4/salesOrder.js';
-
-export const BENCH_SOURCE = '/default/sap.s4.beh/244572008';
 
 const TYPES = [
   'Changed.v1',
@@ -112,33 +111,21 @@ export function markerEvent(): BenchEvent {
   return {
     id: `marker-${randomBytes(8).toString('hex')}`,
     salesOrder: undefined,
-    type: 'sap.s4.beh.businesspartner.v1.BusinessPartner.Changed.v1',
+    type: OTHER_TYPE,
   };
 }
 
 /** The structured CloudEvent, with `time` = the publish time, so that latency can be read from the event. */
 export function renderEvent(event: BenchEvent, publishedAt: number): Buffer {
   const time = new Date(publishedAt).toISOString();
+  const data = event.salesOrder === undefined ? { BusinessPartner: '17100001' } : undefined;
   return Buffer.from(
-    JSON.stringify({
-      specversion: '1.0',
+    salesOrderEvent({
       type: event.type,
-      source: BENCH_SOURCE,
       id: event.id,
       time,
-      datacontenttype: 'application/json',
-      data:
-        event.salesOrder === undefined
-          ? { BusinessPartner: '17100001' }
-          : {
-              SalesOrder: event.salesOrder,
-              SalesOrderType: 'OR',
-              SalesOrganization: '1710',
-              DistributionChannel: '10',
-              OrganizationDivision: '00',
-              SoldToParty: '17100001',
-              EventRaisedDateTime: time,
-            },
+      salesOrder: event.salesOrder,
+      data,
     }),
     'utf8',
   );

@@ -1,10 +1,8 @@
 // The demo's script: five fleet orders in the S/4HANA sandbox, what happens to them, the events Event Mesh
 // pushes to the webhook (duplicates, a redelivery, late and stale ones, a malformed one), and the outcome the
 // service must reach. scripts/demo.ts plays it against the real service and checks the outcome.
+import { SALES_ORDER_TYPE, salesOrderEvent } from '../sandbox/s4Events.js';
 import type { SalesOrderState } from '../sandbox/s4Server.js';
-
-const S4_SOURCE = '/default/sap.s4.beh/244572008';
-const TYPE_PREFIX = 'sap.s4.beh.salesorder.v1.SalesOrder.';
 
 /** One push from Event Mesh: the event as S/4HANA published it, or binary mode from another producer. */
 export interface Delivery {
@@ -104,23 +102,9 @@ let sequence = 0;
 /** A structured S/4HANA event as Event Mesh forwards it: the topic in x-address, the event as the body. */
 function s4Event(variant: string, salesOrder: string, raisedAt: string): Delivery {
   sequence += 1;
-  const type = `${TYPE_PREFIX}${variant}`;
-  const body = JSON.stringify({
-    specversion: '1.0',
-    type,
-    source: S4_SOURCE,
-    id: `6f1c2a9e-0d4b-4e51-9a7c-${String(sequence).padStart(12, '0')}`,
-    time: raisedAt,
-    datacontenttype: 'application/json',
-    data: {
-      SalesOrder: salesOrder,
-      SalesOrderType: 'OR',
-      SalesOrganization: '1710',
-      DistributionChannel: '10',
-      OrganizationDivision: '00',
-      EventRaisedDateTime: raisedAt,
-    },
-  });
+  const type = `${SALES_ORDER_TYPE}${variant}`;
+  const id = `6f1c2a9e-0d4b-4e51-9a7c-${String(sequence).padStart(12, '0')}`;
+  const body = salesOrderEvent({ type, id, time: raisedAt, salesOrder });
   return { body, headers: { 'content-type': 'application/json', 'x-address': topic(type) } };
 }
 
@@ -237,11 +221,11 @@ export const STORY: Step[] = [
       body: JSON.stringify({ SalesOrder: '1000477' }),
       headers: {
         'content-type': 'application/json',
-        'x-address': topic(`${TYPE_PREFIX}Created.v1`),
+        'x-address': topic(`${SALES_ORDER_TYPE}Created.v1`),
         'ce-specversion': '1.0',
         'ce-id': 'rental-fleet-portal-0001',
         'ce-source': '/fleet/partner-portal',
-        'ce-type': `${TYPE_PREFIX}Created.v1`,
+        'ce-type': `${SALES_ORDER_TYPE}Created.v1`,
         'ce-time': '2026-11-03T07:55:01Z',
       },
     },
@@ -251,7 +235,7 @@ export const STORY: Step[] = [
     say: 'a truncated message',
     delivery: {
       body: vansCreated.body.slice(0, 90),
-      headers: { 'content-type': 'application/json', 'x-address': topic(`${TYPE_PREFIX}Changed.v1`) },
+      headers: { 'content-type': 'application/json', 'x-address': topic(`${SALES_ORDER_TYPE}Changed.v1`) },
     },
     answer: 'dead-lettered',
   },

@@ -3,8 +3,8 @@
  * `CE_SALESORDER_0001` (OData V4), entity set `SalesOrder`, both at once on their own paths.
  *
  * Integration tests, the crash suite, the benchmark and the embedded demo need a sales-order API they can
- * steer: set an order's state, make reads slow, fail or hang, and count reads to prove a duplicate event
- * did not cost a call. This is a real HTTP server (node:http, keep-alive, no per-request logging, since the
+ * steer: set an order's state, make reads slow, fail or hang, script what each read of an order answers, and
+ * count reads to prove a duplicate event did not cost a call. This is a real HTTP server (node:http, keep-alive, no per-request logging, since the
  * benchmark sends ~20k reads) that answers single-order reads and collection reads with a `$filter` of key terms
  * joined by `or`, in each version's JSON format (s4Entities.ts), with OData error bodies. It honours `$select`
  * because a real release without `OverallDeliveryStatus` fails a request that selects it (PLATFORM-NOTES 5).
@@ -48,6 +48,21 @@ export type S4Fault = 'ok' | 'unavailable' | 'tooMany' | 'hang' | 'error500';
 /** `callNo` is the 1-based number of this read for this sales order, counted since start. */
 export type S4FaultFn = (salesOrder: string, callNo: number) => S4Fault;
 
+/**
+ * What one read of an order answers. A scripted `state` becomes the order's state from this read on, as if
+ * S/4HANA had moved on just before the read; `latencyMs` replaces the server's latency for this read only;
+ * `until` holds the answer (already rendered, so it shows the state as of the read) until the promise settles,
+ * which lets a test order reads against other work without guessing durations. The client's timeout still
+ * applies: a test that holds a read longer than `S4_TIMEOUT_MS` sees a timeout. In a collection read, the first
+ * scripted fault decides the request, the longest latency delays it and every gate holds it.
+ */
+export interface ScriptedRead {
+  state?: SalesOrderState;
+  latencyMs?: number;
+  fault?: S4Fault;
+  until?: Promise<unknown>;
+}
+
 export interface S4ServerOptions {
   port?: number;
   host?: string;
@@ -77,6 +92,11 @@ export interface S4Server {
   setRetryAfter(seconds: number | undefined): void;
   setLatency(ms: number): void;
   setFault(fault: S4FaultFn | undefined): void;
+  /**
+   * Scripts the next reads of one order: the k-th read from now answers `reads[k-1]`, and the last entry answers
+   * every read after it. A scripted `fault` overrides `setFault`. An empty list removes the script.
+   */
+  scriptReads(salesOrder: string, reads: ScriptedRead[]): void;
   close(): Promise<void>;
 }
 
@@ -92,12 +112,35 @@ export async function startS4Server(options: S4ServerOptions = {}): Promise<S4Se
   let total = 0;
   let latencyMs = options.latencyMs ?? 0;
   let faultFn: S4FaultFn | undefined;
+  const scripts = new Map<string, { reads: ScriptedRead[]; next: number }>();
   let refusingFilters = false;
   let retryAfterSeconds: number | undefined = 1;
   const requestLog: Array<{ at: number; api: SandboxApi; salesOrders: string[] }> = [];
   let url = '';
 
-  function read(req: IncomingMessage): Answer | 'hang' {
+  function setOrder(state: SalesOrderState): void {
+    check(state);
+    const createdMs = orders.get(state.salesOrder)?.createdMs ?? Date.parse(state.lastChangeDateTime);
+    orders.set(state.salesOrder, { state: { ...state }, createdMs });
+  }
+
+  /** The script's entry for this read of `salesOrder`, if it has one; its state becomes the order's. */
+  function scripted(salesOrder: string): ScriptedRead | undefined {
+    const script = scripts.get(salesOrder);
+    if (script === undefined) return undefined;
+    const entry = script.reads[Math.min(script.next, script.reads.length - 1)];
+    script.next += 1;
+    if (entry?.state !== undefined) setOrder({ ...entry.state, salesOrder });
+    return entry;
+  }
+
+  /** How the answer to one request is held back: by latency, and by the gates of scripted reads. */
+  interface Delay {
+    latencyMs?: number;
+    until: Array<Promise<unknown>>;
+  }
+
+  function read(req: IncomingMessage, delay: Delay): Answer | 'hang' {
     const [rawPath = '', rawQuery = ''] = (req.url ?? '').split('?', 2);
     const api: SandboxApi = rawPath.startsWith(SERVICE_PATHS.v4) ? 'v4' : 'v2';
     if (req.method !== 'GET') {
@@ -139,7 +182,10 @@ export async function startS4Server(options: S4ServerOptions = {}): Promise<S4Se
       total += 1;
       const callNo = (counts.get(salesOrder) ?? 0) + 1;
       counts.set(salesOrder, callNo);
-      const own = faultFn?.(salesOrder, callNo) ?? 'ok';
+      const entry = scripted(salesOrder);
+      if (entry?.latencyMs !== undefined) delay.latencyMs = Math.max(delay.latencyMs ?? 0, entry.latencyMs);
+      if (entry?.until !== undefined) delay.until.push(entry.until);
+      const own = entry?.fault ?? faultFn?.(salesOrder, callNo) ?? 'ok';
       if (fault === 'ok') fault = own; // the first order with a fault decides the whole request
     }
     switch (fault) {
@@ -180,8 +226,9 @@ export async function startS4Server(options: S4ServerOptions = {}): Promise<S4Se
 
   function handle(req: IncomingMessage, res: ServerResponse): void {
     let answer: Answer | 'hang';
+    const delay: Delay = { until: [] };
     try {
-      answer = read(req);
+      answer = read(req, delay);
     } catch (err) {
       // A throwing fault function is a test bug; surface it as a 500 instead of crashing the test process.
       answer = odataError('v2', 500, 'SANDBOX', `sandbox failed: ${String(err)}`);
@@ -189,15 +236,20 @@ export async function startS4Server(options: S4ServerOptions = {}): Promise<S4Se
     // Leave the socket open: the client's timeout fires, or close() destroys it.
     if (answer === 'hang') return;
     const reply = answer;
-    if (latencyMs <= 0) {
-      send(res, reply);
-      return;
-    }
-    const timer = setTimeout(() => {
-      timers.delete(timer);
-      send(res, reply);
-    }, latencyMs);
-    timers.add(timer);
+    const delayMs = delay.latencyMs ?? latencyMs;
+    const answerNow = () => {
+      if (delayMs <= 0) {
+        send(res, reply);
+        return;
+      }
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        send(res, reply);
+      }, delayMs);
+      timers.add(timer);
+    };
+    if (delay.until.length === 0) answerNow();
+    else Promise.allSettled(delay.until).then(answerNow);
   }
 
   const server = createServer(handle);
@@ -216,11 +268,7 @@ export async function startS4Server(options: S4ServerOptions = {}): Promise<S4Se
   let closing: Promise<void> | undefined;
   return {
     url,
-    setOrder(state) {
-      check(state);
-      const createdMs = orders.get(state.salesOrder)?.createdMs ?? Date.parse(state.lastChangeDateTime);
-      orders.set(state.salesOrder, { state: { ...state }, createdMs });
-    },
+    setOrder,
     deleteOrder(salesOrder) {
       orders.delete(salesOrder);
     },
@@ -234,6 +282,10 @@ export async function startS4Server(options: S4ServerOptions = {}): Promise<S4Se
     },
     setFault(fn) {
       faultFn = fn;
+    },
+    scriptReads(salesOrder, reads) {
+      if (reads.length === 0) scripts.delete(salesOrder);
+      else scripts.set(salesOrder, { reads: [...reads], next: 0 });
     },
     requests: () => requestLog.length,
     requestLog: () => requestLog,

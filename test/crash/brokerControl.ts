@@ -8,38 +8,9 @@
 // broker names each AMQP 1.0 session's channel after it (`127.0.0.1:PORT -> 127.0.0.1:5672 (1)`). The drop
 // itself destroys the broker's end of exactly those sockets (`ss -K`), so the broker tears the connection
 // down, returns what it held to the queue, and the client sees the connection reset.
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
+
+import { privileged } from '../support/queueCounts.js';
 import { AMQP_PORT } from '../support/services.js';
-
-const run = promisify(execFile);
-const asRoot = process.getuid?.() === 0;
-
-function privileged(command: string, args: string[]) {
-  return asRoot ? run(command, args) : run('sudo', ['-n', command, ...args]);
-}
-
-export interface QueueCounts {
-  ready: number;
-  unacknowledged: number;
-}
-
-/** Ready and consumer-held (delivered, not yet settled) messages of one queue. */
-export async function queueCounts(name: string): Promise<QueueCounts> {
-  const { stdout } = await privileged('rabbitmqctl', [
-    'list_queues',
-    '-q',
-    '--no-table-headers',
-    'name',
-    'messages_ready',
-    'messages_unacknowledged',
-  ]);
-  for (const line of stdout.split('\n')) {
-    const [queue, ready, unacknowledged] = line.trim().split(/\s+/);
-    if (queue === name) return { ready: Number(ready), unacknowledged: Number(unacknowledged) };
-  }
-  throw new Error(`rabbitmqctl list_queues does not show queue ${name}`);
-}
 
 export interface Dropped {
   /** Client ports of the processes' broker connections at the moment of the drop. */

@@ -10,9 +10,10 @@ import pg from 'pg';
 import { startS4Server } from '../../sandbox/s4Server.js';
 import { startSmtpServer } from '../../sandbox/smtpServer.js';
 import { createPublisher, createTestQueue } from '../support/broker.js';
+import { isIdle, queueCounts } from '../support/queueCounts.js';
 import { serviceEnv } from '../support/serviceEnv.js';
 import { expectAmqp10 } from '../support/services.js';
-import { checkBrokerControl, dropBrokerConnections, queueCounts } from './brokerControl.js';
+import { checkBrokerControl, dropBrokerConnections } from './brokerControl.js';
 import {
   checkDeadLetters,
   checkMail,
@@ -230,7 +231,7 @@ export async function runCrashScenario(options: CrashRunOptions): Promise<CrashR
       }
     }
     const after = await queueCounts(queue.name);
-    if (after.ready + after.unacknowledged !== 0) {
+    if (!isIdle(after)) {
       findings.push(`after the instances stopped the queue holds ${JSON.stringify(after)}`);
     }
 

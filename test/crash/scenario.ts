@@ -1,14 +1,12 @@
 // The run's plan, drawn from the seed alone: which orders change in S/4HANA in each phase and how, the
 // events that announce the changes (several per change, some published more than once), events that change
 // nothing, malformed messages, the publish order, and when instances are killed or dependencies fail.
+import { OTHER_TYPE, S4_SOURCE, salesOrderData, salesOrderEvent } from '../../sandbox/s4Events.js';
 import type { SalesOrderState } from '../../sandbox/s4Server.js';
 import type { PortalStatus } from '../../src/portal/portalStatus.js';
 import { portalStatusOf } from '../../src/portal/portalStatus.js';
 import type { SalesOrder } from '../../src/s4/salesOrder.js';
 import { createRandom, type Random } from './random.js';
-
-export const S4_SOURCE = '/default/sap.s4.beh/244572008';
-const TYPE = 'sap.s4.beh.salesorder.v1.SalesOrder.';
 
 export type ChangeKind = 'created' | 'status' | 'date' | 'status+date' | 'reference only';
 
@@ -156,28 +154,12 @@ function planPhase(
   let eventsOfOtherTypes = 0;
   const addEvent = (type: string, data: Record<string, unknown>) => {
     const id = `${random.hex(8)}-${random.hex(4)}-${random.hex(4)}-${random.hex(4)}-${random.hex(12)}`;
-    const body = JSON.stringify({
-      specversion: '1.0',
-      type,
-      source: S4_SOURCE,
-      id,
-      time: changedAt(59),
-      datacontenttype: 'application/json',
-      data,
-    });
+    const body = salesOrderEvent({ type, id, time: changedAt(59), data });
     // Some events reach the queue more than once (a producer retry): same source, id and payload.
     const copies = random.chance(0.35) ? random.int(2, 3) : 1;
     valid.push({ identity: `${S4_SOURCE} ${id}`, body, copies });
   };
-  const salesOrderData = (salesOrder: string) => ({
-    SalesOrder: salesOrder,
-    SalesOrderType: 'OR',
-    SalesOrganization: '1710',
-    DistributionChannel: '10',
-    OrganizationDivision: '00',
-    SoldToParty: '17100001',
-    EventRaisedDateTime: changedAt(59),
-  });
+  const orderData = (salesOrder: string) => salesOrderData(salesOrder, changedAt(59));
 
   for (const salesOrder of orders) {
     const current = states.get(salesOrder);
@@ -187,17 +169,17 @@ function planPhase(
       kind = random.pick<ChangeKind>(['status', 'status', 'date', 'status+date', 'reference only']);
     }
     if (kind === undefined) {
-      if (random.chance(0.12)) addEvent(TYPE + random.pick(UNCHANGED_TYPES), salesOrderData(salesOrder));
+      if (random.chance(0.12)) addEvent(random.pick(UNCHANGED_TYPES), orderData(salesOrder));
       continue;
     }
     const next = changeState(kind, salesOrder, current, random, changedAt(random.int(0, 58)));
     states.set(salesOrder, next);
     changes.push({ kind, state: next });
     const types = random.shuffle(EVENT_TYPES[kind]).slice(0, random.int(1, 3));
-    for (const type of types) addEvent(TYPE + type, salesOrderData(salesOrder));
+    for (const type of types) addEvent(type, orderData(salesOrder));
   }
   for (let i = random.int(1, 3); i > 0; i--) {
-    addEvent('sap.s4.beh.businesspartner.v1.BusinessPartner.Changed.v1', { BusinessPartner: '17100001' });
+    addEvent(OTHER_TYPE, { BusinessPartner: '17100001' });
     eventsOfOtherTypes++;
   }
 
@@ -301,15 +283,8 @@ function malformedMessage(
   what: 'truncated JSON' | 'invalid order key' | 'wrong specversion' | 'not JSON',
   marker: string,
 ): PlannedMessage {
-  const event = (overrides: Record<string, unknown>) =>
-    JSON.stringify({
-      specversion: '1.0',
-      type: `${TYPE}Changed.v1`,
-      source: S4_SOURCE,
-      id: marker,
-      data: { SalesOrder: '8100000' },
-      ...overrides,
-    });
+  const event = (overrides: { data?: unknown; envelope?: Record<string, unknown> }) =>
+    salesOrderEvent({ type: 'Changed.v1', id: marker, data: { SalesOrder: '8100000' }, ...overrides });
   const message = (body: string, contentType = 'application/json'): PlannedMessage => ({
     body,
     contentType,
@@ -322,7 +297,7 @@ function malformedMessage(
     case 'invalid order key':
       return message(event({ data: { SalesOrder: "8100000' or '1" } }));
     case 'wrong specversion':
-      return message(event({ specversion: '0.3' }));
+      return message(event({ envelope: { specversion: '0.3' } }));
     case 'not JSON':
       return message(`sales order changed (${marker})`, 'text/plain');
   }

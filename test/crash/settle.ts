@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
-import { queueCounts } from './brokerControl.js';
+import { isIdle, queueCounts } from '../support/queueCounts.js';
 import { pendingMail, unprocessedIdentities } from './checks.js';
 
 /**
@@ -28,7 +28,7 @@ export async function waitUntilSettled(
         if (Date.now() - lastQueueCheck > 2000) {
           lastQueueCheck = Date.now();
           const counts = await queueCounts(queue);
-          emptyWhileOpen = counts.ready + counts.unacknowledged === 0 ? emptyWhileOpen + 1 : 0;
+          emptyWhileOpen = isIdle(counts) ? emptyWhileOpen + 1 : 0;
           if (emptyWhileOpen >= 2) {
             return [`${open.length} events are not processed and the queue is empty with nothing in flight`];
           }
@@ -37,7 +37,7 @@ export async function waitUntilSettled(
         waitingFor = `${pending} unsent emails`;
       } else {
         const counts = await queueCounts(queue);
-        if (counts.ready + counts.unacknowledged === 0) return [];
+        if (isIdle(counts)) return [];
         waitingFor = `the queue holding ${counts.ready} ready, ${counts.unacknowledged} unsettled`;
       }
     } catch (err) {

@@ -1,7 +1,9 @@
 // The admin API on the real PostgreSQL, with real XSUAA token validation (a local key endpoint), state made by
 // real events through the real handler against the S/4HANA stand-in, and mail really sent to an SMTP sink.
+
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { S4_SOURCE, salesOrderEvent } from '../../sandbox/s4Events.js';
 import { type S4Server, startS4Server } from '../../sandbox/s4Server.js';
 import { type SmtpSink, startSmtpServer } from '../../sandbox/smtpServer.js';
 import type { InboundMessage } from '../../src/events/cloudEvent.js';
@@ -9,7 +11,7 @@ import { recordDeadLetter } from '../../src/events/deadLetter.js';
 import type { Handled } from '../../src/events/handleEvent.js';
 import type { ServiceParts } from '../../src/service.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { buildTestService, eventually, S4_SOURCE, salesOrderEvent } from '../support/harness.js';
+import { buildTestService, eventually } from '../support/harness.js';
 import { orderMaker } from '../support/orders.js';
 import { startXsuaaStub, type XsuaaStub } from '../support/xsuaa.js';
 

@@ -1,13 +1,14 @@
 import amqplib from 'amqplib';
 import rhea from 'rhea';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { S4_SOURCE, salesOrderEvent } from '../../sandbox/s4Events.js';
 import { type S4Server, startS4Server } from '../../sandbox/s4Server.js';
 import { type SmtpSink, startSmtpServer } from '../../sandbox/smtpServer.js';
 import type { Service } from '../../src/service.js';
 import { hostileMessages, metadataHostileMessages, paddedEvent } from '../fixtures/hostileMessages.js';
 import { createTestQueue, openRheaConnection, type TestQueue } from '../support/broker.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { eventually, S4_SOURCE, salesOrderEvent, startTestService } from '../support/harness.js';
+import { eventually, startTestService } from '../support/harness.js';
 import { orderMaker } from '../support/orders.js';
 import { AMQP_URL } from '../support/services.js';
 

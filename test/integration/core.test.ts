@@ -1,12 +1,14 @@
 // The core promise end to end, on the real PostgreSQL and RabbitMQ (AMQP 1.0), a real SMTP receiver and a
 // local S/4HANA stand-in: one portal state and one email per real change, whatever the broker delivers.
+
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { S4_SOURCE, salesOrderEvent } from '../../sandbox/s4Events.js';
 import type { S4Server } from '../../sandbox/s4Server.js';
 import type { SmtpSink } from '../../sandbox/smtpServer.js';
 import type { Service } from '../../src/service.js';
 import { createTestQueue, type Publisher, type TestQueue } from '../support/broker.js';
 import type { TestDatabase } from '../support/database.js';
-import { eventually, S4_SOURCE, salesOrderEvent, startTestService } from '../support/harness.js';
+import { eventually, startTestService } from '../support/harness.js';
 import { orderMaker } from '../support/orders.js';
 import { startWorld, stopWorld } from '../support/world.js';
 

@@ -1,11 +1,13 @@
 // What the fleet manager reads, end to end: events through the webhook, the S/4HANA stand-in, real PostgreSQL,
 // and the email as the real SMTP stand-in received it, parsed by mailparser.
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { salesOrderEvent } from '../../sandbox/s4Events.js';
 import type { S4Server, SalesOrderState } from '../../sandbox/s4Server.js';
 import type { ReceivedMail, SmtpSink } from '../../sandbox/smtpServer.js';
 import type { Service } from '../../src/service.js';
 import type { TestDatabase } from '../support/database.js';
-import { eventually, salesOrderEvent, startTestService } from '../support/harness.js';
+import { eventually, startTestService } from '../support/harness.js';
 import { orderMaker } from '../support/orders.js';
 import { startWorld, stopWorld } from '../support/world.js';
 

@@ -2,16 +2,18 @@
 // connection between two statements or in the middle of one. pg reports that as an 'error' event on the client;
 // without a listener it is an uncaught exception and the process dies. These tests terminate real PostgreSQL
 // backends (pg_terminate_backend) and check that the process stays up and nothing is lost or done twice.
+
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { S4_SOURCE, salesOrderEvent } from '../../sandbox/s4Events.js';
 import type { S4Server } from '../../sandbox/s4Server.js';
 import type { SmtpSink } from '../../sandbox/smtpServer.js';
 import { type Executor, withTransaction } from '../../src/db/transaction.js';
 import { classify, TransientError } from '../../src/errors.js';
 import { createTestQueue, type Publisher, type TestQueue } from '../support/broker.js';
 import type { TestDatabase } from '../support/database.js';
-import { eventually, S4_SOURCE, salesOrderEvent } from '../support/harness.js';
+import { eventually } from '../support/harness.js';
 import { orderMaker } from '../support/orders.js';
 import { serviceEnv } from '../support/serviceEnv.js';
 import { type ServiceProcess, spawnServiceProcess } from '../support/serviceProcess.js';

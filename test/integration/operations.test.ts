@@ -1,11 +1,12 @@
 // What an operator relies on: /health, /metrics, the log lines, and a shutdown that loses nothing.
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { salesOrderEvent } from '../../sandbox/s4Events.js';
 import type { S4Server } from '../../sandbox/s4Server.js';
 import type { SmtpSink } from '../../sandbox/smtpServer.js';
 import { createTestQueue, type Publisher } from '../support/broker.js';
 import type { TestDatabase } from '../support/database.js';
-import { eventually, salesOrderEvent, startTestService } from '../support/harness.js';
+import { eventually, startTestService } from '../support/harness.js';
 import { startWorld, stopWorld } from '../support/world.js';
 
 let db: TestDatabase;

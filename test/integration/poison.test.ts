@@ -1,12 +1,13 @@
 // Poison messages and identity conflicts: a message that kills the process is stopped by the delivery count,
 // a reused identity with another payload is refused, and a duplicate that outlived its record does no harm.
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { S4_SOURCE, salesOrderEvent } from '../../sandbox/s4Events.js';
 import type { S4Server } from '../../sandbox/s4Server.js';
 import type { SmtpSink } from '../../sandbox/smtpServer.js';
 import type { Service } from '../../src/service.js';
 import { createTestQueue, type Publisher, type TestQueue } from '../support/broker.js';
 import type { TestDatabase } from '../support/database.js';
-import { eventually, S4_SOURCE, salesOrderEvent, startTestService } from '../support/harness.js';
+import { eventually, startTestService } from '../support/harness.js';
 import { orderMaker } from '../support/orders.js';
 import { serviceEnv } from '../support/serviceEnv.js';
 import { type ServiceProcess, spawnServiceProcess } from '../support/serviceProcess.js';

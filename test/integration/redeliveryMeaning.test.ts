@@ -3,14 +3,16 @@
 // extension attributes, or structured with an extension, over the real AMQP consumer and the real webhook. A
 // changed type or data under the same identity is still a conflict. Records written before the hash covered
 // meaning only still tell a redelivery apart after the upgrade.
+
 import { CloudEvent, HTTP } from 'cloudevents';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { salesOrderEvent } from '../../sandbox/s4Events.js';
 import type { S4Server } from '../../sandbox/s4Server.js';
 import type { SmtpSink } from '../../sandbox/smtpServer.js';
 import type { Service } from '../../src/service.js';
 import { createTestQueue, type OutgoingEvent, type Publisher, type TestQueue } from '../support/broker.js';
 import type { TestDatabase } from '../support/database.js';
-import { eventually, salesOrderEvent, startTestService } from '../support/harness.js';
+import { eventually, startTestService } from '../support/harness.js';
 import { s4Sample } from '../support/realSamples.js';
 import { startWorld, stopWorld } from '../support/world.js';
 

@@ -2,6 +2,7 @@ import { createTransport } from 'nodemailer';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type S4Server, startS4Server } from '../../sandbox/s4Server.js';
 import { type SmtpSink, startSmtpServer } from '../../sandbox/smtpServer.js';
+import { gate } from '../support/gate.js';
 
 const ENTITY_SET = '/sap/opu/odata/sap/API_SALES_ORDER_SRV/A_SalesOrder';
 const keyPath = (key: string) => `${ENTITY_SET}('${encodeURIComponent(key.replaceAll("'", "''"))}')`;
@@ -181,6 +182,41 @@ describe('S/4HANA sandbox (API_SALES_ORDER_SRV)', () => {
       ['1000478', 3],
       ['1000478', 4],
     ]);
+  });
+
+  it('answers each scripted read of an order in turn, holds one until its gate opens, then repeats the last', async () => {
+    const state = (minute: number, status: string) => ({
+      salesOrder: '1000481',
+      lastChangeDateTime: `2026-11-30T10:${String(minute).padStart(2, '0')}:00Z`,
+      overallSDProcessStatus: status,
+    });
+    s4.setOrder(state(0, 'A'));
+    const held = gate();
+    s4.scriptReads('1000481', [
+      { state: state(1, 'B'), until: held.opened },
+      { fault: 'unavailable' },
+      { state: state(2, 'C'), latencyMs: 0 },
+    ]);
+    const status = async (res: Response) =>
+      ((await res.json()) as { d: { OverallSDProcessStatus: string } }).d.OverallSDProcessStatus;
+
+    const first = getOrder('1000481');
+    let answered = false;
+    void first.then(() => {
+      answered = true;
+    });
+    // The held read has reached the server (it counts it) and already moved the order on, but has not answered.
+    await expect.poll(() => s4.calls('1000481')).toBe(1);
+    expect(s4.getOrder('1000481')?.overallSDProcessStatus).toBe('B');
+    expect((await getOrder('1000481')).status).toBe(503);
+    expect(answered).toBe(false);
+    held.open();
+    expect(await status(await first)).toBe('B');
+    expect(await status(await getOrder('1000481'))).toBe('C');
+    expect(await status(await getOrder('1000481'))).toBe('C');
+    s4.scriptReads('1000481', []);
+    s4.setFault(() => 'error500');
+    expect((await getOrder('1000481')).status).toBe(500);
   });
 
   it('never answers a hung read until the client gives up, and still closes promptly', async () => {

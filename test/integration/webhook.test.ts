@@ -4,17 +4,12 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { S4_SOURCE, salesOrderEvent } from '../../sandbox/s4Events.js';
 import { type S4Server, startS4Server } from '../../sandbox/s4Server.js';
 import { type SmtpSink, startSmtpServer } from '../../sandbox/smtpServer.js';
 import type { ServiceParts } from '../../src/service.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import {
-  buildTestService,
-  eventually,
-  S4_SOURCE,
-  salesOrderEvent,
-  type TestServiceOptions,
-} from '../support/harness.js';
+import { buildTestService, eventually, type TestServiceOptions } from '../support/harness.js';
 import { orderMaker } from '../support/orders.js';
 import { startXsuaaStub, type XsuaaStub } from '../support/xsuaa.js';
 

@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import amqplib from 'amqplib';
 import rhea, { type Connection } from 'rhea';
+import { isIdle, queueCounts } from './queueCounts.js';
 import { AMQP_HOST, AMQP_PORT, AMQP_URL } from './services.js';
 
 export interface TestQueue {
@@ -12,6 +13,8 @@ export interface TestQueue {
   address: string;
   /** Messages ready in the queue (not those a consumer holds unsettled). */
   depth(): Promise<number>;
+  /** Whether nothing is ready and nothing is held unsettled by a consumer: every message is settled for good. */
+  isIdle(): Promise<boolean>;
   /** Takes every message from the dead-letter queue. */
   drainDeadLetters(): Promise<Array<{ body: string; contentType: string | undefined }>>;
   /** Drops every ready message. */
@@ -42,6 +45,7 @@ export async function createTestQueue(
     deadLetterName,
     address: `/amq/queue/${name}`,
     depth: async () => (await channel.checkQueue(name)).messageCount,
+    isIdle: async () => isIdle(await queueCounts(name)),
     async drainDeadLetters() {
       const letters: Array<{ body: string; contentType: string | undefined }> = [];
       for (;;) {

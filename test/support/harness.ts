@@ -92,34 +92,3 @@ export async function eventually<T>(
     `timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`,
   );
 }
-
-export interface EventSpec {
-  salesOrder?: unknown;
-  id?: string;
-  source?: string;
-  type?: string;
-  data?: unknown;
-}
-
-export const S4_SOURCE = '/default/sap.s4.beh/244572008';
-
-/** A structured-mode S/4HANA sales-order event, shaped as S/4HANA sends it. */
-export function salesOrderEvent(spec: EventSpec = {}): string {
-  return JSON.stringify({
-    specversion: '1.0',
-    type: spec.type ?? 'sap.s4.beh.salesorder.v1.SalesOrder.Changed.v1',
-    source: spec.source ?? S4_SOURCE,
-    id: spec.id ?? randomBytes(16).toString('hex'),
-    time: '2026-03-03T13:19:54Z',
-    datacontenttype: 'application/json',
-    data: spec.data ?? {
-      SalesOrder: spec.salesOrder ?? '1000473',
-      SalesOrderType: 'OR',
-      SalesOrganization: '1710',
-      DistributionChannel: '10',
-      OrganizationDivision: '00',
-      SoldToParty: '17100001',
-      EventRaisedDateTime: '2026-03-03T13:19:53.8123450Z',
-    },
-  });
-}
