@@ -9,6 +9,7 @@ import { hostileMessages, metadataHostileMessages, paddedEvent } from '../fixtur
 import { createTestQueue, openRheaConnection, type TestQueue } from '../support/broker.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { eventually, startTestService } from '../support/harness.js';
+import { type Observer, observe } from '../support/observe.js';
 import { orderMaker } from '../support/orders.js';
 import { AMQP_URL } from '../support/services.js';
 
@@ -30,6 +31,7 @@ let s4: S4Server;
 let smtp: SmtpSink;
 let queue: TestQueue;
 let service: Service;
+let view: Observer;
 
 beforeAll(async () => {
   [db, s4, smtp, queue] = await Promise.all([
@@ -38,6 +40,7 @@ beforeAll(async () => {
     startSmtpServer(),
     createTestQueue('fon-bad-input'),
   ]);
+  view = observe({ db, smtp });
   service = await startTestService({
     databaseUrl: db.url,
     s4Url: s4.url,
@@ -173,10 +176,6 @@ function validEvents(): Array<WireMessage & { salesOrder: string | undefined }> 
   return valid;
 }
 
-function mailsFor(salesOrder: string) {
-  return smtp.messages.filter((mail) => mail.headers['x-sales-order'] === salesOrder);
-}
-
 describe('hostile messages on the real broker', () => {
   it('dead-letters every hostile message with its reason and processes every valid event between them', async () => {
     const corpus = hostileMessages(MAX_MESSAGE_BYTES);
@@ -194,7 +193,6 @@ describe('hostile messages on the real broker', () => {
       }
     });
     wire.push(...valid.slice(used));
-    expect(wire).toHaveLength(corpus.length + valid.length);
 
     // The broker takes every one of them, the 3 MB body included: nothing is refused before the service.
     const outcomes = await publish(wire);
@@ -247,7 +245,7 @@ describe('hostile messages on the real broker', () => {
       validOrders.sort().map((salesOrder) => ({ salesOrder, portalStatus: 'PartiallyDelivered' })),
     );
     await smtp.waitForCount(validOrders.length, 15_000);
-    for (const salesOrder of validOrders) expect(mailsFor(salesOrder), salesOrder).toHaveLength(1);
+    for (const salesOrder of validOrders) expect(view.mails(salesOrder), salesOrder).toHaveLength(1);
 
     // S/4HANA saw exactly one read per valid order, and none for any key a hostile message carried.
     for (const message of corpus) {
@@ -277,15 +275,15 @@ describe('hostile messages on the real broker', () => {
         properties: {},
       },
     ]);
-    await eventually('the last event processed', async () => mailsFor(last).length === 1);
-    expect(await queue.depth()).toBe(0);
+    await eventually('the last event processed', async () => view.mails(last).length === 1);
+    await eventually('the queue to hold nothing ready or in flight', () => queue.isIdle());
   }, 90_000);
 
   it('records the reason of refused messages whose metadata PostgreSQL cannot store as it comes', async () => {
     const messages = metadataHostileMessages();
     const codes = messages.map((message) => message.code);
-    const dlqBefore = await drainDeadLetterQueue(0, codes);
-    expect(dlqBefore.size).toBe(0);
+    // Whatever an earlier test left in the dead-letter queue is not this test's to count.
+    await drainDeadLetterQueue(0, codes);
     await publish(messages);
 
     const letters = await eventually(`${messages.length} dead letters`, async () => {
@@ -301,7 +299,7 @@ describe('hostile messages on the real broker', () => {
     }
     const dlq = await drainDeadLetterQueue(messages.length, codes);
     expect([...dlq.keys()].sort()).toEqual(codes);
-    expect(await queue.depth()).toBe(0);
+    await eventually('the queue to hold nothing ready or in flight', () => queue.isIdle());
   });
 
   it('keeps header lines, recipients and HTML from S/4HANA free text out of the email', async () => {
@@ -320,7 +318,7 @@ describe('hostile messages on the real broker', () => {
       },
     ]);
     const [mail] = await eventually('the mail', async () => {
-      const mails = mailsFor(salesOrder);
+      const mails = view.mails(salesOrder);
       return mails.length === 1 ? mails : undefined;
     });
     if (mail === undefined) throw new Error('no mail');
@@ -339,6 +337,6 @@ describe('hostile messages on the real broker', () => {
     expect(mail.html).toContain('&#60;b onclick=&#34;x&#34;&#62;&#38;amp;&#60;/b&#62;');
     // The text itself reaches the fleet manager, in the body where it cannot act as a header.
     expect(mail.text).toContain('Bcc: attacker@evil.example');
-    expect(await queue.depth()).toBe(0);
+    await eventually('the queue to hold nothing ready or in flight', () => queue.isIdle());
   });
 });

@@ -9,7 +9,9 @@ import type { Service } from '../../src/service.js';
 import { createTestQueue, type Publisher, type TestQueue } from '../support/broker.js';
 import type { TestDatabase } from '../support/database.js';
 import { eventually, startTestService } from '../support/harness.js';
+import { type Observer, observe } from '../support/observe.js';
 import { orderMaker } from '../support/orders.js';
+import { settled as settledWorld } from '../support/settle.js';
 import { startWorld, stopWorld } from '../support/world.js';
 
 let db: TestDatabase;
@@ -18,9 +20,11 @@ let smtp: SmtpSink;
 let publisher: Publisher;
 let queue: TestQueue;
 let service: Service;
+let view: Observer;
 
 beforeAll(async () => {
   ({ db, s4, smtp, publisher } = await startWorld());
+  view = observe({ db, smtp });
 });
 afterAll(() => stopWorld({ db, s4, smtp, publisher }));
 
@@ -43,36 +47,12 @@ afterEach(async () => {
 
 const { newOrder, changeOrder: newOrderState } = orderMaker(() => s4, 4_000_000);
 
-async function processedCount(filter: { salesOrder?: string; outcome?: string } = {}): Promise<number> {
-  const { rows } = await db.pool.query<{ n: number }>(
-    `select count(*)::int as n from processed_event
-     where ($1::text is null or sales_order = $1) and ($2::text is null or outcome = $2)`,
-    [filter.salesOrder ?? null, filter.outcome ?? null],
-  );
-  return rows[0]?.n ?? 0;
-}
-
-async function portalRow(salesOrder: string) {
-  const { rows } = await db.pool.query(
-    `select portal_status as "portalStatus", to_char(requested_delivery_date, 'YYYY-MM-DD') as "date",
-            customer_reference as "customerReference", sold_to_party as "soldToParty"
-     from portal_order_status where sales_order = $1`,
-    [salesOrder],
-  );
-  return rows[0];
-}
-
-function mailsFor(salesOrder: string) {
-  return smtp.messages.filter((mail) => mail.headers['x-sales-order'] === salesOrder);
-}
-
-/** Waits until the queue is drained and the service holds nothing in flight. */
-async function settled(expectedProcessed: number, filter: { salesOrder?: string } = {}): Promise<void> {
-  await eventually(
-    `${expectedProcessed} processed events`,
-    async () => (await processedCount(filter)) >= expectedProcessed,
-  );
-  await eventually('an empty source queue', async () => (await queue.depth()) === 0);
+/**
+ * Waits until `expected` events of the order are processed, the queue holds nothing ready or in flight and the
+ * order's mail is sent: every delivery is handled, so nothing read afterwards can still change.
+ */
+function settled(expected: number, salesOrder: string): Promise<void> {
+  return settledWorld(view, [queue], [salesOrder], expected);
 }
 
 describe('processing S/4HANA sales-order events', () => {
@@ -81,17 +61,17 @@ describe('processing S/4HANA sales-order events', () => {
     const event = salesOrderEvent({ salesOrder });
     await publisher.send(queue.address, [{ body: event }, { body: event }, { body: event }]);
 
-    await settled(1, { salesOrder });
-    await smtp.waitForCount(1);
-    await service.stop(); // anything unsettled would now be back in the queue
-    expect(await queue.depth()).toBe(0);
-    expect(await portalRow(salesOrder)).toEqual({
+    // Settled: all three copies are handled (none ready or in flight) and the outbox is sent.
+    await settled(1, salesOrder);
+    expect(await view.processed({ salesOrder })).toHaveLength(1);
+    expect(await view.portalRow(salesOrder)).toMatchObject({
       portalStatus: 'PartiallyDelivered',
       date: '2026-12-15',
       customerReference: 'PO-4711',
       soldToParty: '17100001',
     });
-    const mails = mailsFor(salesOrder);
+    expect(await view.outbox(salesOrder)).toHaveLength(1);
+    const mails = view.mails(salesOrder);
     expect(mails).toHaveLength(1);
     expect(mails[0]?.headers['x-portal-status']).toBe('PartiallyDelivered');
     expect(mails[0]?.headers['x-requested-delivery-date']).toBe('2026-12-15');
@@ -110,23 +90,24 @@ describe('processing S/4HANA sales-order events', () => {
       })),
     );
 
-    await settled(3, { salesOrder });
-    await eventually('the outbox to drain', async () => smtp.messages.length >= 1);
-    expect((await portalRow(salesOrder))?.portalStatus).toBe('InProcess');
-    expect(mailsFor(salesOrder)).toHaveLength(1);
+    await settled(3, salesOrder);
+    expect((await view.portalRow(salesOrder))?.portalStatus).toBe('InProcess');
+    expect(await view.outbox(salesOrder)).toHaveLength(1);
+    expect(view.mails(salesOrder)).toHaveLength(1);
   });
 
   it('emails again only when status or requested delivery date really change', async () => {
     const salesOrder = newOrder();
     await publisher.send(queue.address, [{ body: salesOrderEvent({ salesOrder }) }]);
-    await settled(1, { salesOrder });
-    await eventually('first mail', async () => mailsFor(salesOrder).length === 1);
+    await settled(1, salesOrder);
+    expect(view.mails(salesOrder)).toHaveLength(1);
 
     // A change the fleet manager does not care about: no email.
     newOrderState(salesOrder, { customerReference: 'PO-4712', lastChangeDateTime: '2026-11-30T11:00:00Z' });
     await publisher.send(queue.address, [{ body: salesOrderEvent({ salesOrder }) }]);
-    await settled(2, { salesOrder });
-    expect((await portalRow(salesOrder))?.customerReference).toBe('PO-4712');
+    await settled(2, salesOrder);
+    expect((await view.portalRow(salesOrder))?.customerReference).toBe('PO-4712');
+    expect(await view.outbox(salesOrder)).toHaveLength(1);
 
     // The delivery date moves: one email.
     newOrderState(salesOrder, {
@@ -134,13 +115,13 @@ describe('processing S/4HANA sales-order events', () => {
       lastChangeDateTime: '2026-11-30T12:00:00Z',
     });
     await publisher.send(queue.address, [{ body: salesOrderEvent({ salesOrder }) }]);
-    await settled(3, { salesOrder });
-    await eventually('second mail', async () => mailsFor(salesOrder).length === 2);
-    expect(mailsFor(salesOrder).map((mail) => mail.headers['x-requested-delivery-date'])).toEqual([
+    await settled(3, salesOrder);
+    expect(await view.outbox(salesOrder)).toHaveLength(2);
+    expect(view.mails(salesOrder).map((mail) => mail.headers['x-requested-delivery-date'])).toEqual([
       '2026-12-15',
       '2026-12-20',
     ]);
-    const ids = new Set(mailsFor(salesOrder).map((mail) => mail.messageId));
+    const ids = new Set(view.mails(salesOrder).map((mail) => mail.messageId));
     expect(ids.size).toBe(2);
   });
 
@@ -151,10 +132,10 @@ describe('processing S/4HANA sales-order events', () => {
       { body: salesOrderEvent({ salesOrder, type: 'sap.s4.beh.salesorder.v1.SalesOrder.Deleted.v1' }) },
     ]);
 
-    await settled(1, { salesOrder });
-    expect(await processedCount({ salesOrder, outcome: 'not_found' })).toBe(1);
-    expect(await portalRow(salesOrder)).toBeUndefined();
-    expect(mailsFor(salesOrder)).toHaveLength(0);
+    await settled(1, salesOrder);
+    expect(await view.processedCount({ salesOrder, outcome: 'not_found' })).toBe(1);
+    expect(await view.portalRow(salesOrder)).toBeUndefined();
+    expect(view.mails(salesOrder)).toHaveLength(0);
     expect(await queue.drainDeadLetters()).toEqual([]);
   });
 
@@ -170,8 +151,8 @@ describe('processing S/4HANA sales-order events', () => {
       { body: salesOrderEvent({ salesOrder: after }) },
     ]);
 
-    await settled(1, { salesOrder: before });
-    await settled(1, { salesOrder: after });
+    await settled(1, before);
+    await settled(1, after);
     const letters = await eventually('two dead letters', async () => {
       const { rows } = await db.pool.query<{ reason: string; body: Buffer }>(
         `select reason, body from dead_letter where channel = 'amqp' order by id`,
@@ -183,8 +164,10 @@ describe('processing S/4HANA sales-order events', () => {
       expect.stringMatching(/^body is not valid JSON/),
       'data.SalesOrder must be 1 to 10 letters or digits, got "1\') or (\'1"',
     ]);
-    const dlq = await eventually('the dead-letter queue to hold both', async () => {
-      return (await queue.drainDeadLetters()).map((letter) => letter.body);
+    const dlq: string[] = [];
+    await eventually('the dead-letter queue to hold both', async () => {
+      for (const letter of await queue.drainDeadLetters()) dlq.push(letter.body);
+      return dlq.length >= 2;
     });
     expect(dlq).toHaveLength(2);
     expect(dlq.some((body) => body.includes('"id":"x1"'))).toBe(true);
@@ -197,27 +180,27 @@ describe('processing S/4HANA sales-order events', () => {
     s4.setFault((order, callNo) => (order === salesOrder && callNo <= 4 ? 'unavailable' : 'ok'));
     await publisher.send(queue.address, [{ body: salesOrderEvent({ salesOrder }) }]);
 
-    await settled(1, { salesOrder });
-    expect((await portalRow(salesOrder))?.portalStatus).toBe('Delivered');
+    await settled(1, salesOrder);
+    expect((await view.portalRow(salesOrder))?.portalStatus).toBe('Delivered');
     // 3 tries per delivery in this harness: the first delivery was released, the second succeeded.
     expect(s4.calls(salesOrder)).toBe(5);
-    await eventually('one mail', async () => mailsFor(salesOrder).length === 1);
+    expect(view.mails(salesOrder)).toHaveLength(1);
   });
 
   it('keeps the newer portal state when an older S/4HANA state is read later', async () => {
     const salesOrder = newOrder({ overallDeliveryStatus: 'C', lastChangeDateTime: '2026-11-30T12:00:00Z' });
     await publisher.send(queue.address, [{ body: salesOrderEvent({ salesOrder }) }]);
-    await settled(1, { salesOrder });
-    await eventually('first mail', async () => mailsFor(salesOrder).length === 1);
+    await settled(1, salesOrder);
 
     // A lagging replica answers with an older version of the order.
     newOrderState(salesOrder, { overallDeliveryStatus: 'B', lastChangeDateTime: '2026-11-30T09:00:00Z' });
     await publisher.send(queue.address, [{ body: salesOrderEvent({ salesOrder }) }]);
-    await settled(2, { salesOrder });
+    await settled(2, salesOrder);
 
-    expect((await portalRow(salesOrder))?.portalStatus).toBe('Delivered');
-    expect(await processedCount({ salesOrder, outcome: 'stale' })).toBe(1);
-    expect(mailsFor(salesOrder)).toHaveLength(1);
+    expect((await view.portalRow(salesOrder))?.portalStatus).toBe('Delivered');
+    expect(await view.processedCount({ salesOrder, outcome: 'stale' })).toBe(1);
+    expect(await view.outbox(salesOrder)).toHaveLength(1);
+    expect(view.mails(salesOrder)).toHaveLength(1);
   });
 
   it('delivers the email with the same Message-ID after SMTP refused it once', async () => {
@@ -225,15 +208,12 @@ describe('processing S/4HANA sales-order events', () => {
     smtp.setRefuse((mail) => (mail.callNo === 1 ? 'transient' : 'accept'));
     await publisher.send(queue.address, [{ body: salesOrderEvent({ salesOrder }) }]);
 
-    await settled(1, { salesOrder });
-    const [mail] = await eventually('the retried mail', async () =>
-      mailsFor(salesOrder).length === 1 ? mailsFor(salesOrder) : undefined,
-    );
-    const { rows } = await db.pool.query(
-      `select state, attempts, message_id as "messageId" from mail_outbox where sales_order = $1`,
-      [salesOrder],
-    );
-    expect(rows).toEqual([{ state: 'sent', attempts: 2, messageId: mail?.messageId }]);
+    await settled(1, salesOrder);
+    const mails = view.mails(salesOrder);
+    expect(mails).toHaveLength(1);
+    expect(await view.outbox(salesOrder)).toMatchObject([
+      { state: 'sent', attempts: 2, messageId: mails[0]?.messageId },
+    ]);
   });
 
   it('accepts binary-mode events with attributes in application properties', async () => {
@@ -249,8 +229,8 @@ describe('processing S/4HANA sales-order events', () => {
         },
       },
     ]);
-    await settled(1, { salesOrder });
-    expect((await portalRow(salesOrder))?.portalStatus).toBe('Open');
+    await settled(1, salesOrder);
+    expect((await view.portalRow(salesOrder))?.portalStatus).toBe('Open');
   });
 
   it('records events of other types as ignored without asking S/4HANA', async () => {
@@ -263,7 +243,10 @@ describe('processing S/4HANA sales-order events', () => {
         }),
       },
     ]);
-    await eventually('the ignored event', async () => (await processedCount({ outcome: 'ignored' })) === 1);
+    await eventually(
+      'the ignored event',
+      async () => (await view.processedCount({ outcome: 'ignored' })) === 1,
+    );
     expect(s4.calls()).toBe(calls);
   });
 });

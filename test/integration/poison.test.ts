@@ -8,6 +8,7 @@ import type { Service } from '../../src/service.js';
 import { createTestQueue, type Publisher, type TestQueue } from '../support/broker.js';
 import type { TestDatabase } from '../support/database.js';
 import { eventually, startTestService } from '../support/harness.js';
+import { type Observer, observe } from '../support/observe.js';
 import { orderMaker } from '../support/orders.js';
 import { serviceEnv } from '../support/serviceEnv.js';
 import { type ServiceProcess, spawnServiceProcess } from '../support/serviceProcess.js';
@@ -17,9 +18,11 @@ let db: TestDatabase;
 let s4: S4Server;
 let smtp: SmtpSink;
 let publisher: Publisher;
+let view: Observer;
 
 beforeAll(async () => {
   ({ db, s4, smtp, publisher } = await startWorld());
+  view = observe({ db, smtp });
 });
 afterAll(() => stopWorld({ db, s4, smtp, publisher }));
 
@@ -29,28 +32,9 @@ const { newOrder, changeOrder } = orderMaker(() => s4, 7_300_000, {
   overallDeliveryStatus: 'B',
 });
 
-function mailsFor(salesOrder: string) {
-  return smtp.messages.filter((mail) => mail.headers['x-sales-order'] === salesOrder);
-}
-
-async function portalRow(salesOrder: string) {
-  const { rows } = await db.pool.query(
-    `select portal_status as "portalStatus", to_char(requested_delivery_date, 'YYYY-MM-DD') as "date",
-            customer_reference as "customerReference", s4_read_at as "readAt"
-     from portal_order_status where sales_order = $1::text`,
-    [salesOrder],
-  );
-  return rows[0] as
-    | { portalStatus: string; date: string; customerReference: string; readAt: Date }
-    | undefined;
-}
-
-async function processed(id: string): Promise<{ outcome: string; payloadHash: string } | undefined> {
-  const { rows } = await db.pool.query(
-    `select outcome, payload_hash as "payloadHash" from processed_event where source = $1::text and id = $2::text`,
-    [S4_SOURCE, id],
-  );
-  return rows[0];
+/** The event's processed record, if any. */
+async function processed(id: string) {
+  return (await view.processed({ id }))[0];
 }
 
 async function deadLetters(eventId: string): Promise<string[]> {
@@ -69,14 +53,6 @@ async function drainAtLeast(queue: TestQueue, count: number): Promise<string[]> 
     return bodies.length >= count;
   });
   return bodies;
-}
-
-async function outboxCount(salesOrder: string): Promise<number> {
-  const { rows } = await db.pool.query<{ n: number }>(
-    `select count(*)::int as n from mail_outbox where sales_order = $1::text`,
-    [salesOrder],
-  );
-  return rows[0]?.n ?? 0;
 }
 
 describe('one identity, one effect', () => {
@@ -101,8 +77,8 @@ describe('one identity, one effect', () => {
     const salesOrder = newOrder();
     const id = 'conflict-1';
     await publisher.send(queue.address, [{ body: salesOrderEvent({ salesOrder, id }) }]);
-    await eventually('the first mail', async () => mailsFor(salesOrder).length === 1);
-    const before = await portalRow(salesOrder);
+    await eventually('the first mail', async () => view.mails(salesOrder).length === 1);
+    const before = await view.portalRow(salesOrder);
     const hash = (await processed(id))?.payloadHash;
 
     // S/4HANA moved on: applying anything for this order now would change the portal and send a mail.
@@ -127,12 +103,12 @@ describe('one identity, one effect', () => {
     const metrics = await service.app.inject({ method: 'GET', url: '/metrics' });
     expect(metrics.body).toContain('fon_events_total{channel="amqp",outcome="rejected",reason="conflict"} 2');
 
-    expect(await portalRow(salesOrder)).toEqual(before);
-    expect(await portalRow(other)).toBeUndefined();
+    expect(await view.portalRow(salesOrder)).toEqual(before);
+    expect(await view.portalRow(other)).toBeUndefined();
     expect((await processed(id))?.payloadHash).toBe(hash);
     expect(s4.calls()).toBe(reads);
-    expect(await outboxCount(salesOrder)).toBe(1);
-    expect(mailsFor(salesOrder)).toHaveLength(1);
+    expect(await view.outbox(salesOrder)).toHaveLength(1);
+    expect(view.mails(salesOrder)).toHaveLength(1);
     expect(await queue.depth()).toBe(0);
   });
 
@@ -141,8 +117,8 @@ describe('one identity, one effect', () => {
     const id = 'expired-duplicate-1';
     const event = salesOrderEvent({ salesOrder, id });
     await publisher.send(queue.address, [{ body: event }]);
-    await eventually('the first mail', async () => mailsFor(salesOrder).length === 1);
-    const before = await portalRow(salesOrder);
+    await eventually('the first mail', async () => view.mails(salesOrder).length === 1);
+    const before = await view.portalRow(salesOrder);
 
     // Retention removed the record; the broker then redelivers the same message.
     await db.pool.query(`delete from processed_event where source = $1::text and id = $2::text`, [
@@ -153,12 +129,12 @@ describe('one identity, one effect', () => {
 
     await eventually('the event processed again', async () => (await processed(id))?.outcome === 'applied');
     expect(s4.calls(salesOrder)).toBe(2);
-    const after = await portalRow(salesOrder);
+    const after = await view.portalRow(salesOrder);
     expect(after).toEqual({ ...before, readAt: expect.any(Date) });
     expect(after?.readAt.getTime()).toBeGreaterThan(before?.readAt.getTime() ?? Number.POSITIVE_INFINITY);
     // The decision and its outbox row commit with the record, so the outbox is final once the record is back.
-    expect(await outboxCount(salesOrder)).toBe(1);
-    expect(mailsFor(salesOrder)).toHaveLength(1);
+    expect(await view.outbox(salesOrder)).toHaveLength(1);
+    expect(view.mails(salesOrder)).toHaveLength(1);
     expect(await deadLetters(id)).toEqual([]);
   });
 });
@@ -224,7 +200,7 @@ describe('a message that kills the process', () => {
     );
     let current = await startProcess();
     await eventually('mails for the events before the poison', async () =>
-      before.every((salesOrder) => mailsFor(salesOrder).length === 1),
+      before.every((salesOrder) => view.mails(salesOrder).length === 1),
     );
 
     const behind = [newOrder(), newOrder()];
@@ -257,18 +233,18 @@ describe('a message that kills the process', () => {
       ),
     ]);
     expect(await processed(poisonId)).toBeUndefined();
-    expect(await portalRow(poison)).toBeUndefined();
+    expect(await view.portalRow(poison)).toBeUndefined();
 
     await eventually('mails for the events behind the poison', async () =>
-      behind.every((salesOrder) => mailsFor(salesOrder).length === 1),
+      behind.every((salesOrder) => view.mails(salesOrder).length === 1),
     );
     const after = newOrder();
     await publisher.send(queue.address, [{ body: salesOrderEvent({ salesOrder: after }) }]);
-    await eventually('the mail for an event after the poison', async () => mailsFor(after).length === 1);
+    await eventually('the mail for an event after the poison', async () => view.mails(after).length === 1);
 
     for (const salesOrder of [...before, ...behind, after]) {
-      expect((await portalRow(salesOrder))?.portalStatus, salesOrder).toBe('PartiallyDelivered');
-      expect(mailsFor(salesOrder), salesOrder).toHaveLength(1);
+      expect((await view.portalRow(salesOrder))?.portalStatus, salesOrder).toBe('PartiallyDelivered');
+      expect(view.mails(salesOrder), salesOrder).toHaveLength(1);
     }
     const letters = await drainAtLeast(queue, 1);
     expect(letters.map((body) => body.includes(`"id":"${poisonId}"`))).toEqual([true]);

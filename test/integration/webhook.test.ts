@@ -10,6 +10,7 @@ import { type SmtpSink, startSmtpServer } from '../../sandbox/smtpServer.js';
 import type { ServiceParts } from '../../src/service.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { buildTestService, eventually, type TestServiceOptions } from '../support/harness.js';
+import { type Observer, observe } from '../support/observe.js';
 import { orderMaker } from '../support/orders.js';
 import { startXsuaaStub, type XsuaaStub } from '../support/xsuaa.js';
 
@@ -21,6 +22,7 @@ let smtp: SmtpSink;
 let xsuaa: XsuaaStub;
 let service: ServiceParts;
 let app: FastifyInstance;
+let view: Observer;
 
 /** The service with events by webhook only, built as in production but not started. */
 function webhookService(options: Partial<TestServiceOptions> = {}): Promise<ServiceParts> {
@@ -40,6 +42,7 @@ beforeAll(async () => {
     startSmtpServer(),
     startXsuaaStub(),
   ]);
+  view = observe({ db, smtp });
   service = await webhookService({ mailPollMs: 100 });
   service.mailSender.start();
   app = service.app;
@@ -64,20 +67,12 @@ function post(body: string, headers: Record<string, string> = {}, target: Fastif
 }
 
 async function portalStatus(salesOrder: string): Promise<string | undefined> {
-  const { rows } = await db.pool.query<{ status: string }>(
-    `select portal_status as "status" from portal_order_status where sales_order = $1`,
-    [salesOrder],
-  );
-  return rows[0]?.status;
+  return (await view.portalRow(salesOrder))?.portalStatus;
 }
 
 async function count(sql: string, params: unknown[]): Promise<number> {
   const { rows } = await db.pool.query<{ n: number }>(`select count(*)::int as "n" from ${sql}`, params);
   return rows[0]?.n ?? 0;
-}
-
-function mailsFor(salesOrder: string) {
-  return smtp.messages.filter((mail) => mail.headers['x-sales-order'] === salesOrder);
 }
 
 describe('webhook handshake', () => {
@@ -107,7 +102,7 @@ describe('webhook deliveries', () => {
     expect(await portalStatus(salesOrder)).toBe('PartiallyDelivered');
     const [mail] = await eventually(
       'the mail',
-      async () => mailsFor(salesOrder).length === 1 && mailsFor(salesOrder),
+      async () => view.mails(salesOrder).length === 1 && view.mails(salesOrder),
     );
     expect(mail?.headers['x-portal-status']).toBe('PartiallyDelivered');
     expect(mail?.to).toEqual(['fleet-manager@fleet.example']);
@@ -145,7 +140,7 @@ describe('webhook deliveries', () => {
     const salesOrder = newOrder();
     const event = salesOrderEvent({ salesOrder });
     const first = await post(event);
-    await eventually('the first mail', async () => mailsFor(salesOrder).length === 1);
+    await eventually('the first mail', async () => view.mails(salesOrder).length === 1);
 
     const again = await post(event);
     expect(first.statusCode).toBe(200);
@@ -153,7 +148,7 @@ describe('webhook deliveries', () => {
     expect(again.json()).toEqual({ status: 'duplicate' });
     expect(s4.calls(salesOrder)).toBe(1);
     expect(await count('mail_outbox where sales_order = $1', [salesOrder])).toBe(1);
-    expect(mailsFor(salesOrder)).toHaveLength(1);
+    expect(view.mails(salesOrder)).toHaveLength(1);
   });
 
   it('answers 503 with Retry-After and records nothing while S/4HANA fails beyond the retry budget, then applies the redelivery', async () => {
@@ -176,7 +171,7 @@ describe('webhook deliveries', () => {
     const redelivered = await post(event);
     expect(redelivered.statusCode).toBe(200);
     expect(await portalStatus(salesOrder)).toBe('Delivered');
-    await eventually('one mail', async () => mailsFor(salesOrder).length === 1);
+    await eventually('one mail', async () => view.mails(salesOrder).length === 1);
   });
 
   it('keeps a malformed event in dead_letter with its reason, without the token, and answers 202', async () => {

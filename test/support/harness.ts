@@ -13,6 +13,7 @@ import {
   type ServiceParts,
   startService,
 } from '../../src/service.js';
+import { tracked } from './running.js';
 import { type LocalEndpoints, serviceEnv } from './serviceEnv.js';
 
 /** Makes the SDK's `destinations` variable name a destination for this S/4HANA stand-in; returns its name. */
@@ -64,7 +65,7 @@ export async function buildTestService(options: TestServiceOptions): Promise<Ser
 
 export async function startTestService(options: TestServiceOptions): Promise<Service> {
   const { config, logger, build } = testSetup(options);
-  const service = await startService(config, logger, { ...build, host: '127.0.0.1' });
+  const service = tracked(await startService(config, logger, { ...build, host: '127.0.0.1' }));
   if (options.queueAddress !== undefined && options.waitForAttach !== false) {
     await eventually('the receiver to attach', async () => service.amqp?.isAttached());
   }
