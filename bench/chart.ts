@@ -1,6 +1,6 @@
 // The results as one SVG picture (Vega-Lite, rendered headless by Vega): per scenario the service's median
 // rate with its range, beside the broker and database ceilings of the same prefetch, for new events and for
-// duplicates, and the S/4HANA reads per new event. Rates span two orders of magnitude (18 to 40,000/s), so
+// duplicates, and the S/4HANA requests per new event. Rates span two orders of magnitude (18 to 40,000/s), so
 // their axes are logarithmic.
 import * as vega from 'vega';
 import { compile, type TopLevelSpec } from 'vega-lite';
@@ -101,7 +101,7 @@ function ratePanel(title: string, rows: Row[], order: string[]) {
 export function chartSpec(results: Pick<BenchResults, 'summary' | 'machine' | 'startedAt'>): TopLevelSpec {
   const { scenarios, ceilings } = results.summary;
   const order = scenarios.map(label);
-  const reads = scenarios.flatMap((s) => row(label(s), SERVICE, figureOf(s, 's4ReadsPerNew')));
+  const reads = scenarios.flatMap((s) => row(label(s), SERVICE, figureOf(s, 's4RequestsPerNew')));
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     title: {
@@ -127,7 +127,8 @@ export function chartSpec(results: Pick<BenchResults, 'summary' | 'machine' | 's
         order,
       ),
       {
-        title: 'S/4HANA reads per new event (events of one order share a read)',
+        title:
+          'S/4HANA requests per new event (events of one order share a read; a request reads many orders)',
         width: WIDTH,
         height: 120,
         data: { values: reads },
@@ -139,7 +140,7 @@ export function chartSpec(results: Pick<BenchResults, 'summary' | 'machine' | 's
               y: {
                 field: 'median',
                 type: 'quantitative',
-                title: 'reads per event',
+                title: 'requests per event',
                 scale: { domain: [0, 1] },
               },
             },

@@ -65,8 +65,14 @@ export const SCENARIO_FIGURES: ScenarioFigure[] = [
     value: (s, c) => s.duplicates.eventsPerSecond / c.databaseDuplicates.eventsPerSecond,
   },
   {
+    key: 's4RequestsPerNew',
+    label: 'S/4HANA requests per new event',
+    table: 'throughput',
+    value: (s) => s.unique.s4RequestsPerEvent,
+  },
+  {
     key: 's4ReadsPerNew',
-    label: 'S/4HANA reads per new event',
+    label: 'S/4HANA orders read per new event',
     table: 'throughput',
     value: (s) => s.unique.s4CallsPerEvent,
   },

@@ -37,8 +37,10 @@ export interface PhaseContext {
 export interface PhaseResult {
   events: number;
   eventsPerSecond: number;
-  /** S/4HANA reads per measured event, counted by the stand-in. */
+  /** Orders read from S/4HANA per measured event, counted by the stand-in (a batched request reads several). */
   s4CallsPerEvent: number;
+  /** HTTP requests to S/4HANA per measured event: below the reads when one request reads many orders. */
+  s4RequestsPerEvent: number;
   /** CPU of the service process per 1,000 events, in the measured window. */
   cpuSecondsPer1000: number;
   /** RabbitMQ's CPU per 1,000 events in the window (the whole broker: indicative on a shared machine). */
@@ -98,6 +100,15 @@ async function waitFor(done: () => Promise<boolean>, timeoutMs: number): Promise
   return done();
 }
 
+/** Requests since the `from`-th that asked for any order of `events` (warm-up orders are others). */
+function s4Requests(s4: S4Server, events: BenchEvent[], from: number): number {
+  const orders = new Set(events.map((event) => event.salesOrder));
+  return s4
+    .requestLog()
+    .slice(from)
+    .filter((request) => request.salesOrders.some((order) => orders.has(order))).length;
+}
+
 function s4Calls(s4: S4Server, events: BenchEvent[]): number {
   const orders = new Set(events.map((event) => event.salesOrder).filter((order) => order !== undefined));
   let calls = 0;
@@ -119,6 +130,7 @@ export async function drainPhase(
   await ctx.publisher.publish(queue.address, all);
   const before = await processedCount(db);
   const callsBefore = s4Calls(s4, load.measured);
+  const requestsBefore = s4.requests();
   const commitsBefore = await commitsSoFar(db);
 
   const service = await startServiceProcess({
@@ -176,6 +188,7 @@ export async function drainPhase(
     events: done,
     eventsPerSecond: done / seconds,
     s4CallsPerEvent: (s4Calls(s4, load.measured) - callsBefore) / done,
+    s4RequestsPerEvent: s4Requests(s4, load.measured, requestsBefore) / done,
     ...cpuFigures(service.cpu, start, end, done),
     databaseCpuSecondsPer1000: (backendCpu / all.length) * 1000,
     commitsPerEvent: commits / all.length,
@@ -204,6 +217,7 @@ export async function steadyPhase(
   let complete = false;
   let stopped: { peakRssBytes: number };
   const callsBefore = s4Calls(s4, load.measured);
+  const requestsBefore = s4.requests();
   const commitsBefore = await commitsSoFar(db);
   let first = 0;
   let backendCpu = 0;
@@ -245,6 +259,7 @@ export async function steadyPhase(
     events: done,
     eventsPerSecond: done / ((last - first) / 1000),
     s4CallsPerEvent: (s4Calls(s4, load.measured) - callsBefore) / done,
+    s4RequestsPerEvent: s4Requests(s4, load.measured, requestsBefore) / done,
     ...cpuFigures(service.cpu, first, last, done),
     databaseCpuSecondsPer1000: (backendCpu / (load.warmup.length + load.measured.length)) * 1000,
     commitsPerEvent: commits / (load.warmup.length + load.measured.length),

@@ -26,7 +26,8 @@ const COLUMNS: Array<{ key: string; heading: string }> = [
   { key: 'newShareOfDatabase', heading: '× DB ceiling' },
   { key: 'duplicatesPerSecond', heading: 'duplicates/s' },
   { key: 'duplicatesShareOfDatabase', heading: '× DB dup ceiling' },
-  { key: 's4ReadsPerNew', heading: 'S/4HANA reads per new event' },
+  { key: 's4RequestsPerNew', heading: 'S/4HANA requests per new event' },
+  { key: 's4ReadsPerNew', heading: 'orders read per new event' },
   { key: 'serviceCpuMsPerNew', heading: 'service CPU ms per new event' },
   { key: 'peakRssMb', heading: 'peak RSS MB' },
 ];
@@ -88,7 +89,7 @@ export function performanceSection(results: BenchResults): string {
   const parts = [
     BEGIN,
     '',
-    '![New events/s and duplicates/s per scenario beside the broker and database ceilings, and S/4HANA reads per new event](bench/results/performance.svg)',
+    '![New events/s and duplicates/s per scenario beside the broker and database ceilings, and S/4HANA requests per new event](bench/results/performance.svg)',
     '',
     `Run of ${results.startedAt.slice(0, 10)} on ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGb} GB, ` +
       `Node ${machine.node.replace(/^v/, '')}, PostgreSQL ${machine.postgres.split(' ')[0]}, all on one machine; ` +

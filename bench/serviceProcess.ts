@@ -71,6 +71,8 @@ export async function startServiceProcess(options: ServiceProcessOptions): Promi
     pid,
     cpu,
     async metrics() {
+      if (exitCode !== undefined)
+        throw new Error(`the service exited with code ${exitCode}; see ${options.logFile}`);
       return (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     },
     async ready(timeoutMs = 20_000) {

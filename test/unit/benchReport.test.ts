@@ -14,6 +14,7 @@ function phase(eventsPerSecond: number, extra: Partial<PhaseResult> = {}): Phase
     events: 1000,
     eventsPerSecond,
     s4CallsPerEvent: 0,
+    s4RequestsPerEvent: 0,
     cpuSecondsPer1000: 0.5,
     brokerCpuSecondsPer1000: 0.1,
     loadGeneratorCpuSecondsPer1000: 0.1,
