@@ -8,7 +8,9 @@ const HISTORY_LIMIT = 100;
 const MAIL_COLUMNS = `id::text as "id", portal_status as "portalStatus",
   to_char(requested_delivery_date, 'YYYY-MM-DD') as "requestedDeliveryDate", state, attempts,
   created_at as "createdAt", sent_at as "sentAt", next_attempt_at as "nextAttemptAt",
-  last_error as "lastError", message_id as "messageId"`;
+  last_error as "lastError", message_id as "messageId", change, previous_portal_status as "previousPortalStatus",
+  to_char(previous_requested_delivery_date, 'YYYY-MM-DD') as "previousRequestedDeliveryDate", locale,
+  in_reply_to as "inReplyTo"`;
 
 export async function orderOverview(db: Executor, salesOrder: string) {
   const [portal, notification, mails, events] = await Promise.all([
@@ -22,7 +24,8 @@ export async function orderOverview(db: Executor, salesOrder: string) {
     ),
     db.query(
       `select portal_status as "portalStatus",
-              to_char(requested_delivery_date, 'YYYY-MM-DD') as "requestedDeliveryDate", notified_at as "notifiedAt"
+              to_char(requested_delivery_date, 'YYYY-MM-DD') as "requestedDeliveryDate", notified_at as "notifiedAt",
+              thread_message_id as "threadMessageId"
        from order_notification where sales_order = $1::text`,
       [salesOrder],
     ),

@@ -164,6 +164,7 @@ describe('reading what the service did', () => {
     expect(body.notification).toMatchObject({
       portalStatus: 'PartiallyDelivered',
       requestedDeliveryDate: '2026-12-15',
+      threadMessageId: mail?.messageId,
     });
     expect(body.mails).toEqual([
       expect.objectContaining({
@@ -174,6 +175,11 @@ describe('reading what the service did', () => {
         lastError: null,
         messageId: mail?.messageId,
         sentAt: expect.any(String),
+        // What the email said: the order's first, in English, starting its thread.
+        change: 'new',
+        previousPortalStatus: null,
+        locale: 'en',
+        inReplyTo: null,
       }),
     ]);
     expect(body.mails[0]).not.toHaveProperty('recipients');
