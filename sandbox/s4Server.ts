@@ -104,6 +104,21 @@ export interface S4Server {
 const KEY_PREDICATE = /^\((?:SalesOrder=)?'((?:[^']|'')*)'\)$/;
 const FILTER_TERM = /\s*SalesOrder eq '((?:[^']|'')*)'\s*/y;
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
+/** Where people change the sandbox's orders by hand (local mode); outside both OData service paths. */
+const CONTROL_PATH = '/orders/';
+const STATE_FIELDS: ReadonlySet<string> = new Set<keyof SalesOrderState>([
+  'soldToParty',
+  'customerReference',
+  'requestedDeliveryDate',
+  'lastChangeDateTime',
+  'overallSDProcessStatus',
+  'overallDeliveryStatus',
+  'overallTotalDeliveryStatus',
+  'rejectionStatus',
+  'deliveryBlockReason',
+  'totalNetAmount',
+  'currency',
+]);
 
 export async function startS4Server(options: S4ServerOptions = {}): Promise<S4Server> {
   const orders = new Map<string, { state: SalesOrderState; createdMs: number }>();
@@ -225,6 +240,10 @@ export async function startS4Server(options: S4ServerOptions = {}): Promise<S4Se
   }
 
   function handle(req: IncomingMessage, res: ServerResponse): void {
+    if (req.url?.startsWith(CONTROL_PATH)) {
+      void control(req, res);
+      return;
+    }
     let answer: Answer | 'hang';
     const delay: Delay = { until: [] };
     try {
@@ -250,6 +269,68 @@ export async function startS4Server(options: S4ServerOptions = {}): Promise<S4Se
     };
     if (delay.until.length === 0) answerNow();
     else Promise.allSettled(delay.until).then(answerNow);
+  }
+
+  /**
+   * `GET /orders/<salesOrder>` shows an order's state; `PATCH /orders/<salesOrder>` with a JSON object of
+   * SalesOrderState fields changes it (or creates it), as a user of S/4HANA would. `lastChangeDateTime` moves to
+   * now unless the body sets it, so the service sees a newer state. For people trying the service locally.
+   */
+  async function control(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const reply = (status: number, body: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json' }).end(`${JSON.stringify(body)}\n`);
+    };
+    const salesOrder = decodeURIComponent((req.url ?? '').slice(CONTROL_PATH.length).split('?')[0] ?? '');
+    const current = orders.get(salesOrder)?.state;
+    if (req.method === 'GET') {
+      if (current) reply(200, current);
+      else reply(404, { error: `no sales order ${salesOrder}` });
+      return;
+    }
+    if (req.method !== 'PATCH') {
+      res.setHeader('allow', 'GET, PATCH');
+      reply(405, { error: 'use GET or PATCH' });
+      return;
+    }
+    let changes: unknown;
+    try {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      changes = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    } catch {
+      reply(400, { error: 'the body must be a JSON object of sales order fields' });
+      return;
+    }
+    if (typeof changes !== 'object' || changes === null || Array.isArray(changes)) {
+      reply(400, { error: 'the body must be a JSON object of sales order fields' });
+      return;
+    }
+    const wrong = Object.entries(changes).filter(
+      ([key, value]) =>
+        !STATE_FIELDS.has(key) ||
+        !(typeof value === 'string' || (value === null && key === 'requestedDeliveryDate')),
+    );
+    if (wrong.length > 0) {
+      reply(400, {
+        error: `not a text field of a sales order: ${wrong.map(([key]) => key).join(', ')}`,
+        fields: [...STATE_FIELDS],
+      });
+      return;
+    }
+    const next = {
+      ...current,
+      lastChangeDateTime: new Date().toISOString(),
+      ...(changes as Partial<SalesOrderState>),
+      salesOrder,
+    };
+    try {
+      check(next);
+    } catch (err) {
+      reply(400, { error: (err as Error).message });
+      return;
+    }
+    orders.set(salesOrder, { state: next, createdMs: orders.get(salesOrder)?.createdMs ?? Date.now() });
+    reply(200, next);
   }
 
   const server = createServer(handle);

@@ -4,6 +4,8 @@
 // Event Mesh, pushing demo/story.ts to the service's webhook. It then reads back what the service did and
 // fails loudly if that is not what the story expects.
 //
+// With --serve it stays up after the story (local mode) until Ctrl-C.
+//
 // Each run starts from scratch: the database and mail folders under DEMO_DIR (default .demo) are wiped at
 // start and left in place at the end for a look. The production start never gets here: only this script
 // opts in to PGlite, and nothing under src/ imports it.
@@ -22,6 +24,8 @@ import { createLogger } from '../src/logger.js';
 import { type Service, startService } from '../src/service.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
+// `npm run demo -- --serve`: after the story, keep the embedded stack running for one's own events.
+const SERVE = process.argv.includes('--serve');
 const DEMO_DIR = resolve(ROOT, process.env.DEMO_DIR ?? '.demo');
 const DATA_DIR = join(DEMO_DIR, 'pgdata');
 const MAIL_DIR = join(DEMO_DIR, 'mail');
@@ -134,9 +138,24 @@ try {
   if (problems.length > 0) {
     throw new DemoFailure(`the service's results differ from the story:\n  - ${problems.join('\n  - ')}`);
   }
-  await stopAll();
-  console.log(`\nDemo OK in ${seconds()} s. Summary: ${show(join(DEMO_DIR, 'summary.json'))}`);
-  process.exit(0);
+  if (SERVE) {
+    console.log(`\nDemo OK in ${seconds()} s. Summary: ${show(join(DEMO_DIR, 'summary.json'))}`);
+    printLocalMode(service.url, s4.url);
+    // Stays up until Ctrl-C (or SIGTERM), then stops as a deployed instance does.
+    const stop = () => {
+      console.log('\nstopping');
+      void stopAll().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  } else {
+    await stopAll();
+    console.log(`\nDemo OK in ${seconds()} s. Summary: ${show(join(DEMO_DIR, 'summary.json'))}`);
+    process.exit(0);
+  }
 } catch (err) {
   console.error(
     `\nDEMO FAILED after ${seconds()} s: ${err instanceof DemoFailure ? err.message : String(err)}`,
@@ -147,6 +166,27 @@ try {
     console.error(`\nLast lines of ${show(LOG_FILE)}:\n${log.trimEnd().split('\n').slice(-10).join('\n')}`);
   await stopAll().catch(() => {});
   process.exit(1);
+}
+
+/** What someone trying the service with their own events needs: where to post, look and change things. */
+function printLocalMode(serviceUrl: string, s4Url: string): void {
+  const order = INITIAL_ORDERS[0]?.salesOrder ?? '1000473';
+  console.log(`
+Local mode: the service keeps running until Ctrl-C.
+  webhook        POST ${serviceUrl}/events  (structured or binary CloudEvents; no token locally)
+  admin API      ${serviceUrl}/api/summary, ${serviceUrl}/api/orders/${order}  (no authentication locally)
+  health         ${serviceUrl}/health, metrics ${serviceUrl}/metrics
+  mail folder    ${show(MAIL_DIR)}  (one .eml file per email)
+  service log    ${show(LOG_FILE)}
+
+Change an order in the S/4HANA sandbox (any SalesOrderState field of sandbox/s4Server.ts; GET shows it):
+  curl -X PATCH ${s4Url}/orders/${order} -H 'content-type: application/json' \\
+       -d '{"requestedDeliveryDate":"2027-03-01","overallDeliveryStatus":"B"}'
+Then announce the change as S/4HANA would (each event needs a new ce-id):
+  curl -i -X POST ${serviceUrl}/events -H 'content-type: application/json' \\
+       -H 'ce-specversion: 1.0' -H 'ce-type: sap.s4.beh.salesorder.v1.SalesOrder.Changed.v1' \\
+       -H 'ce-source: /default/sap.s4.beh/244572008' -H "ce-id: $(date +%s%N)" \\
+       -d '{"SalesOrder":"${order}"}'`);
 }
 
 async function stopAll(): Promise<void> {

@@ -251,6 +251,72 @@ describe('S/4HANA sandbox (API_SALES_ORDER_SRV)', () => {
   });
 });
 
+describe('S/4HANA sandbox order endpoint (local mode)', () => {
+  let s4: S4Server;
+  const patch = (salesOrder: string, body: string) =>
+    fetch(`${s4.url}/orders/${salesOrder}`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
+
+  beforeAll(async () => {
+    s4 = await startS4Server();
+  });
+  afterAll(() => s4.close());
+
+  it('changes an order by PATCH, moves its LastChangeDateTime forward, and serves the change over OData', async () => {
+    s4.setOrder({
+      salesOrder: '1000490',
+      lastChangeDateTime: '2026-11-01T08:00:00Z',
+      soldToParty: '17100001',
+    });
+    const answer = await patch(
+      '1000490',
+      '{"requestedDeliveryDate":"2027-03-01","overallDeliveryStatus":"C"}',
+    );
+    expect(answer.status).toBe(200);
+    const state = s4.getOrder('1000490');
+    expect(state).toMatchObject({
+      soldToParty: '17100001',
+      requestedDeliveryDate: '2027-03-01',
+      overallDeliveryStatus: 'C',
+    });
+    expect(Date.parse(state?.lastChangeDateTime ?? '')).toBeGreaterThan(Date.parse('2026-11-01T08:00:00Z'));
+    expect(await answer.json()).toEqual(state);
+    const odata = await fetch(
+      `${s4.url}/sap/opu/odata/sap/API_SALES_ORDER_SRV/A_SalesOrder('1000490')?$format=json`,
+    );
+    expect(((await odata.json()) as { d: unknown }).d).toMatchObject({
+      OverallDeliveryStatus: 'C',
+      SoldToParty: '17100001',
+    });
+    const shown = await fetch(`${s4.url}/orders/1000490`);
+    expect(await shown.json()).toEqual(state);
+  });
+
+  it('refuses a body that is not JSON, a field no sales order has, a non-text value and a bad date with 400 and the reason', async () => {
+    s4.setOrder({ salesOrder: '1000491', lastChangeDateTime: '2026-11-01T08:00:00Z' });
+    const cases: Array<[string, RegExp]> = [
+      ['{"requestedDeliveryDate":', /JSON object/],
+      ['["soldToParty"]', /JSON object/],
+      ['{"bogus":"x"}', /not a text field of a sales order: bogus/],
+      ['{"soldToParty":17100001}', /not a text field of a sales order: soldToParty/],
+      ['{"requestedDeliveryDate":"1 March"}', /is not YYYY-MM-DD/],
+    ];
+    for (const [body, reason] of cases) {
+      const answer = await patch('1000491', body);
+      expect(answer.status, body).toBe(400);
+      expect(((await answer.json()) as { error: string }).error, body).toMatch(reason);
+    }
+    expect(s4.getOrder('1000491')).toEqual({
+      salesOrder: '1000491',
+      lastChangeDateTime: '2026-11-01T08:00:00Z',
+    });
+    expect((await fetch(`${s4.url}/orders/1000499`)).status).toBe(404);
+  });
+});
+
 describe('SMTP sandbox', () => {
   let smtp: SmtpSink;
   const send = (headers: Record<string, string> = {}) => {
