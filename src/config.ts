@@ -4,12 +4,14 @@
 import type { PoolConfig } from 'pg';
 import type { ConfigKey } from './configKeys.js';
 import type { XsuaaCredentials } from './http/auth.js';
+import type { EventHubAuthSettings, IasCredentials } from './http/eventHubAuth.js';
 import type { EventMeshManagement } from './messaging/eventMeshSetup.js';
 import { LANGUAGES } from './notifications/catalogs.js';
 import { catalogLanguage } from './notifications/messages.js';
 import type { ApiVersion } from './s4/odataService.js';
 
-export type Ingest = 'amqp' | 'webhook';
+export type Ingest = 'amqp' | 'webhook' | 'event-hub';
+const INGESTS: readonly Ingest[] = ['amqp', 'webhook', 'event-hub'];
 
 /** Where the AMQP 1.0 broker is: a plain broker by URL, or Event Mesh over WebSocket with OAuth2. */
 export type AmqpBroker =
@@ -56,6 +58,8 @@ export interface Config {
   retention: { processedEventDays: number; mailDays: number };
   auth: { kind: 'xsuaa'; credentials: XsuaaCredentials } | { kind: 'none' };
   eventMesh: { management: EventMeshManagement; topics: string[]; maxRedeliveryCount: number } | undefined;
+  /** With `event-hub` in INGEST: who may push to /event-hub/events (whatever AUTH says). */
+  eventHub: EventHubAuthSettings | undefined;
 }
 
 export class ConfigError extends Error {
@@ -100,9 +104,10 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
 
   const ingest: Ingest[] = [];
   for (const kind of list('INGEST').length > 0 ? list('INGEST') : ['amqp']) {
-    if (kind !== 'amqp' && kind !== 'webhook')
-      problems.push(`INGEST takes "amqp", "webhook" or both comma-separated, got "${kind}"`);
-    else if (!ingest.includes(kind)) ingest.push(kind);
+    const known = INGESTS.find((candidate) => candidate === kind);
+    if (known === undefined)
+      problems.push(`INGEST takes "amqp", "webhook" and "event-hub", comma-separated, got "${kind}"`);
+    else if (!ingest.includes(known)) ingest.push(known);
   }
 
   // Broker settings are read only when events come over AMQP: a webhook-only start never fails on them.
@@ -171,6 +176,14 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     problems.push(`AUTH takes "xsuaa" or "none", got "${authKind}"`);
   }
 
+  // Event Hub's pushes are authenticated by IAS whatever AUTH says: without both bindings, no start.
+  let eventHub: Config['eventHub'];
+  if (ingest.includes('event-hub')) {
+    const identity = iasCredentials(bound('identity'), problems);
+    const eventHubClientId = eventBrokerClientId(bound('event-broker'), problems);
+    if (identity !== undefined && eventHubClientId !== undefined) eventHub = { identity, eventHubClientId };
+  }
+
   const logLevel = text('LOG_LEVEL', 'info');
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
 
@@ -209,6 +222,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     },
     auth,
     eventMesh,
+    eventHub,
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);
@@ -237,6 +251,45 @@ function isXsuaaCredentials(
   credentials: Record<string, unknown>,
 ): credentials is Record<string, unknown> & XsuaaCredentials {
   return XSUAA_FIELDS.every((field) => typeof credentials[field] === 'string');
+}
+
+function iasCredentials(
+  credentials: Record<string, unknown> | undefined,
+  problems: string[],
+): IasCredentials | undefined {
+  if (credentials === undefined) {
+    problems.push('INGEST includes event-hub, which needs a bound identity (IAS) service to check tokens');
+    return undefined;
+  }
+  const { clientid, url, domains } = credentials;
+  const missing = [typeof clientid === 'string' ? '' : 'clientid', typeof url === 'string' ? '' : 'url'];
+  if (missing.some((field) => field !== '')) {
+    problems.push(`the bound identity service lacks ${missing.filter((field) => field !== '').join(', ')}`);
+    return undefined;
+  }
+  if (!URL.canParse(String(url))) {
+    problems.push('the bound identity service url is not a URL');
+    return undefined;
+  }
+  // The binding lists the trusted issuer domains; should it not, the tenant's own host is the one to trust.
+  const trusted = Array.isArray(domains) ? domains.map(String) : [new URL(String(url)).host];
+  return { clientid: String(clientid), url: String(url), domains: trusted };
+}
+
+function eventBrokerClientId(
+  credentials: Record<string, unknown> | undefined,
+  problems: string[],
+): string | undefined {
+  if (credentials === undefined) {
+    problems.push('INGEST includes event-hub, which needs a bound event-broker service (its ias.clientId)');
+    return undefined;
+  }
+  const clientId = (credentials.ias as { clientId?: unknown } | undefined)?.clientId;
+  if (typeof clientId === 'string' && clientId !== '') return clientId;
+  problems.push(
+    'the bound event-broker service lacks ias.clientId (bind it with authentication-type X509_IAS)',
+  );
+  return undefined;
 }
 
 function managementOf(messaging: Record<string, unknown> | undefined): EventMeshManagement | undefined {

@@ -12,6 +12,8 @@ import { createEventHandler, type HandleEvent } from './events/handleEvent.js';
 import { adminRoutes } from './http/adminRoutes.js';
 import { buildApp } from './http/app.js';
 import { createNoAuth, createXsuaaAuth } from './http/auth.js';
+import { requireEventHubToken } from './http/eventHubAuth.js';
+import { eventHubRoutes } from './http/eventHubRoutes.js';
 import { createHealthCheck } from './http/health.js';
 import { webhookRoutes } from './http/webhookRoutes.js';
 import { createRetention, type Retention } from './maintenance/retention.js';
@@ -146,7 +148,21 @@ export async function buildService(
 
   const plugins: Array<(app: FastifyInstance) => Promise<void> | void> = [(app) => auth.decorate(app)];
   if (config.ingest.includes('webhook')) {
-    plugins.push(webhookRoutes({ handle, pool, auth, logger: logger.child({ component: 'webhook' }) }));
+    const webhookLogger = logger.child({ component: 'webhook' });
+    plugins.push(
+      webhookRoutes({ handle, pool, auth, maxMessageBytes: config.maxMessageBytes, logger: webhookLogger }),
+    );
+  }
+  if (config.eventHub !== undefined) {
+    plugins.push(
+      eventHubRoutes({
+        handle,
+        pool,
+        requireEventHub: requireEventHubToken(config.eventHub),
+        maxMessageBytes: config.maxMessageBytes,
+        logger: logger.child({ component: 'event-hub' }),
+      }),
+    );
   }
   // Replays take the same path as live messages.
   plugins.push(adminRoutes({ pool, auth, handle, wakeMailSender: mailSender.wake }));

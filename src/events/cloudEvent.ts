@@ -34,6 +34,8 @@ export const SALES_ORDER_KEY = /^[A-Za-z0-9]{1,10}$/;
 // this refuses invisible format characters (bidi overrides, zero-width space), line separators and lone
 // surrogates (which PostgreSQL would store as U+FFFD, merging two identities into one).
 const UNPRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]/u;
+// RFC 9110 8.3.1: type "/" subtype, each a token.
+const MEDIA_TYPE = /^[!#$%&'*+.^_`|~0-9a-z-]+\/[!#$%&'*+.^_`|~0-9a-z-]+$/;
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json$/;
 // The CloudEvents spec: attribute names are lower-case ASCII letters and digits.
 const ATTRIBUTE_NAME = /^[a-z0-9]+$/;
@@ -113,7 +115,8 @@ function parse(message: InboundMessage, maxBytes: number): ParseResult {
 function checkContentType(contentType: string | undefined): { ok: true; structured: boolean } | Failure {
   if (contentType === AMQP_VALUE_TYPE) return fail('body is an AMQP value section, not JSON data');
   const media = mediaType(contentType ?? '');
-  if (media === '') return { ok: true, structured: false };
+  if (media === '' && (contentType ?? '').trim() === '') return { ok: true, structured: false };
+  if (!MEDIA_TYPE.test(media)) return fail(`content type ${show(contentType)} is not a valid media type`);
   if (media === 'application/cloudevents-batch+json') return fail('batched CloudEvents are not supported');
   if (!JSON_MEDIA_TYPE.test(media)) return fail(`content type ${show(contentType)} is not JSON`);
   for (const parameter of (contentType ?? '').split(';').slice(1)) {

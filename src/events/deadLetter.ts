@@ -1,7 +1,7 @@
 import type { Executor } from '../db/transaction.js';
 
 export interface DeadLetter {
-  channel: 'amqp' | 'webhook';
+  channel: 'amqp' | 'webhook' | 'event-hub';
   reason: string;
   source: string | undefined;
   eventId: string | undefined;

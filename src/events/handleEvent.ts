@@ -56,7 +56,7 @@ export interface Handled {
 }
 
 /** Where a message came from: a transport, or an operator replaying a dead letter. */
-export type Channel = 'amqp' | 'webhook' | 'replay';
+export type Channel = 'amqp' | 'webhook' | 'event-hub' | 'replay';
 
 export interface HandleContext {
   channel: Channel;

@@ -4,9 +4,9 @@ import { clip, LONE_SURROGATE, show } from './reasonText.js';
 
 export type JsonResult = { ok: true; value: unknown } | { ok: false; reason: string };
 
-const MAX_NESTING = 32;
+export const MAX_NESTING = 32;
 const NUMBER = /-?[\d.eE+-]+/y;
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+export const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** Parses a UTF-8 JSON body; `basePath` (a JSON pointer) prefixes the places named in reasons. */
 export function parseStrictJson(body: Buffer, basePath: string): JsonResult {
@@ -30,9 +30,18 @@ export function parseStrictJson(body: Buffer, basePath: string): JsonResult {
 }
 
 // Counted on the raw text, before parsing, so that hostile nesting never reaches recursive code.
-function nestingDepth(text: string): number {
+export function nestingDepth(text: string): number {
   let depth = 0;
   let max = 0;
+  forEachStructural(text, (c) => {
+    if (c === 0x7b || c === 0x5b) max = Math.max(max, ++depth);
+    else if (c === 0x7d || c === 0x5d) depth--;
+  });
+  return max;
+}
+
+/** Calls `visit` with each character code and position outside JSON strings (strings themselves skipped). */
+export function forEachStructural(text: string, visit: (c: number, index: number) => void): void {
   let inString = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
@@ -41,10 +50,8 @@ function nestingDepth(text: string): number {
         i++; // backslash: skip the escaped character
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
-    else if (c === 0x7b || c === 0x5b) max = Math.max(max, ++depth);
-    else if (c === 0x7d || c === 0x5d) depth--;
+    else visit(c, i);
   }
-  return max;
 }
 
 type Frame = { keys: Set<string>; key: string } | { keys: undefined; index: number };

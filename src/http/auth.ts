@@ -1,5 +1,5 @@
-import { createSecurityContext, errors, type XsuaaSecurityContext, XsuaaService } from '@sap/xssec';
-import type { FastifyInstance, FastifyReply, onRequestAsyncHookHandler } from 'fastify';
+import { createSecurityContext, errors, type Service, XsuaaService } from '@sap/xssec';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 
 /** The fields of an xsuaa binding that token validation reads; a real binding has more. */
 export interface XsuaaCredentials {
@@ -42,25 +42,8 @@ export function createXsuaaAuth(credentials: XsuaaCredentials): Auth {
   return {
     decorate,
     requireScope: (scope) => async (request, reply) => {
-      const jwt = BEARER.exec(request.headers.authorization ?? '')?.[1];
-      if (jwt === undefined) return unauthorized(reply, 'Bearer', 'a Bearer token is required');
-      let ctx: XsuaaSecurityContext;
-      try {
-        // A fresh config object per call: xssec writes into it (the correlation id from the headers).
-        ctx = await createSecurityContext(service, { jwt, req: { headers: request.headers } });
-      } catch (err) {
-        // Never log `err` itself: InvalidJwtError carries the token in its `jwt` property.
-        if (err instanceof errors.NetworkError) {
-          // RequestError, TimeoutError, ResponseError: the key endpoint failed, not the caller.
-          request.log.warn({ reason: err.name, detail: err.message }, 'xsuaa token keys unavailable');
-          return reply.code(503).send({ error: 'unavailable', message: 'cannot verify tokens right now' });
-        }
-        if (err instanceof errors.XssecError && err.statusCode === 401) {
-          request.log.info({ reason: err.name }, 'token rejected');
-          return unauthorized(reply, 'Bearer error="invalid_token"', err.message);
-        }
-        throw err; // ConfigurationError and anything unexpected: our fault, a 500
-      }
+      const ctx = await authenticate(service, request, reply);
+      if (ctx === undefined) return reply;
       // getUserName is null for a user token without origin or logon name.
       request.caller = ctx.getUserName() || `client/${ctx.getClientId()}`;
       if (!ctx.checkLocalScope(scope)) {
@@ -69,6 +52,44 @@ export function createXsuaaAuth(credentials: XsuaaCredentials): Auth {
       }
     },
   };
+}
+
+/**
+ * Validates the request's Bearer token with `service` (signature against the service's keys, issuer, audience,
+ * expiry). Returns the security context, or undefined once it has answered: 401 without a token or with an
+ * invalid one, 503 when the keys cannot be fetched (the caller is not at fault and may retry).
+ */
+export async function authenticate<S extends Service>(
+  service: S,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<Awaited<ReturnType<S['createSecurityContext']>> | undefined> {
+  const jwt = BEARER.exec(request.headers.authorization ?? '')?.[1];
+  if (jwt === undefined) {
+    unauthorized(reply, 'Bearer', 'a Bearer token is required');
+    return undefined;
+  }
+  try {
+    // A fresh config object per call: xssec writes into it (the correlation id from the headers).
+    return await createSecurityContext(service, { jwt, req: { headers: request.headers } });
+  } catch (err) {
+    // Never log `err` itself: InvalidJwtError carries the token in its `jwt` property.
+    if (err instanceof errors.NetworkError) {
+      // RequestError, TimeoutError, ResponseError: the key endpoint failed, not the caller.
+      request.log.warn({ reason: err.name, detail: err.message }, 'token keys unavailable');
+      reply
+        .code(503)
+        .header('retry-after', '5')
+        .send({ error: 'unavailable', message: 'cannot verify tokens right now' });
+      return undefined;
+    }
+    if (err instanceof errors.XssecError && err.statusCode === 401) {
+      request.log.info({ reason: err.name }, 'token rejected');
+      unauthorized(reply, 'Bearer error="invalid_token"', err.message);
+      return undefined;
+    }
+    throw err; // ConfigurationError and anything unexpected: our fault, a 500
+  }
 }
 
 /**

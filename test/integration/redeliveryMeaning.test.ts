@@ -6,7 +6,7 @@
 
 import { CloudEvent, HTTP } from 'cloudevents';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { salesOrderEvent } from '../../sandbox/s4Events.js';
+import { s4Event } from '../../sandbox/s4Events.js';
 import type { S4Server } from '../../sandbox/s4Server.js';
 import type { SmtpSink } from '../../sandbox/smtpServer.js';
 import type { Service } from '../../src/service.js';
@@ -102,11 +102,9 @@ function mailsFor(salesOrder: string) {
 describe('over AMQP', () => {
   it('takes nine re-serialized and extended copies of three processed events as duplicates, and changed ones as conflicts', async () => {
     const real = s4Sample('capire-salesorder-created').event;
-    const events = [
-      real,
-      JSON.parse(salesOrderEvent({ salesOrder: '5100001' })),
-      JSON.parse(salesOrderEvent({ salesOrder: '5100002' })),
-    ] as Array<Record<string, unknown> & { id: string; data: { SalesOrder: string } }>;
+    const events = [real, s4Event({ salesOrder: '5100001' }), s4Event({ salesOrder: '5100002' })] as Array<
+      Record<string, unknown> & { id: string; data: { SalesOrder: string } }
+    >;
     for (const event of events) setOrder(event.data.SalesOrder);
     await publisher.send(
       queue.address,
@@ -176,7 +174,7 @@ describe('over AMQP', () => {
 
 describe('over the Event Mesh webhook', () => {
   it('answers copies of a processed event as duplicates and a changed one as a conflict', async () => {
-    const event = JSON.parse(salesOrderEvent({ salesOrder: '5100003' })) as Record<string, unknown>;
+    const event = s4Event({ salesOrder: '5100003' }) as Record<string, unknown>;
     setOrder('5100003');
     const post = (message: { headers: Record<string, unknown>; body: unknown }) =>
       service.app.inject({

@@ -1,8 +1,6 @@
 import { generateKeyPairSync, type KeyObject, randomUUID, sign } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { createServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import type { XsuaaCredentials } from '../../src/http/auth.js';
+import { sendJson, startHttpsStub } from './httpsStub.js';
 
 export interface TokenOptions {
   /** Local scope names, issued as `fon!t1.<Scope>`. */
@@ -35,27 +33,16 @@ const rsa = () => generateKeyPairSync('rsa', { modulusLength: 2048 });
  * for the app `fon!t1`. The certificate comes from test/support/globalSetup.tls.ts.
  */
 export async function startXsuaaStub(): Promise<XsuaaStub> {
-  const certPath = process.env.TEST_TLS_CERT;
-  const keyPath = process.env.TEST_TLS_KEY;
-  if (!certPath || !keyPath) {
-    throw new Error(
-      'TEST_TLS_CERT/TEST_TLS_KEY unset: add test/support/globalSetup.tls.ts to vitest globalSetup',
-    );
-  }
   const signing = rsa();
   const stranger = rsa();
-  const jwks = JSON.stringify({
+  const jwks = {
     keys: [{ ...signing.publicKey.export({ format: 'jwk' }), kid: 'k1', use: 'sig', alg: 'RS256' }],
-  });
-  const server = createServer({ cert: readFileSync(certPath), key: readFileSync(keyPath) }, (req, res) => {
+  };
+  const server = await startHttpsStub((req, res) => {
     const found = new URL(req.url ?? '/', 'https://localhost').pathname === '/token_keys';
-    res.writeHead(found ? 200 : 404, { 'content-type': 'application/json' }).end(found ? jwks : '{}');
+    sendJson(res, found ? 200 : 404, found ? jwks : {});
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject).listen(0, 'localhost', resolve);
-  });
-  const { port } = server.address() as AddressInfo;
-  const origin = `https://localhost:${port}`;
+  const { origin, port } = server;
 
   const token = (opts: TokenOptions = {}): string => {
     const now = Math.floor(Date.now() / 1000);
@@ -92,10 +79,6 @@ export async function startXsuaaStub(): Promise<XsuaaStub> {
   return {
     credentials: { clientid: CLIENT_ID, xsappname: XSAPPNAME, uaadomain: `localhost:${port}`, url: origin },
     token,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((err) => (err ? reject(err) : resolve()));
-        server.closeAllConnections(); // xssec's keep-alive sockets would hold close() open
-      }),
+    close: server.close,
   };
 }

@@ -350,7 +350,7 @@ describe('content types', () => {
     ['application/json; charset=utf-16', 'content type charset "utf-16" is not UTF-8'],
     ['application/cloudevents-batch+json', 'batched CloudEvents are not supported'],
     ['amqp-1.0', 'body is an AMQP value section, not JSON data'],
-    ['text/plain\r\nBcc: x', 'content type "text/plain\\r\\nBcc: x" is not JSON'],
+    ['text/plain\r\nBcc: x', 'content type "text/plain\\r\\nBcc: x" is not a valid media type'],
   ])('refuses %j', (contentType, reason) => {
     expect(reasonOf(parse(S4_EVENT, contentType))).toBe(reason);
   });

@@ -126,7 +126,7 @@ describe('configuration', () => {
     expect(problems).toEqual(
       expect.arrayContaining([
         'AMQP_PREFETCH must be an integer from 1 to 5000, got "many"',
-        'INGEST takes "amqp", "webhook" or both comma-separated, got "carrier-pigeon"',
+        'INGEST takes "amqp", "webhook" and "event-hub", comma-separated, got "carrier-pigeon"',
         'AMQP_QUEUE is required when INGEST includes amqp',
         'AMQP_URL is not set and no enterprise-messaging service is bound',
         'DATABASE_URL is not set and no postgresql-db service is bound',
@@ -249,6 +249,66 @@ describe('configuration', () => {
   it('asks for the xsuaa binding unless authentication is explicitly off', () => {
     const { AUTH: _, ...rest } = local;
     expect(problemsOf(rest)).toEqual(['AUTH=xsuaa needs a bound xsuaa service (AUTH=none for local runs)']);
+  });
+
+  describe('with event-hub in INGEST', () => {
+    // The binding shapes of SAP Cloud Identity Services (X509_GENERATED) and of the event-broker service.
+    const identity = {
+      clientid: 'fon-ias-client',
+      url: 'https://fleet.accounts.ondemand.com',
+      domains: ['accounts.ondemand.com'],
+      certificate: '-----BEGIN CERTIFICATE-----',
+      key: '-----BEGIN PRIVATE KEY-----',
+    };
+    const eventBroker = { ias: { clientId: 'event-hub-client' }, 'authentication-type': 'X509_IAS' };
+    const vcap = (services: Record<string, unknown>) =>
+      JSON.stringify(
+        Object.fromEntries(
+          Object.entries(services).map(([label, credentials]) => [label, [{ label, credentials }]]),
+        ),
+      );
+
+    it('takes IAS tokens of the bound Event Hub, whatever AUTH says', () => {
+      const config = loadConfig({
+        ...local,
+        INGEST: 'amqp,event-hub',
+        VCAP_SERVICES: vcap({ identity, 'event-broker': eventBroker }),
+      });
+      expect(config.ingest).toEqual(['amqp', 'event-hub']);
+      expect(config.auth).toEqual({ kind: 'none' });
+      expect(config.eventHub).toEqual({
+        identity: { clientid: 'fon-ias-client', url: identity.url, domains: ['accounts.ondemand.com'] },
+        eventHubClientId: 'event-hub-client',
+      });
+    });
+
+    it('refuses to start without the identity or the event-broker binding, naming each', () => {
+      expect(problemsOf({ ...local, INGEST: 'event-hub' })).toEqual([
+        'INGEST includes event-hub, which needs a bound identity (IAS) service to check tokens',
+        'INGEST includes event-hub, which needs a bound event-broker service (its ias.clientId)',
+      ]);
+      expect(problemsOf({ ...local, INGEST: 'event-hub', VCAP_SERVICES: vcap({ identity }) })).toEqual([
+        'INGEST includes event-hub, which needs a bound event-broker service (its ias.clientId)',
+      ]);
+      expect(
+        problemsOf({ ...local, INGEST: 'event-hub', VCAP_SERVICES: vcap({ 'event-broker': eventBroker }) }),
+      ).toEqual(['INGEST includes event-hub, which needs a bound identity (IAS) service to check tokens']);
+    });
+
+    it('names what a binding lacks', () => {
+      const services = vcap({ identity: { url: identity.url }, 'event-broker': { ias: {} } });
+      expect(problemsOf({ ...local, INGEST: 'event-hub', VCAP_SERVICES: services })).toEqual([
+        'the bound identity service lacks clientid',
+        'the bound event-broker service lacks ias.clientId (bind it with authentication-type X509_IAS)',
+      ]);
+    });
+
+    it("trusts the tenant's own host when the binding lists no domains", () => {
+      const { domains: _, ...withoutDomains } = identity;
+      const services = vcap({ identity: withoutDomains, 'event-broker': eventBroker });
+      const config = loadConfig({ ...local, INGEST: 'event-hub', VCAP_SERVICES: services });
+      expect(config.eventHub?.identity.domains).toEqual(['fleet.accounts.ondemand.com']);
+    });
   });
 
   it('documents every key in .env.example', async () => {
