@@ -75,7 +75,12 @@ const REFUSALS: Record<Exclude<SmtpDecision, 'accept'>, [number, string]> = {
 };
 
 export async function startSmtpServer(
-  options: { port?: number; refuse?: SmtpRefuseFn } = {},
+  options: {
+    port?: number;
+    refuse?: SmtpRefuseFn;
+    /** How long close() lets a client that ignores the goodbye keep its session (default 1000 ms). */
+    closeTimeoutMs?: number;
+  } = {},
 ): Promise<SmtpSink> {
   const messages: ReceivedMail[] = [];
   const attempts = new Map<string, number>();
@@ -139,7 +144,7 @@ export async function startSmtpServer(
     size: 50 * 1024 * 1024,
     logger: false,
     // close() ends sessions itself; this only bounds a client that ignores the goodbye.
-    closeTimeout: 1000,
+    closeTimeout: options.closeTimeoutMs ?? 1000,
     onAuth: (_auth, _session, callback) => callback(null, { user: 'sandbox' }),
     onClose: (session) => void closedSessions.add(session.id),
     onData(stream, session, callback) {

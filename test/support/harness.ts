@@ -72,6 +72,23 @@ export async function startTestService(options: TestServiceOptions): Promise<Ser
   return service;
 }
 
+/**
+ * `work`, or a failure naming `what` if it has not settled within `ms`. For waits that would otherwise never end
+ * (a hung socket, a missing timeout): the bound is far above any real duration, so it checks "does not hang",
+ * never "is fast", and a busy machine cannot make it fail.
+ */
+export async function settlesWithin<T>(what: string, work: Promise<T>, ms = 10_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not happen within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([work, limit]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Polls `check` until it returns a value other than undefined/false, or fails with `what` after the timeout. */
 export async function eventually<T>(
   what: string,
