@@ -63,6 +63,17 @@ export interface ScriptedRead {
   until?: Promise<unknown>;
 }
 
+export interface LoggedRequest {
+  /** Date.now() when the request arrived. */
+  at: number;
+  api: SandboxApi;
+  /** A read of the entity set with `$filter`, not of one entity. */
+  collection: boolean;
+  salesOrders: string[];
+  /** Answered 400 for its filter. */
+  refused: boolean;
+}
+
 export interface S4ServerOptions {
   port?: number;
   host?: string;
@@ -85,7 +96,7 @@ export interface S4Server {
   /** HTTP requests for sales orders received, single and collection reads, faulted ones included. */
   requests(): number;
   /** Every sales-order request in arrival order: when it came, which API, the orders it asked for. */
-  requestLog(): ReadonlyArray<{ at: number; api: SandboxApi; salesOrders: string[] }>;
+  requestLog(): ReadonlyArray<LoggedRequest>;
   /** Answer collection reads with 400, as a gateway that does not accept the `$filter` would. */
   refuseFilters(refuse: boolean): void;
   /** The `Retry-After` seconds sent with the `tooMany` fault (default 1; undefined sends none). */
@@ -130,7 +141,7 @@ export async function startS4Server(options: S4ServerOptions = {}): Promise<S4Se
   const scripts = new Map<string, { reads: ScriptedRead[]; next: number }>();
   let refusingFilters = false;
   let retryAfterSeconds: number | undefined = 1;
-  const requestLog: Array<{ at: number; api: SandboxApi; salesOrders: string[] }> = [];
+  const requestLog: LoggedRequest[] = [];
   let url = '';
 
   function setOrder(state: SalesOrderState): void {
@@ -176,9 +187,11 @@ export async function startS4Server(options: S4ServerOptions = {}): Promise<S4Se
     let collection: boolean;
     if (path === set) {
       collection = true;
-      const keys = refusingFilters ? undefined : parseFilter(query.get('$filter'));
-      if (keys === undefined)
+      const keys = parseFilter(query.get('$filter'));
+      if (keys === undefined || refusingFilters) {
+        requestLog.push({ at: Date.now(), api, collection, salesOrders: keys ?? [], refused: true });
         return odataError(api, 400, '/IWBEP/CM_MGW_RT/011', 'Invalid filter expression');
+      }
       salesOrders = keys;
     } else if (path.startsWith(set)) {
       collection = false;
@@ -191,7 +204,7 @@ export async function startS4Server(options: S4ServerOptions = {}): Promise<S4Se
       return odataError(api, 404, '/IWFND/MED/170', `Resource not found for segment '${segment}'`);
     }
 
-    requestLog.push({ at: Date.now(), api, salesOrders });
+    requestLog.push({ at: Date.now(), api, collection, salesOrders, refused: false });
     let fault: S4Fault = 'ok';
     for (const salesOrder of salesOrders) {
       total += 1;

@@ -411,3 +411,105 @@ describe('SMTP sandbox', () => {
     );
   });
 });
+
+describe('S/4HANA sandbox: CE_SALESORDER_0001 (V4) and collection reads', () => {
+  const V4_SET = '/sap/opu/odata4/sap/api_salesorder/srvd_a2x/sap/salesorder/0001/SalesOrder';
+  let s4: S4Server;
+  const get = (path: string) => fetch(`${s4.url}${path}`);
+  const filtered = (set: string, keys: string[], extra = '') =>
+    get(
+      `${set}?$filter=${encodeURIComponent(keys.map((key) => `SalesOrder eq '${key}'`).join(' or '))}${extra}`,
+    );
+
+  beforeAll(async () => {
+    s4 = await startS4Server();
+    s4.setOrder({
+      salesOrder: '2000001',
+      lastChangeDateTime: '2026-03-01T08:00:00.123Z',
+      requestedDeliveryDate: '2026-05-12',
+      overallDeliveryStatus: 'B',
+      totalNetAmount: '1234.50',
+    });
+    s4.setOrder({ salesOrder: '2000002', lastChangeDateTime: '2026-03-02T08:00:00Z' });
+  });
+  afterAll(async () => {
+    await s4.close();
+  });
+
+  it('serves an order in the V4 shape: annotations, Edm.Date, 7-digit DateTimeOffset, numbers, no total status', async () => {
+    const response = await get(`${V4_SET}('2000001')`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('odata-version')).toBe('4.0');
+    const body = (await response.json()) as Record<string, unknown>;
+    expect(body['@odata.context']).toMatch(/\$metadata#SalesOrder\/\$entity$/);
+    expect(body['@odata.etag']).toMatch(/^W\/"SADL-/);
+    expect(body).toMatchObject({
+      SalesOrder: '2000001',
+      RequestedDeliveryDate: '2026-05-12',
+      LastChangeDateTime: '2026-03-01T08:00:00.1230000Z',
+      OverallDeliveryStatus: 'B',
+      TotalNetAmount: 1234.5,
+    });
+    expect(body).not.toHaveProperty('OverallTotalDeliveryStatus');
+    expect(body).not.toHaveProperty('d');
+  });
+
+  it('answers a missing V4 order with 404 and a string message', async () => {
+    const response = await get(`${V4_SET}('9999999')`);
+    expect(response.status).toBe(404);
+    const body = (await response.json()) as { error: { message: unknown } };
+    expect(typeof body.error.message).toBe('string');
+  });
+
+  it('answers a $filter of key terms joined by or with the orders it has, in both versions', async () => {
+    const v2 = await filtered(
+      '/sap/opu/odata/sap/API_SALES_ORDER_SRV/A_SalesOrder',
+      ['2000001', '2000002', '404'],
+      '&$format=json',
+    );
+    const v2Body = (await v2.json()) as { d: { results: Array<{ SalesOrder: string }> } };
+    expect(v2Body.d.results.map((entity) => entity.SalesOrder)).toEqual(['2000001', '2000002']);
+    const v4 = await filtered(V4_SET, ['2000002', '404'], '&$select=SalesOrder,LastChangeDateTime');
+    const v4Body = (await v4.json()) as { value: Array<Record<string, unknown>> };
+    expect(v4Body.value).toEqual([
+      {
+        '@odata.etag': expect.any(String),
+        SalesOrder: '2000002',
+        LastChangeDateTime: '2026-03-02T08:00:00.0000000Z',
+      },
+    ]);
+  });
+
+  it('counts one request and one read per order of a collection read', async () => {
+    const [requests, reads] = [s4.requests(), s4.calls('2000001')];
+    await filtered(V4_SET, ['2000001', '2000002']);
+    expect(s4.requests()).toBe(requests + 1);
+    expect(s4.calls('2000001')).toBe(reads + 1);
+    expect(s4.requestLog().at(-1)).toMatchObject({
+      api: 'v4',
+      collection: true,
+      salesOrders: ['2000001', '2000002'],
+    });
+  });
+
+  it('refuses other filters, and every filter while told to, with 400', async () => {
+    expect((await get(`${V4_SET}?$filter=${encodeURIComponent("SalesOrder in ('1','2')")}`)).status).toBe(
+      400,
+    );
+    expect((await get(V4_SET)).status).toBe(400);
+    s4.refuseFilters(true);
+    expect((await filtered(V4_SET, ['2000001'])).status).toBe(400);
+    s4.refuseFilters(false);
+    expect((await filtered(V4_SET, ['2000001'])).status).toBe(200);
+  });
+
+  it('sends the Retry-After it is given with a 429', async () => {
+    s4.setRetryAfter(2);
+    s4.setFault(() => 'tooMany');
+    const response = await filtered(V4_SET, ['2000001', '2000002']);
+    s4.setFault(undefined);
+    s4.setRetryAfter(1);
+    expect(response.status).toBe(429);
+    expect(response.headers.get('retry-after')).toBe('2');
+  });
+});
