@@ -55,7 +55,7 @@ export interface Config {
   };
   maxDeliveries: number;
   maxMessageBytes: number;
-  retention: { processedEventDays: number; mailDays: number };
+  retention: { processedEventDays: number; mailDays: number; intervalSeconds: number };
   auth: { kind: 'xsuaa'; credentials: XsuaaCredentials } | { kind: 'none' };
   eventMesh: { management: EventMeshManagement; topics: string[]; maxRedeliveryCount: number } | undefined;
   /** With `event-hub` in INGEST: who may push to /event-hub/events (whatever AUTH says). */
@@ -219,6 +219,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     retention: {
       processedEventDays: int('DEDUP_RETENTION_DAYS', 7, 1, 365),
       mailDays: int('MAIL_RETENTION_DAYS', 30, 1, 3650),
+      intervalSeconds: int('RETENTION_INTERVAL_SECONDS', 600, 1, 86_400),
     },
     auth,
     eventMesh,

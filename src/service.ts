@@ -171,6 +171,7 @@ export async function buildService(
     logger: logger.child({ component: 'retention' }),
     processedEventDays: config.retention.processedEventDays,
     mailDays: config.retention.mailDays,
+    intervalMs: config.retention.intervalSeconds * 1000,
   });
 
   let ready = true;

@@ -1,6 +1,7 @@
 // Nothing lost, nothing done twice: several instances of the compiled service on one queue, killed and
-// restarted throughout, while S/4HANA fails or hangs, the mail relay refuses, PostgreSQL restarts and the
-// broker drops the service's connections. Replay a run with CRASH_SEED=<seed> (printed first and last).
+// restarted throughout, while S/4HANA fails or hangs, the mail relay refuses, PostgreSQL restarts, the database
+// terminates every session of the service (a managed database's failover) and the broker drops the service's
+// connections. No instance may exit unless the suite killed it. Replay a run with CRASH_SEED=<seed> (printed first and last).
 import { expect, it } from 'vitest';
 import { runCrashScenario } from './crashRun.js';
 import { seedFrom } from './random.js';
@@ -25,5 +26,8 @@ it('applies every event once and sends one email per real change while instances
   expect(report.events.lost).toBe(0);
   expect(report.kills).toBeGreaterThanOrEqual(10);
   expect(report.faults.postgresRestarts).toBe(1);
+  expect(report.faults.sessionTerminations).toBeGreaterThanOrEqual(5);
+  expect(report.faults.sessionsTerminated).toBeGreaterThan(0);
+  expect(report.unplannedExits).toEqual([]);
   expect(report.faults.brokerConnectionsDropped).toBeGreaterThan(0);
 });

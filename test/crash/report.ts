@@ -31,6 +31,11 @@ export interface CrashReport {
     brokerDrops: number;
     brokerConnectionsDropped: number;
     amqpReconnects: number;
+    /** Database failovers: every session of the service's database terminated at once. */
+    sessionTerminations: number;
+    sessionsTerminated: number;
+    /** Of those sessions: in an open transaction, holding the retention lock, querying the mail outbox. */
+    terminatedWhile: { transaction: number; retention: number; mail: number };
   };
   emails: { expected: number; received: number; distinct: number; resends: Resend[]; parked: number };
   phases: Array<{ index: number; changes: number; settleMs: number; findings: number }>;
@@ -67,6 +72,9 @@ export function emptyReport(seed: number, logDir: string): CrashReport {
       brokerDrops: 0,
       brokerConnectionsDropped: 0,
       amqpReconnects: 0,
+      sessionTerminations: 0,
+      sessionsTerminated: 0,
+      terminatedWhile: { transaction: 0, retention: 0, mail: 0 },
     },
     emails: { expected: 0, received: 0, distinct: 0, resends: [], parked: 0 },
     phases: [],
@@ -96,7 +104,10 @@ export function formatSummary(report: CrashReport): string {
     `faults: S/4HANA 503 ${faults.s4Unavailable} + ${faults.s4OutageCalls} in outages, S/4HANA hang ${faults.s4Hang}, ` +
       `SMTP 451 ${faults.smtpRefused}, PostgreSQL restarts ${faults.postgresRestarts} ` +
       `(${faults.postgresDownMs} ms down), broker drops ${faults.brokerDrops} ` +
-      `(${faults.brokerConnectionsDropped} connections), AMQP reconnects ${faults.amqpReconnects}`,
+      `(${faults.brokerConnectionsDropped} connections), AMQP reconnects ${faults.amqpReconnects}, ` +
+      `database failovers ${faults.sessionTerminations} (${faults.sessionsTerminated} sessions terminated: ` +
+      `${faults.terminatedWhile.transaction} in a transaction, ${faults.terminatedWhile.retention} in a retention ` +
+      `pass, ${faults.terminatedWhile.mail} in a mail query)`,
     `emails: ${emails.expected} expected, ${emails.received} received, ${emails.distinct} distinct Message-IDs, ` +
       `${emails.resends.length} same-Message-ID resends${resendCauses.length ? `: ${resendCauses.join('; ')}` : ''}, ` +
       `${emails.parked} parked`,

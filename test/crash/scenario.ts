@@ -19,7 +19,11 @@ export interface PlannedMessage {
   malformed: string | undefined;
 }
 
-export type ActionKind = 'kill' | 'postgres restart' | 'broker drop';
+export type ActionKind = 'kill' | 'postgres restart' | 'broker drop' | 'terminate sessions';
+
+/** The moment a session termination waits for (test/crash/sessionTerminator.ts). */
+export type TerminationAim = 'any' | 'transaction' | 'retention' | 'mail';
+const AIMS: TerminationAim[] = ['any', 'transaction', 'retention', 'mail'];
 
 export interface PlannedAction {
   atMs: number;
@@ -27,6 +31,8 @@ export interface PlannedAction {
   /** Kill: which live instance (modulo their number); restart follows after `pauseMs`. Restart: downtime. */
   pick: number;
   pauseMs: number;
+  /** Terminate sessions: the moment to wait for. */
+  aim?: TerminationAim;
 }
 
 export interface Phase {
@@ -225,6 +231,21 @@ function planPhase(
   }
   if (index === 3) {
     actions.push({ atMs: random.int(800, windowMs), kind: 'broker drop', pick: 0, pauseMs: 0 });
+  }
+  // A database failover in every phase, each aimed at another place that holds a connection, and now and then
+  // a second one at any moment.
+  const aims = [
+    AIMS[index % AIMS.length] as TerminationAim,
+    ...(random.chance(0.5) ? (['any'] as const) : []),
+  ];
+  for (const aim of aims) {
+    actions.push({
+      atMs: random.int(100, windowMs + 1500),
+      kind: 'terminate sessions',
+      pick: 0,
+      pauseMs: 0,
+      aim,
+    });
   }
   actions.sort((a, b) => a.atMs - b.atMs);
 

@@ -56,7 +56,7 @@ describe('configuration', () => {
       maxConcurrentReads: 4,
       readBatch: 50,
     });
-    expect(config.retention).toEqual({ processedEventDays: 7, mailDays: 30 });
+    expect(config.retention).toEqual({ processedEventDays: 7, mailDays: 30, intervalSeconds: 600 });
     expect(config.auth).toEqual({ kind: 'none' });
     expect(Object.isFrozen(config)).toBe(true);
   });
