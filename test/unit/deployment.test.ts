@@ -1,9 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { posix } from 'node:path';
+import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { loadConfig } from '../../src/config.js';
 import { CONFIG_KEYS } from '../../src/configKeys.js';
+import { EVENT_HUB_PATH } from '../../src/http/eventHubRoutes.js';
 import { SCOPES } from '../../src/http/scopes.js';
+import { readSample } from '../support/realSamples.js';
 
 // The deployment descriptors are checked against each other and against the code, so that mta.yaml and
 // manifest.yml cannot drift apart and neither can name a scope, a setting or a start file the code lacks.
@@ -21,7 +25,20 @@ interface Mta {
     properties: Record<string, unknown>;
     requires: { name: string }[];
   }[];
-  resources: { name: string; type: string; parameters: Params }[];
+  resources: {
+    name: string;
+    type: string;
+    active?: boolean;
+    parameters: Params;
+    requires?: { name: string }[];
+    'processed-after'?: string[];
+  }[];
+}
+interface MtaExtension {
+  ID: string;
+  extends: string;
+  modules: { name: string; properties: Record<string, unknown>; requires?: { name: string }[] }[];
+  resources: { name: string; active?: boolean; parameters: { config: Params } }[];
 }
 interface Manifest {
   applications: (Params & { name: string; services: string[]; env: Record<string, unknown> })[];
@@ -46,6 +63,7 @@ const root = new URL('../../', import.meta.url);
 const read = (file: string): string => readFileSync(new URL(file, root), 'utf8');
 
 const mta = parse(read('mta.yaml')) as Mta;
+const eventHubExtension = parse(read('event-hub.mtaext')) as MtaExtension;
 const manifest = parse(read('manifest.yml')) as Manifest;
 const xsSecurity = JSON.parse(read('xs-security.json')) as XsSecurity;
 const eventMesh = JSON.parse(read('event-mesh.json')) as EventMeshDescriptor;
@@ -68,6 +86,9 @@ const INSTANCES: Record<string, string> = {
   destination: 'fon-destination',
   'postgresql-db': 'fon-db',
 };
+// Declared inactive in mta.yaml; an extension descriptor per broker activates them.
+const OPTIONAL_INSTANCES: Record<string, string> = { 'event-broker': 'fon-event-hub', identity: 'fon-ias' };
+const activeResources = mta.resources.filter((resource) => resource.active !== false);
 const instanceOf = (label: string): string => {
   const resource = mta.resources.find((candidate) => candidate.parameters.service === label);
   return String(resource?.parameters['service-name'] ?? resource?.name);
@@ -118,10 +139,17 @@ describe('mta.yaml and manifest.yml', () => {
     expect(mta.version).toBe(pkg.version);
   });
 
-  it('bind the same four services', () => {
-    expect(mta.resources.map((resource) => resource.parameters.service).sort()).toEqual(
+  it('bind the same four services, and mta.yaml keeps the optional ones inactive', () => {
+    expect(activeResources.map((resource) => resource.parameters.service).sort()).toEqual(
       Object.keys(INSTANCES).sort(),
     );
+    expect(
+      mta.resources
+        .filter((resource) => resource.active === false)
+        .map((resource) => resource.parameters.service),
+    ).toEqual(Object.keys(OPTIONAL_INSTANCES));
+    for (const [label, instance] of Object.entries(OPTIONAL_INSTANCES))
+      expect(instanceOf(label)).toBe(instance);
     for (const [label, instance] of Object.entries(INSTANCES)) expect(instanceOf(label)).toBe(instance);
     expect(mta.resources.every((resource) => resource.type === 'org.cloudfoundry.managed-service')).toBe(
       true,
@@ -289,6 +317,85 @@ describe('event-mesh.json', () => {
     expect(covers('+/+/+/ce/*', 'sap/S4HANAOD/E4X/ce/sap')).toBe(true);
     expect(covers('sap/S4HANAOD/E4X/*', 'sap/S4HANAOD/+/ce')).toBe(false);
     expect(covers(`${NAMESPACE}/*`, `${eventMesh.namespace}/salesorder`)).toBe(true);
+  });
+});
+
+describe('event-hub.mtaext', () => {
+  // SchemaStore's schema of MTA extension descriptors, with the deployment descriptor schema it refers to.
+  const ajv = new Ajv({ strict: false, allErrors: true });
+  ajv.addSchema(JSON.parse(readSample('schemas/mtad.json')));
+  const validExtension = ajv.compile(JSON.parse(readSample('schemas/mtaext.json')));
+  const [extModule, ...otherExtModules] = eventHubExtension.modules;
+  const resource = (name: string) => eventHubExtension.resources.find((candidate) => candidate.name === name);
+  const eventHubResource = mta.resources.find((candidate) => candidate.name === 'fon-event-hub');
+
+  it('is a valid MTA extension descriptor of this MTA', () => {
+    expect(validExtension(eventHubExtension), JSON.stringify(validExtension.errors)).toBe(true);
+    expect(eventHubExtension.extends).toBe(mta.ID);
+    // An extension can only change what the MTA declares: every name must be there already.
+    expect(otherExtModules).toEqual([]);
+    expect(extModule?.name).toBe(mtaModule.name);
+    for (const required of extModule?.requires ?? [])
+      expect(mtaModule.requires.map((candidate) => candidate.name)).toContain(required.name);
+    for (const { name } of eventHubExtension.resources)
+      expect(mta.resources.map((candidate) => candidate.name)).toContain(name);
+  });
+
+  it('activates exactly the Event Hub and IAS instances, the IAS one after Event Hub', () => {
+    expect(eventHubExtension.resources.map(({ name, active }) => ({ name, active }))).toEqual(
+      Object.values(OPTIONAL_INSTANCES).map((name) => ({ name, active: true })),
+    );
+    const ias = mta.resources.find((candidate) => candidate.name === instanceOf('identity'));
+    expect(ias?.parameters['service-plan']).toBe('application');
+    expect(ias?.['processed-after']).toEqual([instanceOf('event-broker')]);
+    expect(eventHubResource?.parameters['service-plan']).toBe('event-connectivity');
+  });
+
+  it("registers the service's Event Hub endpoint as the webhook URL, on the app's own URL", () => {
+    const provided = (mtaModule as { provides?: { name: string; properties: Params }[] }).provides ?? [];
+    const api = provided.find((candidate) => candidate.properties.url === '$' + '{default-url}');
+    expect(api).toBeDefined();
+    expect(eventHubResource?.requires?.map((required) => required.name)).toContain(api?.name);
+    const config = resource('fon-event-hub')?.parameters.config;
+    expect(config?.webhookUrl).toBe(`~{${api?.name}/url}${EVENT_HUB_PATH}`);
+    expect(String(config?.systemNamespace).length).toBeLessThanOrEqual(15);
+  });
+
+  it('lets the Event Hub instance consume the IAS application, and binds both with certificates', () => {
+    expect(resource('fon-ias')?.parameters.config['consumed-services']).toEqual([
+      { 'service-instance-name': instanceOf('event-broker') },
+    ]);
+    const requires = mtaModule.requires as { name: string; parameters?: { config: Params } }[];
+    const binding = (name: string) => requires.find((required) => required.name === name)?.parameters;
+    expect(binding('fon-ias')?.config['credential-type']).toBe('X509_GENERATED');
+    expect(binding('fon-event-hub')?.config['authentication-type']).toBe('X509_IAS');
+  });
+
+  it('sets only keys the code reads, and an INGEST the configuration takes with Event Hub bound', () => {
+    const properties = extModule?.properties ?? {};
+    for (const [key, value] of Object.entries(properties)) {
+      expect(CONFIG_KEYS, `${key} is not read by the code`).toContain(key);
+      expect(typeof value).toBe('string');
+    }
+    const bindings = {
+      identity: [
+        {
+          label: 'identity',
+          credentials: { clientid: 'c', url: 'https://t.example', domains: ['t.example'] },
+        },
+      ],
+      'event-broker': [{ label: 'event-broker', credentials: { ias: { clientId: 'eh' } } }],
+    };
+    const config = loadConfig({
+      ...(mtaModule.properties as Record<string, string>),
+      ...(properties as Record<string, string>),
+      DATABASE_URL: 'postgres://u:p@db/x',
+      SMTP_URL: 'smtp://mail',
+      AUTH: 'none',
+      VCAP_SERVICES: JSON.stringify(bindings),
+    });
+    expect(config.ingest).toContain('event-hub');
+    expect(config.eventHub?.eventHubClientId).toBe('eh');
   });
 });
 
