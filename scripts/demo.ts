@@ -70,6 +70,8 @@ try {
     INGEST: 'webhook',
     AUTH: 'none',
     S4_DESTINATION: 'DEMO_S4',
+    // The sandbox speaks both sales-order APIs: `S4_API=v4 npm run demo` tells the story over OData V4.
+    S4_API: process.env.S4_API ?? 'v2',
     MAIL_DIR,
     MAIL_FROM: 'fleet-order-notifier@demo.example',
     MAIL_TO: 'fleet-manager@demo.example',
@@ -79,7 +81,9 @@ try {
   });
   const logger = createLogger(config.logLevel, pino.destination({ dest: LOG_FILE, sync: true, mkdir: true }));
   service = await startService(config, logger, { host: '127.0.0.1', mailPollMs: 200 });
-  console.log(`  service at ${service.url} after ${seconds()} s`);
+  console.log(
+    `  service at ${service.url} after ${seconds()} s, reading S/4HANA over OData ${config.s4.version}`,
+  );
   for (const { soldToParty, recipients, locale } of RECIPIENTS) {
     await service.pool.query(
       'insert into mail_recipient (sold_to_party, recipients, locale) values ($1, $2, $3)',

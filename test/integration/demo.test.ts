@@ -18,11 +18,11 @@ interface Run {
   stderr: string;
 }
 
-function runDemo(demoDir: string): Promise<Run> {
+function runDemo(demoDir: string, env: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn('npx', ['tsx', 'scripts/demo.ts'], {
       cwd: ROOT,
-      env: { ...process.env, DEMO_DIR: demoDir },
+      env: { ...process.env, DEMO_DIR: demoDir, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -151,6 +151,25 @@ describe('npm run demo', () => {
       const mails = await emails(demoDir);
       expect(mails).toHaveLength(EMAILS.length);
       expect(mails.some((mail) => !second.stdout.includes(mail.name))).toBe(false);
+    },
+    RUN_TIMEOUT_MS,
+  );
+
+  it(
+    'tells the same story over the OData V4 API with S4_API=v4',
+    async () => {
+      const v4Dir = await mkdtemp(join(tmpdir(), 'fon-demo-v4-'));
+      try {
+        const run = await runDemo(v4Dir, { S4_API: 'v4' });
+        expect(run.code, run.stderr).toBe(0);
+        expect(run.stdout).toContain('reading S/4HANA over OData v4');
+        expect(printed(run.stdout, 'processed')).toBe(13);
+        const mails = await emails(v4Dir);
+        expect(mails.map((mail) => `${mail.salesOrder} ${mail.status} ${mail.date}`).sort()).toEqual(EMAILS);
+        expect(JSON.parse(await readFile(join(v4Dir, 'summary.json'), 'utf8')).problems).toEqual([]);
+      } finally {
+        await rm(v4Dir, { recursive: true, force: true });
+      }
     },
     RUN_TIMEOUT_MS,
   );
