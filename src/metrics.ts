@@ -1,6 +1,7 @@
 import type { Pool } from 'pg';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Channel, Handled } from './events/handleEvent.js';
+import { oldestProcessedAgeSeconds } from './events/inbox.js';
 import type { MailResult } from './notifications/mailSender.js';
 import { outboxBacklog } from './notifications/outbox.js';
 import type { RequestResult } from './s4/batchedReads.js';
@@ -100,10 +101,7 @@ export function createMetrics(pool: Pool, retentionDays: number, sources: Metric
     help: 'Age of the oldest processed-event record; compare with fon_processed_event_retention_seconds',
     registers: [registry],
     async collect() {
-      const { rows } = await pool.query<{ age: number }>(
-        `select coalesce(extract(epoch from now() - min(processed_at)), 0)::float8 as "age" from processed_event`,
-      );
-      this.set(rows[0]?.age ?? 0);
+      this.set(await oldestProcessedAgeSeconds(pool));
     },
   });
   new Gauge({

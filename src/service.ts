@@ -7,8 +7,8 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { migrateAtStart } from './db/migrate.js';
 import { applyEffect } from './events/applyEffect.js';
-import { recordDeadLetter } from './events/deadLetter.js';
 import { createEventHandler, type HandleEvent } from './events/handleEvent.js';
+import { type Refuse, refuse } from './events/refuse.js';
 import { adminRoutes } from './http/adminRoutes.js';
 import { buildApp } from './http/app.js';
 import { createNoAuth, createXsuaaAuth } from './http/auth.js';
@@ -130,6 +130,9 @@ export async function buildService(
     logger,
   });
 
+  // One refusal for both transports: the dead letter and the delivery count's reset in one transaction.
+  const refuseMessage: Refuse = (letter, log) => refuse(pool, letter, log);
+
   const auth = config.auth.kind === 'xsuaa' ? createXsuaaAuth(config.auth.credentials) : createNoAuth();
   if (config.auth.kind === 'none')
     logger.warn('AUTH=none: the admin API and webhook accept any caller; local runs only');
@@ -141,7 +144,7 @@ export async function buildService(
           client: amqpClientOptions(config.amqp),
           address: config.amqp.queue,
           handle,
-          recordDeadLetter: (letter) => recordDeadLetter(pool, letter),
+          refuse: refuseMessage,
           logger: logger.child({ component: 'amqp' }),
           onReconnect: metrics.reconnect,
         });
@@ -150,14 +153,20 @@ export async function buildService(
   if (config.ingest.includes('webhook')) {
     const webhookLogger = logger.child({ component: 'webhook' });
     plugins.push(
-      webhookRoutes({ handle, pool, auth, maxMessageBytes: config.maxMessageBytes, logger: webhookLogger }),
+      webhookRoutes({
+        handle,
+        refuse: refuseMessage,
+        auth,
+        maxMessageBytes: config.maxMessageBytes,
+        logger: webhookLogger,
+      }),
     );
   }
   if (config.eventHub !== undefined) {
     plugins.push(
       eventHubRoutes({
         handle,
-        pool,
+        refuse: refuseMessage,
         requireEventHub: requireEventHubToken(config.eventHub),
         maxMessageBytes: config.maxMessageBytes,
         logger: logger.child({ component: 'event-hub' }),

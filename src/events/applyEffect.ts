@@ -3,9 +3,10 @@
 // commit) where a statement per table cost five, and on two cores the round trips were the bottleneck.
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
-import { type Executor, withTransaction } from '../db/transaction.js';
+import { withTransaction } from '../db/transaction.js';
 import type { PortalOrder } from '../portal/portalStatus.js';
 import type { ParsedEvent } from './cloudEvent.js';
+import { markStale, recordProcessedSql } from './inbox.js';
 
 /** What the effect needs to queue an email: default recipients and language, and the Message-ID's domain. */
 export interface EffectMail {
@@ -43,14 +44,7 @@ export async function applyEffect(
   return withTransaction(pool, async (tx) => {
     const { rows } = await tx.query<{ recorded: boolean; applied: boolean; mailQueued: boolean }>({
       name: 'apply-effect',
-      text: `with recorded as (
-         insert into processed_event (source, id, type, sales_order, outcome, payload_hash)
-         values ($1::text, $2::text, $3::text, $4::text, 'applied', $5::text)
-         on conflict (source, id) do nothing
-         returning 1
-       ), cleared as (
-         delete from event_attempt where source = $1::text and id = $2::text and exists (select from recorded)
-       ), portal as (
+      text: `with ${recordProcessedSql({ outcome: `'applied'`, payloadHash: '$5::text' })}, portal as (
          insert into portal_order_status as current
            (sales_order, portal_status, requested_delivery_date, sold_to_party, customer_reference,
             s4_changed_at, s4_read_at)
@@ -121,13 +115,5 @@ export async function applyEffect(
       return { result: 'stale', mailQueued: false };
     }
     return { result: 'applied', mailQueued: row.mailQueued };
-  });
-}
-
-export async function markStale(tx: Executor, event: ParsedEvent): Promise<void> {
-  await tx.query({
-    name: 'mark-stale',
-    text: `update processed_event set outcome = 'stale' where source = $1::text and id = $2::text`,
-    values: [event.source, event.id],
   });
 }

@@ -1,3 +1,4 @@
+// Table dead_letter: refused messages with their reason, kept for an operator to read and replay.
 import type { Executor } from '../db/transaction.js';
 
 export interface DeadLetter {
@@ -37,6 +38,39 @@ export async function recordDeadLetter(db: Executor, letter: DeadLetter): Promis
     ],
   );
   return (rows[0] as { id: string }).id;
+}
+
+/** What a replay needs of a stored dead letter: the message as received, its identity, whether it was replayed. */
+export interface StoredLetter {
+  body: Buffer;
+  contentType: string | null;
+  attributes: Record<string, unknown>;
+  source: string | null;
+  eventId: string | null;
+  replayedAt: Date | null;
+}
+
+export async function findDeadLetter(db: Executor, id: string): Promise<StoredLetter | undefined> {
+  const { rows } = await db.query<StoredLetter>(
+    `select body, content_type as "contentType", attributes, source, event_id as "eventId",
+            replayed_at as "replayedAt"
+     from dead_letter where id = $1::bigint`,
+    [id],
+  );
+  return rows[0];
+}
+
+/**
+ * Marks a dead letter replayed and returns when it was. Two operators replaying at once both get here; the
+ * first replay's time is kept.
+ */
+export async function markReplayed(db: Executor, id: string): Promise<Date | null> {
+  const { rows } = await db.query<{ replayedAt: Date }>(
+    `update dead_letter set replayed_at = coalesce(replayed_at, now()) where id = $1::bigint
+     returning replayed_at as "replayedAt"`,
+    [id],
+  );
+  return rows[0]?.replayedAt ?? null;
 }
 
 // PostgreSQL text and jsonb refuse NUL characters, which AMQP strings, symbols and property names may carry.

@@ -10,13 +10,7 @@ import { type RetryPolicy, retry } from '../retry.js';
 import type { ReadOrder } from '../s4/batchedReads.js';
 import type { EffectResult } from './applyEffect.js';
 import { type InboundMessage, type ParsedEvent, parseCloudEvent } from './cloudEvent.js';
-import {
-  checkInbox,
-  forgetAttempts,
-  noteAttemptError,
-  type ProcessedOutcome,
-  recordProcessed,
-} from './inbox.js';
+import { checkInbox, noteAttemptError, type ProcessedOutcome, recordProcessed } from './inbox.js';
 import { isLegacyHash, samePayload } from './payloadHash.js';
 import { keyedSerializer } from './serializeByKey.js';
 
@@ -107,8 +101,8 @@ async function decide(deps: EventHandlerDeps, event: ParsedEvent, signal?: Abort
       if (samePayload(inbox.processedHash, event)) return accept('duplicate');
       return reject('conflict', conflictReason(inbox.processedHash));
     }
+    // Refused with the count kept: the refusal (refuse.ts) clears it only together with storing the dead letter.
     if (inbox.attempts > deps.maxDeliveries) {
-      await forgetAttempts(deps.pool, event);
       return reject('delivery_limit', deliveryLimitReason(inbox.attempts, inbox.lastError));
     }
     return await retry(() => readAndWrite(deps, event, signal), deps.retryPolicy, signal);

@@ -63,18 +63,37 @@ export async function recordProcessed(
 ): Promise<boolean> {
   const { rows } = await tx.query<{ recorded: boolean }>({
     name: 'record-processed',
-    text: `with recorded as (
-       insert into processed_event (source, id, type, sales_order, outcome, payload_hash)
-       values ($1::text, $2::text, $3::text, $4::text, $5::text, $6::text)
-       on conflict (source, id) do nothing
-       returning 1
-     ), cleared as (
-       delete from event_attempt where source = $1::text and id = $2::text and exists (select from recorded)
-     )
+    text: `with ${recordProcessedSql({ outcome: '$5::text', payloadHash: '$6::text' })}
      select exists (select from recorded) as "recorded"`,
     values: [event.source, event.id, event.type, event.salesOrder ?? null, outcome, event.payloadHash],
   });
   return rows[0]?.recorded === true;
+}
+
+/**
+ * The one way an event is recorded as processed, as two common table expressions for a statement that may do
+ * more (the effect's): `recorded` inserts the record (a row only if this identity was new) and `cleared`
+ * forgets the delivery count with it. The statement's $1 to $4 are source, id, type and sales order; the
+ * outcome and the payload hash are given as SQL (a parameter with its cast, or a literal).
+ */
+export function recordProcessedSql(sql: { outcome: string; payloadHash: string }): string {
+  return `recorded as (
+       insert into processed_event (source, id, type, sales_order, outcome, payload_hash)
+       values ($1::text, $2::text, $3::text, $4::text, ${sql.outcome}, ${sql.payloadHash})
+       on conflict (source, id) do nothing
+       returning 1
+     ), cleared as (
+       delete from event_attempt where source = $1::text and id = $2::text and exists (select from recorded)
+     )`;
+}
+
+/** Marks a record made by the effect's statement as stale: the portal kept a newer state. */
+export async function markStale(tx: Executor, event: ParsedEvent): Promise<void> {
+  await tx.query({
+    name: 'mark-stale',
+    text: `update processed_event set outcome = 'stale' where source = $1::text and id = $2::text`,
+    values: [event.source, event.id],
+  });
 }
 
 /** Keeps the last failure beside the delivery count, for the reason given when the limit is reached. */
@@ -86,10 +105,21 @@ export async function noteAttemptError(db: Executor, event: ParsedEvent, error: 
   ]);
 }
 
-/** Forgets an event's delivery count: once it is dead-lettered, a replay must start with a fresh budget. */
-export async function forgetAttempts(db: Executor, event: ParsedEvent): Promise<void> {
+/**
+ * Forgets an event's delivery count, so that it starts again with a full budget: when it is dead-lettered (in
+ * the same transaction as the dead letter) and when an operator replays it.
+ */
+export async function clearAttempts(db: Executor, identity: { source: string; id: string }): Promise<void> {
   await db.query(`delete from event_attempt where source = $1::text and id = $2::text`, [
-    event.source,
-    event.id,
+    identity.source,
+    identity.id,
   ]);
+}
+
+/** Age of the oldest processed-event record in seconds (0 when there is none), for /metrics. */
+export async function oldestProcessedAgeSeconds(db: Executor): Promise<number> {
+  const { rows } = await db.query<{ age: number }>(
+    `select coalesce(extract(epoch from now() - min(processed_at)), 0)::float8 as "age" from processed_event`,
+  );
+  return rows[0]?.age ?? 0;
 }

@@ -1,32 +1,34 @@
 // How an HTTP push becomes outcomes and answers, for every push endpoint (Event Mesh's webhook, Event Hub). Each
 // event goes through the same handleEvent as an AMQP message; only the answer differs:
 // accept → 200 (after commit, or for a duplicate); release → 503 with Retry-After, so the sender redelivers;
-// reject → the message is kept in dead_letter with its reason and answered 202, so the sender stops retrying.
-// Anything that goes wrong before the outcome is safely stored is a 503: nothing is lost.
+// reject → refused (src/events/refuse.ts: kept in dead_letter with its reason) and answered 202, so the sender
+// stops retrying, or 503 while the dead letter cannot be stored. Anything that goes wrong before the outcome is
+// safely stored is a 503: nothing is lost.
 // Contracts: CloudEvents HTTP protocol binding 1.0: binary, structured and batch mode.
-import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Pool } from 'pg';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { InboundMessage } from '../events/cloudEvent.js';
 import { BATCH_ELEMENT_CONTENT_TYPE, BATCH_MEDIA_TYPE, splitBatch } from '../events/cloudEventBatch.js';
-import { recordDeadLetter } from '../events/deadLetter.js';
 import type { HandleEvent } from '../events/handleEvent.js';
+import type { Refuse } from '../events/refuse.js';
 
 export type PushChannel = 'webhook' | 'event-hub';
 
 export interface PushDeps {
   handle: HandleEvent;
-  pool: Pool;
+  /** Stores a refused message (src/events/refuse.ts); this edge only translates the answer. */
+  refuse: Refuse;
   /** A batch larger than this is refused as a whole (413); a single event this large is dead-lettered. */
   maxMessageBytes: number;
-  logger?: Logger;
+  logger: Logger;
 }
 
 /** What became of one event of a delivery. */
 export type EventAnswer =
   | { status: 'processed'; result: string }
   | { status: 'duplicate' }
-  | { status: 'dead-lettered'; reason: string; deadLetterId: string }
+  /** deadLetterId is null for a letter the database refuses for its content: its reason is in the error log. */
+  | { status: 'dead-lettered'; reason: string; deadLetterId: string | null }
   | { status: 'retry-later' };
 
 // The handler already retried S/4HANA and the database within the request; the sender's own redelivery
@@ -71,7 +73,7 @@ export async function deliver(
   signal: AbortSignal,
 ): Promise<FastifyReply> {
   const address = header(request, 'x-address');
-  const log = (deps.logger ?? request.log).child({ channel, address, caller: request.caller });
+  const log = deps.logger.child({ channel, address, caller: request.caller });
   const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
   const contentType = sentContentTypes.get(request);
   const push: Push = { deps, channel, request, log, signal };
@@ -95,7 +97,7 @@ interface Push {
   deps: PushDeps;
   channel: PushChannel;
   request: FastifyRequest;
-  log: Logger | FastifyBaseLogger;
+  log: Logger;
   signal: AbortSignal;
 }
 
@@ -143,7 +145,7 @@ async function deliverBatch(
 /** One event through the handler, its outcome stored where it must be: what to tell the sender about it. */
 async function settle(push: Push, message: InboundMessage): Promise<EventAnswer> {
   try {
-    const { outcome, event } = await push.deps.handle(message, {
+    const { outcome, event, log } = await push.deps.handle(message, {
       channel: push.channel,
       signal: push.signal,
     });
@@ -152,7 +154,8 @@ async function settle(push: Push, message: InboundMessage): Promise<EventAnswer>
       return result === 'duplicate' ? { status: result } : { status: 'processed', result };
     }
     if (outcome.kind === 'release') return { status: 'retry-later' };
-    return await deadLetter(push, message, outcome.reason, event);
+    const eventLog = log.child({ address: header(push.request, 'x-address'), caller: push.request.caller });
+    return await deadLetter({ ...push, log: eventLog }, message, outcome.reason, event);
   } catch (err) {
     // The final fallback: nothing is committed that the sender does not know of, so it may simply resend.
     push.log.error({ err }, 'push delivery failed unexpectedly; asking the sender to retry');
@@ -166,8 +169,8 @@ async function deadLetter(
   reason: string,
   event: { source: string; id: string } | undefined,
 ): Promise<EventAnswer> {
-  try {
-    const deadLetterId = await recordDeadLetter(push.deps.pool, {
+  const refusal = await push.deps.refuse(
+    {
       channel: push.channel,
       reason,
       source: event?.source,
@@ -176,13 +179,12 @@ async function deadLetter(
       attributes: message.binaryAttributes,
       headers: storedHeaders(push.request),
       body: message.body,
-    });
-    return { status: 'dead-lettered', reason, deadLetterId };
-  } catch (err) {
-    // Not stored, so not answered as taken: the sender keeps the message and tries again.
-    push.log.error({ err, reason }, 'could not store the dead letter; asking the sender to retry');
-    return { status: 'retry-later' };
-  }
+    },
+    push.log,
+  );
+  // Not stored for now, so not answered as taken: the sender keeps the message and tries again.
+  if (refusal.kind === 'retry_later') return { status: 'retry-later' };
+  return { status: 'dead-lettered', reason, deadLetterId: refusal.deadLetterId };
 }
 
 function retryLater(reply: FastifyReply, answer: object): FastifyReply {

@@ -5,17 +5,17 @@ import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, type ClientOptions, type IncomingMessage } from '@sap/xb-msg-amqp-v100';
 import type { Logger } from 'pino';
-import { classify } from '../errors.js';
 import type { InboundMessage } from '../events/cloudEvent.js';
 import type { DeadLetter } from '../events/deadLetter.js';
 import type { HandleEvent } from '../events/handleEvent.js';
+import type { Refuse } from '../events/refuse.js';
 
 export interface AmqpConsumerOptions {
   client: ClientOptions;
   address: string;
   handle: HandleEvent;
-  /** Stores a rejected message's reason before it is rejected; if this fails the message is released. */
-  recordDeadLetter: (letter: DeadLetter) => Promise<unknown>;
+  /** Stores a refused message (src/events/refuse.ts): rejected once refused, released to retry later. */
+  refuse: Refuse;
   logger: Logger;
   onReconnect?: () => void;
 }
@@ -84,7 +84,7 @@ export function createAmqpConsumer(options: AmqpConsumerOptions): AmqpConsumer {
     for (const settle of settleBatch.splice(0)) settle();
   }
 
-  async function process(message: IncomingMessage): Promise<void> {
+  async function receive(message: IncomingMessage): Promise<void> {
     let settled = false;
     const settle = (how: 'accept' | 'release' | 'reject', reason?: string) => {
       if (settled) return;
@@ -102,25 +102,16 @@ export function createAmqpConsumer(options: AmqpConsumerOptions): AmqpConsumer {
     };
     try {
       const inbound = toInbound(message);
-      const { outcome, event } = await handle(inbound, { channel: 'amqp', signal: stopping.signal });
+      const { outcome, event, log } = await handle(inbound, { channel: 'amqp', signal: stopping.signal });
+      let how: 'accept' | 'release' | 'reject' = outcome.kind;
       if (outcome.kind === 'reject') {
-        await recordDeadLetter({
-          channel: 'amqp',
-          reason: outcome.reason,
-          source: event?.source,
-          eventId: event?.id,
-          contentType: inbound.contentType,
-          attributes: inbound.binaryAttributes,
-          headers: { ...message.payload.properties, messageId: message.source.properties?.messageID },
-          body: inbound.body,
-        });
-        releasingSince = undefined;
-        await settleAtEndOfTurn(() => settle('reject', outcome.reason));
-      } else {
-        if (outcome.kind === 'release') await pauseBeforeRelease();
-        else releasingSince = undefined;
-        await settleAtEndOfTurn(() => settle(outcome.kind));
+        const refusal = await options.refuse(deadLetterOf(message, inbound, outcome.reason, event), log);
+        // Rejected only once refused for good; while its dead letter cannot be stored, the message comes back.
+        if (refusal.kind === 'retry_later') how = 'release';
       }
+      if (how === 'release') await pauseBeforeRelease();
+      else releasingSince = undefined;
+      await settleAtEndOfTurn(() => settle(how, outcome.kind === 'reject' ? outcome.reason : undefined));
     } catch (err) {
       // The final fallback: whatever went wrong, the message goes back to the queue, never lost, never stuck.
       logger.error({ err }, 'message handling failed unexpectedly; releasing it');
@@ -129,29 +120,12 @@ export function createAmqpConsumer(options: AmqpConsumerOptions): AmqpConsumer {
     }
   }
 
-  /**
-   * Keeps the reason before the message leaves for the broker's dead-letter queue. If it cannot be stored for a
-   * passing reason the message is released (nothing lost); if it can never be stored, the reason goes to the
-   * log instead and the message is rejected all the same, rather than coming back forever.
-   */
-  async function recordDeadLetter(letter: DeadLetter): Promise<void> {
-    try {
-      await options.recordDeadLetter(letter);
-    } catch (err) {
-      if (classify(err) === 'transient') throw err;
-      logger.error(
-        { err, reason: letter.reason },
-        'dead letter could not be stored; rejecting it with this log line',
-      );
-    }
-  }
-
   function onMessage(message: IncomingMessage): void {
     if (stopping.signal.aborted) {
       message.failed(); // arrived after shutdown began: hand it straight back
       return;
     }
-    const work = process(message);
+    const work = receive(message);
     inFlight.add(work);
     void work.finally(() => inFlight.delete(work));
   }
@@ -203,6 +177,24 @@ export function createAmqpConsumer(options: AmqpConsumerOptions): AmqpConsumer {
       attached = false;
     },
     isAttached: () => attached,
+  };
+}
+
+function deadLetterOf(
+  message: IncomingMessage,
+  inbound: InboundMessage,
+  reason: string,
+  event: { source: string; id: string } | undefined,
+): DeadLetter {
+  return {
+    channel: 'amqp',
+    reason,
+    source: event?.source,
+    eventId: event?.id,
+    contentType: inbound.contentType,
+    attributes: inbound.binaryAttributes,
+    headers: { ...message.payload.properties, messageId: message.source.properties?.messageID },
+    body: inbound.body,
   };
 }
 

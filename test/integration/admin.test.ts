@@ -7,8 +7,8 @@ import { S4_SOURCE, salesOrderEvent } from '../../sandbox/s4Events.js';
 import { type S4Server, startS4Server } from '../../sandbox/s4Server.js';
 import { type SmtpSink, startSmtpServer } from '../../sandbox/smtpServer.js';
 import type { InboundMessage } from '../../src/events/cloudEvent.js';
-import { recordDeadLetter } from '../../src/events/deadLetter.js';
 import type { Handled } from '../../src/events/handleEvent.js';
+import { refuse } from '../../src/events/refuse.js';
 import type { ServiceParts } from '../../src/service.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { buildTestService, eventually } from '../support/harness.js';
@@ -71,23 +71,28 @@ function call(method: 'GET' | 'POST', url: string, token?: string) {
 
 const { newOrder } = orderMaker(() => s4, 5_000_000);
 
-/** Delivers one message as a transport adapter does: the handler decides, a reject is stored as a dead letter. */
+/** Delivers one message as a transport adapter does: the handler decides, a reject is refused (stored). */
 async function deliver(
   message: Partial<InboundMessage> & { body: Buffer },
 ): Promise<Handled & { letter?: string }> {
   const inbound: InboundMessage = { contentType: 'application/json', binaryAttributes: {}, ...message };
   const handled = await service.handle(inbound, { channel: 'amqp' });
   if (handled.outcome.kind !== 'reject') return handled;
-  const letter = await recordDeadLetter(db.pool, {
-    channel: 'amqp',
-    reason: handled.outcome.reason,
-    source: handled.event?.source,
-    eventId: handled.event?.id,
-    contentType: inbound.contentType,
-    attributes: inbound.binaryAttributes,
-    headers: {},
-    body: inbound.body,
-  });
+  const refusal = await refuse(
+    db.pool,
+    {
+      channel: 'amqp',
+      reason: handled.outcome.reason,
+      source: handled.event?.source,
+      eventId: handled.event?.id,
+      contentType: inbound.contentType,
+      attributes: inbound.binaryAttributes,
+      headers: {},
+      body: inbound.body,
+    },
+    handled.log,
+  );
+  const letter = refusal.kind === 'refused' ? (refusal.deadLetterId ?? undefined) : undefined;
   return { ...handled, letter };
 }
 

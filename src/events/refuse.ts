@@ -1,0 +1,42 @@
+// Refusing a message, decided once for every transport. The dead letter is stored and the event's delivery
+// count cleared in one transaction: the budget starts afresh only once the reason is durable, so a message that
+// kills the process on every try cannot win a new budget by failing between the two. Each adapter only
+// translates the answer: AMQP settles `rejected` or `released`, the webhook answers 202 or 503.
+import type { Pool } from 'pg';
+import type { Logger } from 'pino';
+import { withTransaction } from '../db/transaction.js';
+import { classify } from '../errors.js';
+import { type DeadLetter, recordDeadLetter } from './deadLetter.js';
+import { clearAttempts } from './inbox.js';
+
+export type Refusal =
+  /**
+   * Refused for good: stored with its reason, or (deadLetterId null) not storable at all, such as a letter the
+   * database refuses for its content. Then the reason is in the error log only, and the message is refused all
+   * the same rather than coming back forever.
+   */
+  | { kind: 'refused'; deadLetterId: string | null }
+  /** The database cannot take it now: the message goes back to its sender, its delivery count kept. */
+  | { kind: 'retry_later' };
+
+export type Refuse = (letter: DeadLetter, log: Logger) => Promise<Refusal>;
+
+export async function refuse(pool: Pool, letter: DeadLetter, log: Logger): Promise<Refusal> {
+  try {
+    const deadLetterId = await withTransaction(pool, async (tx) => {
+      const id = await recordDeadLetter(tx, letter);
+      if (letter.source !== undefined && letter.eventId !== undefined) {
+        await clearAttempts(tx, { source: letter.source, id: letter.eventId });
+      }
+      return id;
+    });
+    return { kind: 'refused', deadLetterId };
+  } catch (err) {
+    if (classify(err) === 'transient') {
+      log.warn({ err, reason: letter.reason }, 'dead letter not stored for now; the message goes back');
+      return { kind: 'retry_later' };
+    }
+    log.error({ err, reason: letter.reason }, 'dead letter cannot be stored; refusing it with this log line');
+    return { kind: 'refused', deadLetterId: null };
+  }
+}
