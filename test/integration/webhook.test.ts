@@ -235,6 +235,27 @@ describe('webhook deliveries', () => {
     expect(res.statusCode).toBe(503);
     expect(res.headers['retry-after']).toBeDefined();
   });
+
+  it('answers 413 to a body over twice MAX_MESSAGE_BYTES and keeps nothing, and dead-letters one just under it', async () => {
+    const small = await webhookService({ env: { MAX_MESSAGE_BYTES: '1024' } });
+    try {
+      const letters = async () =>
+        (await db.pool.query(`select 1 from dead_letter where reason like '%1024%'`)).rowCount;
+      const before = await letters();
+      const over = await post(salesOrderEvent({ data: { padding: 'x'.repeat(2100) } }), {}, small.app);
+      expect(over.statusCode).toBe(413);
+      expect(await letters()).toBe(before);
+      // Between the two limits the body reaches the parser, which refuses it with its reason.
+      const under = await post(salesOrderEvent({ data: { padding: 'x'.repeat(1500) } }), {}, small.app);
+      expect(under.statusCode).toBe(202);
+      expect(under.json()).toMatchObject({
+        status: 'dead-lettered',
+        reason: expect.stringContaining('1024'),
+      });
+    } finally {
+      await small.stop();
+    }
+  });
 });
 
 describe('webhook shutdown', () => {
