@@ -135,7 +135,7 @@ export async function buildService(
 
   const auth = config.auth.kind === 'xsuaa' ? createXsuaaAuth(config.auth.credentials) : createNoAuth();
   if (config.auth.kind === 'none')
-    logger.warn('AUTH=none: the admin API and webhook accept any caller; local runs only');
+    logger.warn('AUTH=none: the admin API and the Event Mesh webhook accept any caller; local runs only');
 
   const amqp =
     config.amqp === undefined
