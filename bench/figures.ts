@@ -111,6 +111,8 @@ export const SCENARIO_FIGURES: ScenarioFigure[] = [
   },
   { key: 'commitsPerNew', label: 'PG commits/new', table: 'cost', value: (s) => s.unique.commitsPerEvent },
   { key: 'machineBusyNew', label: 'machine busy, new', table: 'cost', value: (s) => s.unique.machineBusy },
+  { key: 'newEvents', label: 'n new', table: 'cost', value: (s) => s.unique.events },
+  { key: 'duplicateEvents', label: 'n dup', table: 'cost', value: (s) => s.duplicates.events },
   {
     key: 'peakRssMb',
     label: 'peak RSS MB',

@@ -74,8 +74,8 @@ export interface LatencyResult extends PhaseResult {
   maxMs: number;
   /**
    * The longest event-loop delay inside the service during the window (`monitorEventLoopDelay` behind its own
-   * `nodejs_eventloop_lag_max_seconds`, sampled every 10 ms): about 10 ms means the loop never stalled, so a
-   * latency maximum far above it is a slow path, and one close to it is a pause of the whole process.
+   * `nodejs_eventloop_lag_max_seconds`, sampled every 10 ms). About 10 ms means the loop never stalled and the
+   * slowest events waited on a slow path; a delay close to the latency maximum means a pause of the process.
    */
   eventLoopMaxDelayMs: number;
 }

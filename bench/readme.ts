@@ -30,6 +30,8 @@ const COLUMNS: Array<{ key: string; heading: string }> = [
   { key: 's4ReadsPerNew', heading: 'orders read per new event' },
   { key: 'serviceCpuMsPerNew', heading: 'service CPU ms per new event' },
   { key: 'peakRssMb', heading: 'peak RSS MB' },
+  { key: 'newEvents', heading: 'new events measured' },
+  { key: 'duplicateEvents', heading: 'duplicates measured' },
 ];
 
 const CEILING_ROWS: Array<{ key: string; heading: string }> = [
