@@ -55,8 +55,7 @@ async function deadLetterInsertsWaiting(): Promise<number[]> {
 
 describe('releases over AMQP', () => {
   it('releases a message whose dead letter cannot be stored yet, and rejects it with its reason once it can', async () => {
-    const logLines: string[] = [];
-    await start(logLines);
+    await start();
     // Another session holds the dead-letter table, so the service's insert of the reason waits.
     const holder = new pg.Client({ connectionString: db.url });
     await holder.connect();
@@ -71,9 +70,6 @@ describe('releases over AMQP', () => {
         return pids.length === 1 ? pids : undefined;
       });
       await holder.query('select pg_terminate_backend($1)', [waiting]);
-      await eventually('the release', async () =>
-        logLines.some((line) => line.includes('message handling failed unexpectedly; releasing it')),
-      );
 
       // Released, not rejected: the message comes back and tries again, and the dead-letter queue is empty.
       await eventually('the redelivery to wait for the table', async () => {
