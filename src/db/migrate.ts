@@ -7,7 +7,7 @@ import { withTransaction } from './transaction.js';
 
 const MIGRATIONS_DIR = new URL('../../db/migrations/', import.meta.url);
 // Any constant shared by every instance: several instances starting at once wait here in turn.
-const MIGRATION_LOCK = 7_346_112;
+export const MIGRATION_LOCK = 7_346_112;
 // A database failing over or restarting just as an instance starts is waited for (about 15 s on average, 30 s at
 // most), within Cloud Foundry's 60 s start timeout, instead of failing the start and crash-looping meanwhile.
 const START_RETRY: RetryPolicy = { attempts: 8, baseDelayMs: 500, maxDelayMs: 8000 };

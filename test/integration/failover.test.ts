@@ -9,11 +9,12 @@ import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest'
 import { S4_SOURCE, salesOrderEvent } from '../../sandbox/s4Events.js';
 import type { S4Server } from '../../sandbox/s4Server.js';
 import type { SmtpSink } from '../../sandbox/smtpServer.js';
+import { MIGRATION_LOCK } from '../../src/db/migrate.js';
 import { type Executor, withTransaction } from '../../src/db/transaction.js';
 import { classify, TransientError } from '../../src/errors.js';
 import { createTestQueue, type Publisher, type TestQueue } from '../support/broker.js';
 import type { TestDatabase } from '../support/database.js';
-import { eventually } from '../support/harness.js';
+import { eventually, startTestService } from '../support/harness.js';
 import { orderMaker } from '../support/orders.js';
 import { serviceEnv } from '../support/serviceEnv.js';
 import { type ServiceProcess, spawnServiceProcess } from '../support/serviceProcess.js';
@@ -38,6 +39,16 @@ async function backendPid(tx: Executor): Promise<number> {
 
 async function terminate(pid: number): Promise<void> {
   await db.pool.query('select pg_terminate_backend($1::int)', [pid]);
+}
+
+/** A session of this database, other than `holder`, waiting for a lock `holder` keeps. */
+async function waitingOn(holder: Executor): Promise<number | undefined> {
+  const { rows } = await db.pool.query<{ pid: number }>(
+    `select pid from pg_stat_activity
+      where datname = current_database() and pid <> $1::int and wait_event_type = 'Lock'`,
+    [await backendPid(holder)],
+  );
+  return rows[0]?.pid;
 }
 
 describe('a transaction whose session is terminated', () => {
@@ -114,12 +125,7 @@ describe('the service process during a database failover', () => {
     await locker.query('lock table portal_order_status in exclusive mode');
     const waitingPid = async (): Promise<number | undefined> => {
       if (!running.alive()) throw new Error(`the service exited: ${running.log.slice(-3).join('\n')}`);
-      const { rows } = await db.pool.query<{ pid: number }>(
-        `select pid from pg_stat_activity
-          where datname = current_database() and pid <> $1::int and wait_event_type = 'Lock'`,
-        [await backendPid(locker)],
-      );
-      return rows[0]?.pid;
+      return waitingOn(locker);
     };
     const releases = () =>
       running.log.filter((line) => line.includes('"msg":"event released for redelivery"'));
@@ -178,4 +184,45 @@ describe('the service process during a database failover', () => {
     const [code] = (await running.exited) as [number | null];
     expect(code).toBe(0);
   }, 90_000);
+});
+
+describe('a start during a database failover', () => {
+  it('retries its migrations when the session waiting for the migration lock is terminated', async () => {
+    // Another instance migrating: the new one waits for the lock, and its session is terminated meanwhile.
+    const locker = await db.pool.connect();
+    await locker.query('begin');
+    await locker.query('select pg_advisory_xact_lock($1::bigint)', [MIGRATION_LOCK]);
+    const logLines: string[] = [];
+    const starting = startTestService({
+      databaseUrl: db.url,
+      s4Url: s4.url,
+      smtpUrl: smtp.url,
+      env: { LOG_LEVEL: 'warn' },
+      logLines,
+    }).then(
+      (service) => ({ service }),
+      (err: unknown) => ({ err }),
+    );
+    try {
+      await terminate(await eventually('the migration waiting on its lock', () => waitingOn(locker)));
+      await eventually('the failed try logged', async () =>
+        logLines.some((line) => line.includes('not ready')),
+      );
+    } finally {
+      await locker.query('commit');
+      locker.release();
+    }
+    const started = await starting;
+    if ('err' in started) throw started.err;
+    try {
+      expect((await started.service.app.inject({ method: 'GET', url: '/health' })).statusCode).toBe(200);
+      const warnings = logLines.map((line) => JSON.parse(line) as { level: number; msg: string });
+      expect(warnings.filter((entry) => entry.msg === 'database not ready for migrations')).toEqual([
+        expect.objectContaining({ level: 40 }),
+      ]);
+      expect(warnings.filter((entry) => entry.level >= 50)).toEqual([]);
+    } finally {
+      await started.service.stop();
+    }
+  });
 });
