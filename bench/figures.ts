@@ -77,6 +77,13 @@ export const SCENARIO_FIGURES: ScenarioFigure[] = [
     value: (s) => s.unique.s4CallsPerEvent,
   },
   {
+    key: 's4KeysPerRequest',
+    label: 'orders per S/4HANA request',
+    table: 'throughput',
+    value: (s) =>
+      s.unique.s4RequestsPerEvent > 0 ? s.unique.s4CallsPerEvent / s.unique.s4RequestsPerEvent : 0,
+  },
+  {
     key: 's4CallsForDuplicates',
     label: 'S/4HANA calls for duplicates',
     table: 'throughput',

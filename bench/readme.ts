@@ -28,6 +28,7 @@ const COLUMNS: Array<{ key: string; heading: string }> = [
   { key: 'duplicatesShareOfDatabase', heading: '× DB dup ceiling' },
   { key: 's4RequestsPerNew', heading: 'S/4HANA requests per new event' },
   { key: 's4ReadsPerNew', heading: 'orders read per new event' },
+  { key: 's4KeysPerRequest', heading: 'orders per S/4HANA request' },
   { key: 'serviceCpuMsPerNew', heading: 'service CPU ms per new event' },
   { key: 'peakRssMb', heading: 'peak RSS MB' },
   { key: 'newEvents', heading: 'new events measured' },
