@@ -5,7 +5,7 @@
 //   headers), and the body is the event's data.
 // The body is read by strictJson.ts, which refuses what two JSON parsers could read differently.
 import { type PayloadHashes, payloadHashes } from './payloadHash.js';
-import { clip, LONE_SURROGATE, show, typeName } from './reasonText.js';
+import { clip, LONE_SURROGATE, show, typeName, UNPRINTABLE } from './reasonText.js';
 import { parseStrictJson } from './strictJson.js';
 
 export interface InboundMessage {
@@ -30,10 +30,8 @@ type Failure = { ok: false; reason: string };
 
 export const SALES_ORDER_TYPE_PREFIX = 'sap.s4.beh.salesorder.v1.SalesOrder.';
 export const SALES_ORDER_KEY = /^[A-Za-z0-9]{1,10}$/;
-// Printable text only: these values reach logs, SQL parameters and email headers. Besides control characters
-// this refuses invisible format characters (bidi overrides, zero-width space), line separators and lone
-// surrogates (which PostgreSQL would store as U+FFFD, merging two identities into one).
-const UNPRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]/u;
+// Printable text only (UNPRINTABLE): these values reach logs, SQL parameters and email headers. Lone
+// surrogates among them PostgreSQL would store as U+FFFD, merging two identities into one.
 // RFC 9110 8.3.1: type "/" subtype, each a token.
 const MEDIA_TYPE = /^[!#$%&'*+.^_`|~0-9a-z-]+\/[!#$%&'*+.^_`|~0-9a-z-]+$/;
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json$/;

@@ -10,13 +10,13 @@ import { type RetryPolicy, retry } from '../retry.js';
 import type { ReadOrder } from '../s4/batchedReads.js';
 import type { EffectResult } from './applyEffect.js';
 import { type InboundMessage, type ParsedEvent, parseCloudEvent } from './cloudEvent.js';
-import { checkInbox, noteAttemptError, type ProcessedOutcome, recordProcessed } from './inbox.js';
+import { checkInbox, noteAttemptError, type ProcessedResult, recordProcessed } from './inbox.js';
 import { isLegacyHash, samePayload } from './payloadHash.js';
 import { keyedSerializer } from './serializeByKey.js';
 
 export type Outcome =
   /** Done with, for good: settle as accepted. */
-  | { kind: 'accept'; result: ProcessedOutcome | 'duplicate' }
+  | { kind: 'accept'; result: ProcessedResult | 'duplicate' }
   /** Could not be done now: hand it back for redelivery. */
   | { kind: 'release'; code: 'transient_failure'; reason: string }
   /** Can never be done: dead-letter it with the reason. */
@@ -157,7 +157,7 @@ function conflictReason(recordedHash: string): string {
     : reason;
 }
 
-function accept(result: ProcessedOutcome | 'duplicate'): Outcome {
+function accept(result: ProcessedResult | 'duplicate'): Outcome {
   return { kind: 'accept', result };
 }
 

@@ -4,7 +4,11 @@ import type { Pool } from 'pg';
 import type { Executor } from '../db/transaction.js';
 import type { ParsedEvent } from './cloudEvent.js';
 
-export type ProcessedOutcome = 'applied' | 'stale' | 'not_found' | 'ignored';
+/**
+ * What processing an event came to, kept in processed_event.outcome (the column and the admin API keep that
+ * name). Not to be confused with handleEvent's Outcome, the decision how to settle the message.
+ */
+export type ProcessedResult = 'applied' | 'stale' | 'not_found' | 'ignored';
 
 export interface InboxEntry {
   /** Hash of the payload recorded when the event was processed, or null if it is not processed yet. */
@@ -19,14 +23,9 @@ export interface InboxEntry {
  * Counting before any work is what lets a message that kills the process be recognised on its next delivery.
  * A duplicate costs one index read and writes nothing.
  *
- * This statement alone commits without waiting for the WAL flush (synchronous_commit off, for its own
- * transaction only: set_config(…, true) ends with it). A synchronous commit here cost a disk flush per new
- * event, as much as the effect's own. It is safe: the count must survive the service process dying, and it
- * does, since the commit is in PostgreSQL at once and visible to every session; only a crash of PostgreSQL
- * itself within a fraction of a second could lose the latest counts, which costs a poison message a few more
- * deliveries, never an effect. The effect transaction keeps its synchronous commit, which flushes this
- * record too, as the WAL is flushed in order. Hence it takes the pool, never a transaction's client: inside a
- * transaction the setting would hold for the whole transaction.
+ * It commits without waiting for the WAL flush (synchronous_commit off for this statement's transaction only):
+ * the count must survive the service dying, not PostgreSQL crashing (README, Performance). Hence it takes the
+ * pool, never a transaction's client, inside which the setting would hold for the whole transaction.
  */
 export async function checkInbox(db: Pool, event: ParsedEvent): Promise<InboxEntry> {
   const { rows } = await db.query<InboxEntry>({
@@ -59,13 +58,13 @@ export async function checkInbox(db: Pool, event: ParsedEvent): Promise<InboxEnt
 export async function recordProcessed(
   tx: Executor,
   event: ParsedEvent,
-  outcome: ProcessedOutcome,
+  result: ProcessedResult,
 ): Promise<boolean> {
   const { rows } = await tx.query<{ recorded: boolean }>({
     name: 'record-processed',
     text: `with ${recordProcessedSql({ outcome: '$5::text', payloadHash: '$6::text' })}
      select exists (select from recorded) as "recorded"`,
-    values: [event.source, event.id, event.type, event.salesOrder ?? null, outcome, event.payloadHash],
+    values: [event.source, event.id, event.type, event.salesOrder ?? null, result, event.payloadHash],
   });
   return rows[0]?.recorded === true;
 }

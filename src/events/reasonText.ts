@@ -1,7 +1,9 @@
 // Reasons end up in logs, the dead_letter table and API answers: short and printable, whatever the input.
 
-// Control and invisible characters (format characters, line separators, lone surrogates).
-const UNPRINTABLE_ALL = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]/gu;
+// Control and invisible characters: format characters (bidi overrides, zero-width space), line separators and
+// lone surrogates. The parser refuses values with one; reasons show each as '?'.
+export const UNPRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]/u;
+const UNPRINTABLE_ALL = new RegExp(UNPRINTABLE.source, 'gu');
 export const LONE_SURROGATE = /\p{Cs}/u;
 
 export function typeName(value: unknown): string {

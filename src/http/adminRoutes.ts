@@ -3,6 +3,7 @@
 // Admin. Every action is logged with the caller, never with a token or an email address.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Pool } from 'pg';
+import { SALES_ORDER_KEY } from '../events/cloudEvent.js';
 import type { HandleEvent } from '../events/handleEvent.js';
 import { replayDeadLetter } from '../events/replay.js';
 import {
@@ -29,7 +30,7 @@ export interface AdminDeps {
 const salesOrderParams = {
   type: 'object',
   required: ['salesOrder'],
-  properties: { salesOrder: { type: 'string', pattern: '^[A-Za-z0-9]{1,10}$' } },
+  properties: { salesOrder: { type: 'string', pattern: SALES_ORDER_KEY.source } },
 } as const;
 
 // A bigint identity: digits only, short enough for PostgreSQL's bigint.

@@ -7,6 +7,7 @@
 // Contracts: CloudEvents HTTP protocol binding 1.0: binary, structured and batch mode.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
+import { collectAttributes } from '../events/binaryAttributes.js';
 import type { InboundMessage } from '../events/cloudEvent.js';
 import { BATCH_ELEMENT_CONTENT_TYPE, BATCH_MEDIA_TYPE, splitBatch } from '../events/cloudEventBatch.js';
 import type { HandleEvent } from '../events/handleEvent.js';
@@ -202,16 +203,17 @@ type Decoded = { ok: true; attributes: Record<string, unknown> } | { ok: false; 
  * structured one (3.2.3) is the parser's decision, by the content type, as for AMQP.
  */
 function binaryAttributes(request: FastifyRequest): Decoded {
-  const attributes: Record<string, unknown> = {};
+  const pairs: Array<[string, string]> = [];
   for (const [name, value] of Object.entries(request.headers)) {
     const attribute = CE_HEADER.exec(name)?.[1];
     if (attribute === undefined || value === undefined) continue;
     const raw = Array.isArray(value) ? value.join(',') : value;
     const text = decodeHeaderValue(raw);
     if (text === undefined) return { ok: false, reason: `header ${name} is not valid percent-encoded UTF-8` };
-    attributes[attribute] = text;
+    pairs.push([attribute, text]);
   }
-  return { ok: true, attributes };
+  // Node merges a repeated header into one value, so nothing here is given twice.
+  return { ok: true, attributes: collectAttributes(pairs).attributes };
 }
 
 /**

@@ -5,6 +5,7 @@ import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, type ClientOptions, type IncomingMessage } from '@sap/xb-msg-amqp-v100';
 import type { Logger } from 'pino';
+import { collectAttributes } from '../events/binaryAttributes.js';
 import type { InboundMessage } from '../events/cloudEvent.js';
 import type { DeadLetter } from '../events/deadLetter.js';
 import type { HandleEvent } from '../events/handleEvent.js';
@@ -201,16 +202,12 @@ function deadLetterOf(
 /** Reads the body and CloudEvents binary-mode attributes (`cloudEvents:` or `cloudEvents_` prefix). */
 export function toInbound(message: IncomingMessage): InboundMessage {
   const { payload } = message;
-  // No prototype: an attribute named `__proto__` stays a (refused) name. The same attribute under both
-  // prefixes is reported, since which one is the identity would depend on the order.
-  const binaryAttributes: Record<string, unknown> = Object.create(null);
-  const repeatedAttributes: string[] = [];
-  for (const [key, value] of Object.entries(payload.properties ?? {})) {
-    const name = /^cloudEvents[:_](.+)$/.exec(key)?.[1];
-    if (name === undefined) continue;
-    if (Object.hasOwn(binaryAttributes, name)) repeatedAttributes.push(name);
-    binaryAttributes[name] = value;
-  }
+  const { attributes: binaryAttributes, repeated: repeatedAttributes } = collectAttributes(
+    Object.entries(payload.properties ?? {}).flatMap(([key, value]) => {
+      const name = /^cloudEvents[:_](.+)$/.exec(key)?.[1];
+      return name === undefined ? [] : [[name, value] as const];
+    }),
+  );
   // A data section arrives as chunks. An amqp-value string is taken as text, since some producers send JSON
   // that way; any other amqp-value keeps the type 'amqp-1.0', which the parser refuses as not JSON.
   if (payload.type !== 'amqp-1.0') {

@@ -226,6 +226,20 @@ describe('webhook deliveries', () => {
     expect(rows[0].headers['ce-id']).toBe('overlong-%C0%A0');
   });
 
+  it('dead-letters a ce-__proto__ header with its reason, as AMQP refuses the same attribute', async () => {
+    const res = await post(JSON.stringify({ SalesOrder: '1' }), {
+      'content-type': 'application/json',
+      'ce-specversion': '1.0',
+      'ce-id': 'proto-1',
+      'ce-source': S4_SOURCE,
+      'ce-type': 'sap.s4.beh.salesorder.v1.SalesOrder.Changed.v1',
+      'ce-__proto__': 'x',
+    });
+
+    expect(res.statusCode).toBe(202);
+    expect(res.json().reason).toBe('binary attribute "__proto__" is not a CloudEvents attribute name');
+  });
+
   it('answers 503 when the dead letter cannot be stored, so the sender keeps the message', async () => {
     const unstorable = await webhookService();
     await unstorable.pool.end();
