@@ -257,8 +257,10 @@ describe('binary mode', () => {
       digest: Buffer.from([1, 2, 3]),
       none: null,
     };
-    const first = eventOf(parse(body, 'application/json', extended));
-    expect(eventOf(parse(body, 'application/json', { ...extended })).payloadHash).toBe(first.payloadHash);
+    const event = eventOf(parse(body, 'application/json', extended));
+    expect(event).toMatchObject({ source: SOURCE, id: S4_EVENT.id, type: CHANGED, salesOrder: '1000473' });
+    // Extension attributes are not part of what the event means, and the timestamp is the same instant.
+    expect(event.payloadHash).toBe(eventOf(parse(body, 'application/json', attributes)).payloadHash);
   });
 
   it.each([
@@ -425,12 +427,6 @@ function received(message: HostileMessage): InboundMessage {
 
 describe('the hostile corpus', () => {
   const corpus = hostileMessages(LIMIT);
-
-  it('holds at least 50 distinct messages', () => {
-    expect(corpus.length).toBeGreaterThanOrEqual(50);
-    expect(new Set(corpus.map((message) => message.code)).size).toBe(corpus.length);
-    expect(new Set(corpus.map((message) => message.name)).size).toBe(corpus.length);
-  });
 
   it.each([...corpus, ...metadataHostileMessages()].map((message) => [message.name, message] as const))(
     'refuses %s with its reason',

@@ -31,7 +31,7 @@ function problemsOf(env: Record<string, string>): string[] {
 }
 
 describe('configuration', () => {
-  it('reads a local setup with defaults for everything else', () => {
+  it('reads a local setup, with the defaults of port, pool size, message-ID domain, S/4HANA, retention and auth', () => {
     const config = loadConfig(local);
     expect(config.port).toBe(8080);
     expect(config.database).toMatchObject({ connectionString: local.DATABASE_URL, max: 20 });
