@@ -78,7 +78,7 @@ export function createEventHandler(deps: EventHandlerDeps): HandleEvent {
     );
     const outcome = parsed.ok
       ? await oneAtATime.run(JSON.stringify([parsed.event.source, parsed.event.id]), () =>
-          decide(deps, parsed.event, signal),
+          checkIdentityThenApply(deps, parsed.event, signal),
         )
       : reject('invalid_event', parsed.reason);
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
@@ -93,9 +93,13 @@ export function createEventHandler(deps: EventHandlerDeps): HandleEvent {
  * 3–5 for a parsed event: check its identity, then read S/4HANA and write the effect, retrying transient
  * failures. Never throws: a failure becomes a release (transient) or a reject (permanent).
  */
-async function decide(deps: EventHandlerDeps, event: ParsedEvent, signal?: AbortSignal): Promise<Outcome> {
+async function checkIdentityThenApply(
+  deps: EventHandlerDeps,
+  event: ParsedEvent,
+  signal?: AbortSignal,
+): Promise<Outcome> {
   try {
-    // The first database call of a delivery: a blip here is retried like one in readAndWrite().
+    // The first database call of a delivery: a blip here is retried like one in readOrderThenWriteEffect().
     const inbox = await retry(() => checkInbox(deps.pool, event), deps.retryPolicy, signal);
     if (inbox.processedHash !== null) {
       if (samePayload(inbox.processedHash, event)) return accept('duplicate');
@@ -105,7 +109,7 @@ async function decide(deps: EventHandlerDeps, event: ParsedEvent, signal?: Abort
     if (inbox.attempts > deps.maxDeliveries) {
       return reject('delivery_limit', deliveryLimitReason(inbox.attempts, inbox.lastError));
     }
-    return await retry(() => readAndWrite(deps, event, signal), deps.retryPolicy, signal);
+    return await retry(() => readOrderThenWriteEffect(deps, event, signal), deps.retryPolicy, signal);
   } catch (err) {
     const reason = failureReason(err);
     if (classify(err) === 'permanent') return reject('permanent_failure', reason);
@@ -117,7 +121,7 @@ async function decide(deps: EventHandlerDeps, event: ParsedEvent, signal?: Abort
 }
 
 /** 4–5, one try: read the order from S/4HANA, then the one transaction. Throws on failure. */
-async function readAndWrite(
+async function readOrderThenWriteEffect(
   deps: EventHandlerDeps,
   event: ParsedEvent,
   signal: AbortSignal | undefined,
