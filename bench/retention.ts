@@ -167,7 +167,7 @@ async function transaction(pool: pg.Pool): Promise<void> {
     type: 'sap.s4.beh.salesorder.v1.SalesOrder.Changed.v1',
     salesOrder,
     payloadHash: `m1:${randomBytes(32).toString('hex')}`,
-    legacyPayloadHash: randomBytes(32).toString('hex'),
+    legacyPayloadHash: () => '',
   };
   const now = new Date();
   const order: PortalOrder = {

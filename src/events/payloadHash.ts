@@ -19,17 +19,27 @@ const RFC3339 =
 export interface PayloadHashes {
   /** The hash of the event's meaning, as recorded from now on. */
   payloadHash: string;
-  /** The hash over every attribute as written, as recorded before: compared only with unprefixed records. */
-  legacyPayloadHash: string;
+  /**
+   * The hash over every attribute as written, as recorded before: needed only against an unprefixed record, so
+   * computed on first use (it costs as much as the hash itself, about 10 µs).
+   */
+  legacyPayloadHash(): string;
 }
 
 export function payloadHashes(event: Record<string, unknown>): PayloadHashes {
-  return { payloadHash: meaningHash(event), legacyPayloadHash: legacyHash(event) };
+  let legacy: string | undefined;
+  return {
+    payloadHash: meaningHash(event),
+    legacyPayloadHash: () => {
+      legacy ??= legacyHash(event);
+      return legacy;
+    },
+  };
 }
 
 /** Whether a recorded hash stands for the same event as `hashes`: a duplicate rather than a conflict. */
 export function samePayload(recorded: string, hashes: PayloadHashes): boolean {
-  return isLegacyHash(recorded) ? recorded === hashes.legacyPayloadHash : recorded === hashes.payloadHash;
+  return isLegacyHash(recorded) ? recorded === hashes.legacyPayloadHash() : recorded === hashes.payloadHash;
 }
 
 /** True for a record written before hashes covered meaning only: its comparison is byte for byte. */

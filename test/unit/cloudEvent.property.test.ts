@@ -2,7 +2,12 @@
 // whatever it refuses has a printable reason, and the payload hash ignores key order and transport mode.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type ParseResult, parseCloudEvent, SALES_ORDER_TYPE_PREFIX } from '../../src/events/cloudEvent.js';
+import {
+  type ParsedEvent,
+  type ParseResult,
+  parseCloudEvent,
+  SALES_ORDER_TYPE_PREFIX,
+} from '../../src/events/cloudEvent.js';
 
 const LIMIT = 64 * 1024;
 const UNPRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]/u;
@@ -33,7 +38,7 @@ function checked(
     if (event.type.startsWith(SALES_ORDER_TYPE_PREFIX)) expect(event.salesOrder).toMatch(KEY);
     else expect(event.salesOrder).toBeUndefined();
     expect(event.payloadHash).toMatch(/^m1:[0-9a-f]{64}$/);
-    expect(event.legacyPayloadHash).toMatch(/^[0-9a-f]{64}$/);
+    expect(event.legacyPayloadHash()).toMatch(/^[0-9a-f]{64}$/);
   } else {
     expect(typeof result.reason).toBe('string');
     expect(result.reason.length).toBeGreaterThan(0);
@@ -262,9 +267,15 @@ describe('parseCloudEvent on generated input', () => {
         const structured = checked(Buffer.from(JSON.stringify(event)), 'application/json', {});
         const binary = checked(Buffer.from(JSON.stringify(data)), 'application/json', attributes);
         expect(structured.ok && binary.ok).toBe(true);
-        if (structured.ok && binary.ok) expect(binary.event).toEqual(structured.event);
+        if (structured.ok && binary.ok)
+          expect(comparable(binary.event)).toEqual(comparable(structured.event));
       }),
       { numRuns: 500 },
     );
   });
 });
+
+/** The event with its lazily computed earlier hash as a value, so two events compare with toEqual. */
+function comparable({ legacyPayloadHash, ...event }: ParsedEvent) {
+  return { ...event, legacyPayloadHash: legacyPayloadHash() };
+}
