@@ -3,10 +3,13 @@
 // real TLS; real PostgreSQL, the S/4HANA stand-in and a real SMTP receiver. AUTH=none, as in every test service:
 // the Event Hub check does not depend on it.
 import { CloudEvent, HTTP } from 'cloudevents';
+import fastify from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { S4_SOURCE, s4Event } from '../../sandbox/s4Events.js';
 import type { S4Server } from '../../sandbox/s4Server.js';
 import type { SmtpSink } from '../../sandbox/smtpServer.js';
+import { createNoAuth } from '../../src/http/auth.js';
+import { requireEventHubToken } from '../../src/http/eventHubAuth.js';
 import type { Service } from '../../src/service.js';
 import type { TestDatabase } from '../support/database.js';
 import { eventually, startTestService } from '../support/harness.js';
@@ -237,5 +240,41 @@ describe('Event Hub endpoint authentication (AUTH=none does not switch it off)',
   it('offers no Event Mesh webhook when INGEST names only event-hub', async () => {
     const res = await service.app.inject({ method: 'POST', url: '/events', payload: '{}' });
     expect(res.statusCode).toBe(404);
+  });
+});
+
+describe('Event Hub endpoint when the IAS tenant cannot serve its keys', () => {
+  it('answers 503 with Retry-After, so Event Hub retries, not 401', async () => {
+    // A tenant of its own: the keys of `ias` are cached by now.
+    const troubled = await startIasStub();
+    const app = fastify();
+    createNoAuth().decorate(app);
+    const hook = requireEventHubToken({
+      identity: troubled.credentials,
+      eventHubClientId: troubled.eventHubClientId,
+    });
+    app.post('/in', { onRequest: hook }, async () => ({ ok: true }));
+    try {
+      troubled.setKeysAvailable(false);
+      const refused = await app.inject({
+        method: 'POST',
+        url: '/in',
+        headers: { authorization: `Bearer ${troubled.token()}` },
+      });
+      expect(refused.statusCode).toBe(503);
+      expect(refused.headers['retry-after']).toBe('5');
+      expect(troubled.keyRequests).toHaveLength(1);
+
+      troubled.setKeysAvailable(true);
+      const taken = await app.inject({
+        method: 'POST',
+        url: '/in',
+        headers: { authorization: `Bearer ${troubled.token()}` },
+      });
+      expect(taken.statusCode).toBe(200);
+    } finally {
+      await app.close();
+      await troubled.close();
+    }
   });
 });

@@ -21,6 +21,8 @@ export interface IasStub {
   token(opts?: IasTokenOptions): string;
   /** The `x-azp` header of each key request: xssec asks the tenant for keys per calling party. */
   keyRequests: string[];
+  /** While false, the keys endpoint answers 503, as a tenant in trouble would. */
+  setKeysAvailable(available: boolean): void;
   close(): Promise<void>;
 }
 
@@ -41,6 +43,7 @@ export async function startIasStub(): Promise<IasStub> {
   const signing = rsa();
   const stranger = rsa();
   const keyRequests: string[] = [];
+  let keysAvailable = true;
   let origin = '';
   const server = await startHttpsStub((req, res) => {
     const path = new URL(req.url ?? '/', 'https://localhost').pathname;
@@ -54,6 +57,7 @@ export async function startIasStub(): Promise<IasStub> {
     }
     if (path === '/oauth2/certs') {
       keyRequests.push(String(req.headers['x-azp']));
+      if (!keysAvailable) return sendJson(res, 503, { error: 'unavailable' });
       const publicJwk = signing.publicKey.export({ format: 'jwk' });
       return sendJson(res, 200, { keys: [{ ...publicJwk, kid: 'ias-k1', use: 'sig', alg: 'RS256' }] });
     }
@@ -88,6 +92,9 @@ export async function startIasStub(): Promise<IasStub> {
     eventHubClientId: EVENT_HUB_CLIENT_ID,
     token,
     keyRequests,
+    setKeysAvailable: (available) => {
+      keysAvailable = available;
+    },
     close: server.close,
   };
 }
