@@ -109,8 +109,10 @@ export interface Resend {
 /**
  * Emails received more than once with the same Message-ID. The one allowed duplicate is a resend of a mail
  * the relay accepted but the service never recorded as sent: the instance was killed around the send, or its
- * database was down at that moment. Cross-checks: the service logged "mail sent" (which follows the record)
- * exactly once for it, and mail_outbox counts at least one claim per send. Anything else is a finding.
+ * database was down at that moment. So each resend needs a crash of its own: an email received n times needs
+ * n - 1 distinct kills or outages around its earlier sends. Cross-checks: the service logged "mail sent" (which
+ * follows the record) exactly once for it, and mail_outbox counts at least one claim per send. Anything else is
+ * a finding.
  */
 export function checkResends(
   accepted: Map<string, number[]>,
@@ -130,11 +132,15 @@ export function checkResends(
     if (times.length < 2) continue;
     const row = rows.get(messageId);
     const causes = new Set<string>();
+    // The crashes that can explain a resend of this email: each one explains at most one.
+    const crashes = new Set<string>();
     for (const sent of times.slice(0, -1)) {
-      if (kills.some((kill) => Math.abs(kill.at - sent) <= slackMs))
-        causes.add('instance killed around the send');
-      else if (databaseDown.some((down) => sent >= down.from - slackMs && sent <= down.to + slackMs))
-        causes.add('database down after the send');
+      const near = kills.filter((kill) => Math.abs(kill.at - sent) <= slackMs);
+      const down = databaseDown.filter((d) => sent >= d.from - slackMs && sent <= d.to + slackMs);
+      for (const kill of near) crashes.add(`kill at ${kill.at}`);
+      for (const outage of down) crashes.add(`outage from ${outage.from}`);
+      if (near.length > 0) causes.add('instance killed around the send');
+      else if (down.length > 0) causes.add('database down after the send');
       else causes.add('no kill or database outage explains it');
     }
     const resend: Resend = {
@@ -154,6 +160,9 @@ export function checkResends(
       findings.push(`${what}: the service recorded it as sent ${sentLogged.get(messageId) ?? 0} times`);
     }
     if (causes.has('no kill or database outage explains it')) findings.push(`${what} without a crash`);
+    else if (times.length - 1 > crashes.size) {
+      findings.push(`${what}: ${times.length - 1} resends but ${crashes.size} crash(es) around its sends`);
+    }
   }
   return { resends, findings };
 }
