@@ -76,8 +76,9 @@ describe('processing S/4HANA sales-order events', () => {
     expect(mails[0]?.headers['x-portal-status']).toBe('PartiallyDelivered');
     expect(mails[0]?.headers['x-requested-delivery-date']).toBe('2026-12-15');
     expect(mails[0]?.to).toEqual(['fleet-manager@fleet.example']);
-    // A duplicate is recognised before S/4HANA is asked.
+    // A duplicate is recognised before S/4HANA is asked, and accepted: nothing is dead-lettered.
     expect(s4.calls(salesOrder)).toBe(1);
+    expect(await queue.drainDeadLetters()).toEqual([]);
   });
 
   it('sends one email when three different events announce the same change', async () => {
