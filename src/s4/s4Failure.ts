@@ -37,11 +37,15 @@ export function wrapFailure(err: unknown, what: string): S4Failure {
   });
 }
 
+const HTTP_DATE = /^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/;
+
 /** `Retry-After` as delay-seconds or an HTTP-date (RFC 9110 10.2.3), in milliseconds from `now`. */
 export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
   if (value === undefined) return undefined;
   const text = value.trim();
   if (/^\d+$/.test(text)) return Number(text) * 1000;
+  // Only the IMF-fixdate servers must send: Date.parse alone would take "-1" for a year.
+  if (!HTTP_DATE.test(text)) return undefined;
   const at = Date.parse(text);
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }

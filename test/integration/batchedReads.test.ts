@@ -159,6 +159,17 @@ describe.each(['v2', 'v4'] as const)('S/4HANA reads over OData %s', (api) => {
     expect(await metric('fon_s4_requests_total{result="ok"}')).toBe(requests.length);
   });
 
+  it('sends one request per order with S4_READ_BATCH=1', async () => {
+    s4.setLatency(100);
+    await start({ S4_READ_BATCH: '1' });
+    const orders = Array.from({ length: 20 }, () => newOrder());
+    await publish(orders);
+    await eventually('every event processed', async () => (await processed(orders)) === orders.length);
+    const requests = requestsFor(orders);
+    expect(requests.every((request) => !request.collection && request.salesOrders.length === 1)).toBe(true);
+    expect(requests).toHaveLength(orders.length);
+  });
+
   it('gives an event that arrives while its order is being read in a batch a later read, which sees the change', async () => {
     // One request at a time, so orders that wait behind a held read go out together as one collection read.
     await start({ S4_MAX_CONCURRENT_READS: '1', S4_TIMEOUT_MS: '20000' });
