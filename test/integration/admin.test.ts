@@ -4,19 +4,21 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { S4_SOURCE, salesOrderEvent } from '../../sandbox/s4Events.js';
-import { type S4Server, startS4Server } from '../../sandbox/s4Server.js';
-import { type SmtpSink, startSmtpServer } from '../../sandbox/smtpServer.js';
+import type { S4Server } from '../../sandbox/s4Server.js';
+import type { SmtpSink } from '../../sandbox/smtpServer.js';
 import type { InboundMessage } from '../../src/events/cloudEvent.js';
 import type { Handled } from '../../src/events/handleEvent.js';
 import { refuse } from '../../src/events/refuse.js';
 import type { ServiceParts } from '../../src/service.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import type { TestDatabase } from '../support/database.js';
 import { buildTestService, eventually } from '../support/harness.js';
 import { orderMaker } from '../support/orders.js';
-import { startXsuaaStub, type XsuaaStub } from '../support/xsuaa.js';
+import { startWorld, stopWorld, type World } from '../support/world.js';
+import { startXsuaaStub, type XsuaaStub, xsuaaEnv } from '../support/xsuaa.js';
 
 const MAX_DELIVERIES = 2;
 
+let world: World;
 let db: TestDatabase;
 let s4: S4Server;
 let smtp: SmtpSink;
@@ -25,12 +27,8 @@ let service: ServiceParts;
 const appLogs: string[] = [];
 
 beforeAll(async () => {
-  [db, s4, smtp, stub] = await Promise.all([
-    createTestDatabase(),
-    startS4Server(),
-    startSmtpServer(),
-    startXsuaaStub(),
-  ]);
+  [world, stub] = await Promise.all([startWorld(), startXsuaaStub()]);
+  ({ db, s4, smtp } = world);
   service = await buildTestService({
     databaseUrl: db.url,
     s4Url: s4.url,
@@ -39,10 +37,7 @@ beforeAll(async () => {
       MAX_DELIVERIES: String(MAX_DELIVERIES),
       LOG_LEVEL: 'info',
       // Real token validation: the bound xsuaa service is the local key endpoint.
-      AUTH: 'xsuaa',
-      VCAP_SERVICES: JSON.stringify({
-        xsuaa: [{ name: 'uaa', label: 'xsuaa', credentials: stub.credentials }],
-      }),
+      ...xsuaaEnv(stub),
     },
     retryPolicy: { attempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
     // Polls only once a minute: mail that goes out within the test's patience went because it was woken.
@@ -54,8 +49,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await service.stop();
-  await Promise.all([s4.close(), smtp.close(), stub.close()]);
-  await db.drop();
+  await Promise.all([stopWorld(world), stub.close()]);
 });
 
 const viewer = () => stub.token({ scopes: ['Viewer'] });

@@ -5,17 +5,19 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { S4_SOURCE, salesOrderEvent } from '../../sandbox/s4Events.js';
-import { type S4Server, startS4Server } from '../../sandbox/s4Server.js';
-import { type SmtpSink, startSmtpServer } from '../../sandbox/smtpServer.js';
+import type { S4Server } from '../../sandbox/s4Server.js';
+import type { SmtpSink } from '../../sandbox/smtpServer.js';
 import type { ServiceParts } from '../../src/service.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import type { TestDatabase } from '../support/database.js';
 import { buildTestService, eventually, type TestServiceOptions } from '../support/harness.js';
 import { type Observer, observe } from '../support/observe.js';
 import { orderMaker } from '../support/orders.js';
-import { startXsuaaStub, type XsuaaStub } from '../support/xsuaa.js';
+import { startWorld, stopWorld, type World } from '../support/world.js';
+import { startXsuaaStub, type XsuaaStub, xsuaaEnv } from '../support/xsuaa.js';
 
 const TOPIC = 'topic:sap/S4HANAOD/fleet/ce/sap/s4/beh/salesorder/v1/SalesOrder/Changed/v1';
 
+let world: World;
 let db: TestDatabase;
 let s4: S4Server;
 let smtp: SmtpSink;
@@ -31,17 +33,12 @@ function webhookService(options: Partial<TestServiceOptions> = {}): Promise<Serv
 
 /** The same, with real XSUAA token validation: the bound xsuaa service is the local key endpoint. */
 function securedService(): Promise<ServiceParts> {
-  const binding = { xsuaa: [{ name: 'uaa', label: 'xsuaa', credentials: xsuaa.credentials }] };
-  return webhookService({ env: { AUTH: 'xsuaa', VCAP_SERVICES: JSON.stringify(binding) } });
+  return webhookService({ env: xsuaaEnv(xsuaa) });
 }
 
 beforeAll(async () => {
-  [db, s4, smtp, xsuaa] = await Promise.all([
-    createTestDatabase(),
-    startS4Server(),
-    startSmtpServer(),
-    startXsuaaStub(),
-  ]);
+  [world, xsuaa] = await Promise.all([startWorld(), startXsuaaStub()]);
+  ({ db, s4, smtp } = world);
   view = observe({ db, smtp });
   service = await webhookService({ mailPollMs: 100 });
   service.mailSender.start();
@@ -49,7 +46,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await service.stop();
-  await Promise.all([db.drop(), s4.close(), smtp.close(), xsuaa.close()]);
+  await Promise.all([stopWorld(world), xsuaa.close()]);
 });
 afterEach(() => {
   s4.setFault(undefined);
@@ -68,6 +65,17 @@ function post(body: string, headers: Record<string, string> = {}, target: Fastif
 
 async function portalStatus(salesOrder: string): Promise<string | undefined> {
   return (await view.portalRow(salesOrder))?.portalStatus;
+}
+
+/** A binary-mode event's headers: the required attributes, with `headers` added or replacing them. */
+function binaryHeaders(headers: Record<string, string>): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    'ce-specversion': '1.0',
+    'ce-source': S4_SOURCE,
+    'ce-type': 'sap.s4.beh.salesorder.v1.SalesOrder.Changed.v1',
+    ...headers,
+  };
 }
 
 async function count(sql: string, params: unknown[]): Promise<number> {
@@ -210,13 +218,10 @@ describe('webhook deliveries', () => {
   });
 
   it('dead-letters a binary-mode event whose header is not valid percent-encoded UTF-8, keeping its attributes', async () => {
-    const res = await post(JSON.stringify({ SalesOrder: '1' }), {
-      'content-type': 'application/json',
-      'ce-specversion': '1.0',
-      'ce-id': 'overlong-%C0%A0',
-      'ce-source': S4_SOURCE,
-      'ce-type': 'sap.s4.beh.salesorder.v1.SalesOrder.Changed.v1',
-    });
+    const res = await post(
+      JSON.stringify({ SalesOrder: '1' }),
+      binaryHeaders({ 'ce-id': 'overlong-%C0%A0' }),
+    );
 
     expect(res.statusCode).toBe(202);
     expect(res.json().reason).toBe('header ce-id is not valid percent-encoded UTF-8');
@@ -227,14 +232,10 @@ describe('webhook deliveries', () => {
   });
 
   it('dead-letters a ce-__proto__ header with its reason, as AMQP refuses the same attribute', async () => {
-    const res = await post(JSON.stringify({ SalesOrder: '1' }), {
-      'content-type': 'application/json',
-      'ce-specversion': '1.0',
-      'ce-id': 'proto-1',
-      'ce-source': S4_SOURCE,
-      'ce-type': 'sap.s4.beh.salesorder.v1.SalesOrder.Changed.v1',
-      'ce-__proto__': 'x',
-    });
+    const res = await post(
+      JSON.stringify({ SalesOrder: '1' }),
+      binaryHeaders({ 'ce-id': 'proto-1', 'ce-__proto__': 'x' }),
+    );
 
     expect(res.statusCode).toBe(202);
     expect(res.json().reason).toBe('binary attribute "__proto__" is not a CloudEvents attribute name');

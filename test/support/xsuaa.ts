@@ -82,3 +82,9 @@ export async function startXsuaaStub(): Promise<XsuaaStub> {
     close: server.close,
   };
 }
+
+/** The service's environment for real token validation against this stub: AUTH=xsuaa, the stub bound as xsuaa. */
+export function xsuaaEnv(stub: XsuaaStub): Record<string, string> {
+  const binding = { xsuaa: [{ name: 'uaa', label: 'xsuaa', credentials: stub.credentials }] };
+  return { AUTH: 'xsuaa', VCAP_SERVICES: JSON.stringify(binding) };
+}

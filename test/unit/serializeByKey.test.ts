@@ -20,14 +20,17 @@ function gate(log: string[], name: string) {
 }
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
+/** A serializer, the log of task starts, and two closed gates of these names. */
+function setup(first: string, second: string) {
+  const log: string[] = [];
+  return { serializer: keyedSerializer(), log, a: gate(log, first), b: gate(log, second) };
+}
+
 describe('keyed serializer', () => {
   it('starts a task of a key only after the one before it has settled', async () => {
-    const { run } = keyedSerializer();
-    const log: string[] = [];
-    const first = gate(log, 'first');
-    const second = gate(log, 'second');
-    const a = run('order-1', first.task);
-    const b = run('order-1', second.task);
+    const { serializer, log, a: first, b: second } = setup('first', 'second');
+    const a = serializer.run('order-1', first.task);
+    const b = serializer.run('order-1', second.task);
     await tick();
     expect(log).toEqual(['start first']);
     first.open();
@@ -39,12 +42,9 @@ describe('keyed serializer', () => {
   });
 
   it('runs tasks of different keys at the same time', async () => {
-    const { run } = keyedSerializer();
-    const log: string[] = [];
-    const one = gate(log, 'one');
-    const two = gate(log, 'two');
-    const a = run('order-1', one.task);
-    const b = run('order-2', two.task);
+    const { serializer, log, a: one, b: two } = setup('one', 'two');
+    const a = serializer.run('order-1', one.task);
+    const b = serializer.run('order-2', two.task);
     await tick();
     expect(log).toEqual(['start one', 'start two']);
     two.open();
@@ -53,12 +53,9 @@ describe('keyed serializer', () => {
   });
 
   it('hands a failure to its own caller and still runs the next task of the key', async () => {
-    const { run } = keyedSerializer();
-    const log: string[] = [];
-    const failing = gate(log, 'failing');
-    const next = gate(log, 'next');
-    const a = run('order-1', failing.task);
-    const b = run('order-1', next.task);
+    const { serializer, log, a: failing, b: next } = setup('failing', 'next');
+    const a = serializer.run('order-1', failing.task);
+    const b = serializer.run('order-1', next.task);
     failing.fail(new Error('S/4HANA down'));
     await expect(a).rejects.toThrow('S/4HANA down');
     await tick();
@@ -68,10 +65,7 @@ describe('keyed serializer', () => {
   });
 
   it('forgets a key once its last task has settled', async () => {
-    const serializer = keyedSerializer();
-    const log: string[] = [];
-    const first = gate(log, 'first');
-    const second = gate(log, 'second');
+    const { serializer, a: first, b: second } = setup('first', 'second');
     const a = serializer.run('order-1', first.task);
     const b = serializer.run('order-1', second.task);
     expect(serializer.size()).toBe(1);
