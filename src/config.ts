@@ -53,6 +53,8 @@ export interface Config {
     /** URL template with `{salesOrder}`, or undefined: no link. */
     portalOrderUrl: string | undefined;
   };
+  /** Pushing each order's state to the portal's HTTP API; undefined (PORTAL_DESTINATION unset): no push. */
+  portal: { destination: string; timeoutMs: number; leaseSeconds: number } | undefined;
   maxDeliveries: number;
   maxMessageBytes: number;
   retention: { processedEventDays: number; mailDays: number; intervalSeconds: number };
@@ -190,6 +192,10 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   const s4Api = text('S4_API', 'v2');
   if (s4Api !== 'v2' && s4Api !== 'v4') problems.push(`S4_API takes "v2" or "v4", got "${s4Api}"`);
 
+  const portalDestination = optional('PORTAL_DESTINATION');
+  const portalTimeoutMs = int('PORTAL_TIMEOUT_MS', 5000, 100, 120_000);
+  const portalLeaseSeconds = int('PORTAL_LEASE_SECONDS', 15, 5, 3600);
+
   const config: Config = {
     port: int('PORT', 8080, 0, 65535),
     logLevel,
@@ -214,6 +220,10 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       locale,
       portalOrderUrl,
     },
+    portal:
+      portalDestination === undefined
+        ? undefined
+        : { destination: portalDestination, timeoutMs: portalTimeoutMs, leaseSeconds: portalLeaseSeconds },
     maxDeliveries: int('MAX_DELIVERIES', 10, 1, 1000),
     maxMessageBytes: int('MAX_MESSAGE_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     retention: {

@@ -4,6 +4,9 @@ import type { Channel, Handled } from './events/handleEvent.js';
 import { oldestProcessedAgeSeconds } from './events/inbox.js';
 import type { MailResult } from './notifications/mailSender.js';
 import { outboxBacklog } from './notifications/outbox.js';
+import { ordersByPortalStatus } from './portal/openOrders.js';
+import type { PushResult } from './portal/portalSender.js';
+import { pushBacklog } from './portal/pushOutbox.js';
 import type { RequestResult } from './s4/batchedReads.js';
 
 export type Metrics = ReturnType<typeof createMetrics>;
@@ -60,6 +63,14 @@ export function createMetrics(pool: Pool, retentionDays: number, sources: Metric
     labelNames: ['result'] as const,
     registers: [registry],
   });
+  const pushes = new Counter({
+    name: 'fon_portal_push_total',
+    help: "Pushes to the portal's API, by result: pushed (2xx), conflict (409/412: the portal holds a newer state), retry (transient failure), parked (refused, for an operator)",
+    labelNames: ['result'] as const,
+    registers: [registry],
+  });
+  // Every result from the start, so a rate over them is defined before the first push.
+  for (const result of ['pushed', 'conflict', 'retry', 'parked'] as const) pushes.inc({ result }, 0);
   const reconnects = new Counter({
     name: 'fon_amqp_reconnects_total',
     help: 'AMQP connections lost and retried',
@@ -97,6 +108,35 @@ export function createMetrics(pool: Pool, retentionDays: number, sources: Metric
     },
   });
   new Gauge({
+    name: 'fon_portal_push_backlog',
+    help: 'Orders whose state still waits to be pushed to the portal, by state; pending includes those waiting for a retry',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    async collect() {
+      const { pending, parked } = await pushBacklog(pool);
+      this.set({ state: 'pending' }, pending);
+      this.set({ state: 'parked' }, parked);
+    },
+  });
+  new Gauge({
+    name: 'fon_portal_push_oldest_pending_seconds',
+    help: 'How long the order waiting longest for its portal push has waited (0 when none)',
+    registers: [registry],
+    async collect() {
+      this.set((await pushBacklog(pool)).oldestPendingSeconds);
+    },
+  });
+  new Gauge({
+    name: 'fon_portal_orders',
+    help: 'Orders in portal_order_status, by portal status',
+    labelNames: ['status'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const { status, count } of await ordersByPortalStatus(pool)) this.set({ status }, count);
+    },
+  });
+  new Gauge({
     name: 'fon_processed_event_oldest_age_seconds',
     help: 'Age of the oldest processed-event record; compare with fon_processed_event_retention_seconds',
     registers: [registry],
@@ -130,6 +170,9 @@ export function createMetrics(pool: Pool, retentionDays: number, sources: Metric
     },
     mail(result: MailResult): void {
       mails.inc({ result });
+    },
+    portalPush(result: PushResult): void {
+      pushes.inc({ result });
     },
     reconnect(): void {
       reconnects.inc();

@@ -23,6 +23,8 @@ import { ensureEventMeshQueue } from './messaging/eventMeshSetup.js';
 import { createMetrics } from './metrics.js';
 import { createMailSender, type MailSender } from './notifications/mailSender.js';
 import { directoryTransport, type MailTransport, smtpTransport } from './notifications/mailTransport.js';
+import { createPortalApi } from './portal/portalApi.js';
+import { createPortalSender, type PortalSender } from './portal/portalSender.js';
 import { DEFAULT_RETRY, type RetryPolicy } from './retry.js';
 import { batchReads } from './s4/batchedReads.js';
 import { createSalesOrderApi } from './s4/salesOrderApi.js';
@@ -35,6 +37,8 @@ export interface ServiceParts {
   handle: HandleEvent;
   amqp: AmqpConsumer | undefined;
   mailSender: MailSender;
+  /** Pushes order states to the portal's API; undefined when PORTAL_DESTINATION is unset. */
+  portalSender: PortalSender | undefined;
   retention: Retention;
   /** Ordered, time-boxed and memoised: closes whatever is open, started or not. */
   stop(): Promise<void>;
@@ -113,6 +117,19 @@ export async function buildService(
     leaseSeconds: config.mail.leaseSeconds,
   });
 
+  const portalSender =
+    config.portal === undefined
+      ? undefined
+      : createPortalSender({
+          pool,
+          portal: createPortalApi(config.portal),
+          logger: logger.child({ component: 'portal' }),
+          onResult: metrics.portalPush,
+          pollMs: options.mailPollMs,
+          leaseSeconds: config.portal.leaseSeconds,
+        });
+  const pushToPortal = portalSender !== undefined;
+
   const effectMail = {
     to: config.mail.to,
     locale: config.mail.locale,
@@ -121,7 +138,11 @@ export async function buildService(
   const handle = createEventHandler({
     pool,
     readOrder,
-    writeEffect: (event, order) => applyEffect(pool, event, order, effectMail),
+    writeEffect: async (event, order) => {
+      const effect = await applyEffect(pool, event, order, effectMail, pushToPortal);
+      if (effect.pushQueued) portalSender?.wake();
+      return effect;
+    },
     retryPolicy,
     maxDeliveries: config.maxDeliveries,
     maxMessageBytes: config.maxMessageBytes,
@@ -174,7 +195,15 @@ export async function buildService(
     );
   }
   // Replays take the same path as live messages.
-  plugins.push(adminRoutes({ pool, auth, handle, wakeMailSender: mailSender.wake }));
+  plugins.push(
+    adminRoutes({
+      pool,
+      auth,
+      handle,
+      wakeMailSender: mailSender.wake,
+      wakePortalSender: () => portalSender?.wake(),
+    }),
+  );
   const retention = createRetention({
     pool,
     logger: logger.child({ component: 'retention' }),
@@ -190,7 +219,7 @@ export async function buildService(
     app = await buildApp({
       logger,
       health: async () => {
-        const report = await health.check(amqp);
+        const report = await health.check(amqp, pushToPortal);
         return ready ? report : { ...report, ready: false };
       },
       metrics: metrics.registry,
@@ -218,9 +247,9 @@ export async function buildService(
       },
       { name: 'intake', share: 0.7, close: (ms) => Promise.all([amqp?.stop(ms * 0.9), app.close()]) },
       {
-        name: 'the mail sender and retention',
+        name: 'the mail sender, the portal sender and retention',
         share: 0.5,
-        close: () => Promise.all([mailSender.stop(), retention.stop()]),
+        close: () => Promise.all([mailSender.stop(), portalSender?.stop(), retention.stop()]),
       },
       { name: 'the mail transport', share: 0, close: () => transport.close() },
       { name: 'the database pools', share: 1, close: () => Promise.all([pool.end(), health.close()]) },
@@ -237,7 +266,7 @@ export async function buildService(
     logger,
   );
 
-  return { app, pool, handle, amqp, mailSender, retention, stop };
+  return { app, pool, handle, amqp, mailSender, portalSender, retention, stop };
 }
 
 /** Builds the service, then starts it: Event Mesh setup, HTTP listening, the loops and the AMQP consumer. */
@@ -258,6 +287,7 @@ export async function startService(
     }
     const url = await parts.app.listen({ host: options.host ?? '0.0.0.0', port: config.port });
     parts.mailSender.start();
+    parts.portalSender?.start();
     parts.retention.start();
     parts.amqp?.start();
     logger.info({ url, ingest: config.ingest }, 'fleet order notifier started');

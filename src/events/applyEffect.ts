@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { withTransaction } from '../db/transaction.js';
 import type { PortalOrder } from '../portal/portalStatus.js';
+import { queuePushSql } from '../portal/pushOutbox.js';
 import type { ParsedEvent } from './cloudEvent.js';
 import { markStale, recordProcessedSql } from './inbox.js';
 
@@ -20,7 +21,13 @@ export interface EffectResult {
   result: 'applied' | 'stale' | 'duplicate';
   /** An email was queued in the outbox: wake the sender. */
   mailQueued: boolean;
+  /** A push of the order's state to the portal's API was queued: wake the portal sender. */
+  pushQueued: boolean;
 }
+
+// With PORTAL_DESTINATION set, the statement also queues the portal push (pushOutbox.ts); without it, it is
+// the statement it always was. A prepared statement per variant, since their texts differ.
+const PUSH_ID = '$15::uuid';
 
 /**
  * The effect of a new event with its order's current state, in one transaction: record the event as processed
@@ -40,10 +47,16 @@ export async function applyEffect(
   event: ParsedEvent,
   order: PortalOrder,
   mail: EffectMail,
+  pushToPortal = false,
 ): Promise<EffectResult> {
   return withTransaction(pool, async (tx) => {
-    const { rows } = await tx.query<{ recorded: boolean; applied: boolean; mailQueued: boolean }>({
-      name: 'apply-effect',
+    const { rows } = await tx.query<{
+      recorded: boolean;
+      applied: boolean;
+      mailQueued: boolean;
+      pushQueued: boolean;
+    }>({
+      name: pushToPortal ? 'apply-effect-push' : 'apply-effect',
       text: `with ${recordProcessedSql({ outcome: `'applied'`, payloadHash: '$5::text' })}, portal as (
          insert into portal_order_status as current
            (sales_order, portal_status, requested_delivery_date, sold_to_party, customer_reference,
@@ -87,9 +100,10 @@ export async function applyEffect(
                 nullif(c.thread_message_id, $14::text)
          from changed c left join mail_recipient r on r.sold_to_party = $8::text
          returning 1
-       )
+       )${pushToPortal ? `, ${queuePushSql(PUSH_ID)}` : ''}
        select exists (select from recorded) as "recorded", exists (select from portal) as "applied",
-              exists (select from queued) as "mailQueued"`,
+              exists (select from queued) as "mailQueued",
+              ${pushToPortal ? 'exists (select from pushed)' : 'false'} as "pushQueued"`,
       values: [
         event.source,
         event.id,
@@ -106,14 +120,16 @@ export async function applyEffect(
         mail.locale,
         // Fixed here, so a resend after a crash reuses it; the order's first one starts its conversation.
         `<${randomUUID()}@${mail.messageIdDomain}>`,
+        // The Idempotency-Key of the push this state may queue, the same on every retry of it.
+        ...(pushToPortal ? [randomUUID()] : []),
       ],
     });
     const row = rows[0];
-    if (row?.recorded !== true) return { result: 'duplicate', mailQueued: false };
+    if (row?.recorded !== true) return { result: 'duplicate', mailQueued: false, pushQueued: false };
     if (!row.applied) {
       await markStale(tx, event);
-      return { result: 'stale', mailQueued: false };
+      return { result: 'stale', mailQueued: false, pushQueued: false };
     }
-    return { result: 'applied', mailQueued: row.mailQueued };
+    return { result: 'applied', mailQueued: row.mailQueued, pushQueued: row.pushQueued };
   });
 }

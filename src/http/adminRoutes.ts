@@ -6,6 +6,7 @@ import type { Pool } from 'pg';
 import { SALES_ORDER_KEY } from '../events/cloudEvent.js';
 import type { HandleEvent } from '../events/handleEvent.js';
 import { replayDeadLetter } from '../events/replay.js';
+import { pushesNeedingAttention, retryPush } from '../portal/pushOutbox.js';
 import {
   eventHistory,
   listDeadLetters,
@@ -24,6 +25,8 @@ export interface AdminDeps {
   handle: HandleEvent;
   /** Lets a retried mail go now instead of at the sender's next poll. */
   wakeMailSender: () => void;
+  /** Lets a retried portal push go now. */
+  wakePortalSender: () => void;
 }
 
 // The same rule the event parser applies to data.SalesOrder.
@@ -115,6 +118,30 @@ export function adminRoutes(deps: AdminDeps): (app: FastifyInstance) => Promise<
         if (result.kind === 'sent') return conflict(reply, `mail ${id} was already sent`);
         deps.wakeMailSender();
         return { id, state: 'pending', messageId: result.messageId };
+      },
+    );
+
+    app.get<Page>(
+      '/api/portal-pushes',
+      { ...viewer, schema: { querystring: pageQuery } },
+      async (request) => {
+        const { limit, offset } = request.query;
+        return { limit, offset, items: await pushesNeedingAttention(pool, limit, offset) };
+      },
+    );
+
+    app.post<{ Params: { salesOrder: string } }>(
+      '/api/portal-pushes/:salesOrder/retry',
+      { ...admin, schema: { params: salesOrderParams } },
+      async (request, reply) => {
+        const { salesOrder } = request.params;
+        const result = await retryPush(pool, salesOrder);
+        audit(request, { salesOrder, result: result.kind }, 'admin: portal push retry');
+        if (result.kind === 'not_found')
+          return notFound(reply, `no portal push for sales order ${salesOrder}`);
+        if (result.kind === 'done') return conflict(reply, `the portal push of ${salesOrder} is done`);
+        deps.wakePortalSender();
+        return { salesOrder, state: 'pending', pushId: result.pushId };
       },
     );
 

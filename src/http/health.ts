@@ -1,6 +1,7 @@
 import pg, { type Pool, type PoolConfig } from 'pg';
 import type { Logger } from 'pino';
 import { outboxBacklog } from '../notifications/outbox.js';
+import { pushBacklog } from '../portal/pushOutbox.js';
 
 export interface HealthReport {
   status: 'UP' | 'DOWN';
@@ -10,13 +11,16 @@ export interface HealthReport {
     database: 'up' | 'down';
     amqp: 'attached' | 'detached' | 'disabled';
     outbox: { pending: number; oldestPendingSeconds: number } | null;
+    /** The portal push outbox, with PORTAL_DESTINATION set; null when it could not be read. */
+    portalPush?: { pending: number; parked: number; oldestPendingSeconds: number } | null;
   };
 }
 
 type Amqp = { isAttached(): boolean } | undefined;
 
 export interface HealthCheck {
-  check(amqp: Amqp): Promise<HealthReport>;
+  /** `portalPush`: report the push backlog too (PORTAL_DESTINATION is set). */
+  check(amqp: Amqp, portalPush?: boolean): Promise<HealthReport>;
   close(): Promise<void>;
 }
 
@@ -38,7 +42,10 @@ export function createHealthCheck(database: PoolConfig, logger: Logger): HealthC
     idleTimeoutMillis: 0,
   });
   pool.on('error', (err) => logger.warn({ err }, 'health check connection failed'));
-  return { check: (amqp) => checkHealth(pool, amqp), close: () => pool.end() };
+  return {
+    check: (amqp, portalPush) => checkHealth(pool, amqp, ANSWER_WITHIN_MS, portalPush),
+    close: () => pool.end(),
+  };
 }
 
 /**
@@ -50,7 +57,9 @@ export async function checkHealth(
   pool: Pool,
   amqp: Amqp,
   timeoutMs = ANSWER_WITHIN_MS,
+  portalPush = false,
 ): Promise<HealthReport> {
+  // One connection: the two reads go one after the other, each within the deadline.
   const outbox = await withDeadline(outboxBacklog(pool, timeoutMs), timeoutMs).then(
     ({ pending, oldestPendingSeconds }) => ({
       pending,
@@ -58,12 +67,23 @@ export async function checkHealth(
     }),
     () => null,
   );
+  const push =
+    portalPush && outbox !== null
+      ? await withDeadline(pushBacklog(pool, timeoutMs), timeoutMs).then(
+          ({ pending, parked, oldestPendingSeconds }) => ({
+            pending,
+            parked,
+            oldestPendingSeconds: Math.round(oldestPendingSeconds),
+          }),
+          () => null,
+        )
+      : null;
   const database = outbox === null ? 'down' : 'up';
   const amqpState = amqp === undefined ? 'disabled' : amqp.isAttached() ? 'attached' : 'detached';
   return {
     status: database === 'up' ? 'UP' : 'DOWN',
     ready: database === 'up' && amqpState !== 'detached',
-    checks: { database, amqp: amqpState, outbox },
+    checks: { database, amqp: amqpState, outbox, ...(portalPush ? { portalPush: push } : {}) },
   };
 }
 

@@ -1,7 +1,7 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { classify, failureReason } from '../errors.js';
+import { createLeasedLoop, type LeasedLoop } from '../outbox/leasedLoop.js';
 import { type RetryPolicy, retry } from '../retry.js';
 import { renderEmail } from './email.js';
 import type { MailTransport } from './mailTransport.js';
@@ -38,13 +38,8 @@ export interface MailSenderOptions {
   leaseSeconds?: number;
 }
 
-export interface MailSender {
-  start(): void;
-  /** Looks for due mail now instead of at the next poll: called after a commit that queued mail. */
-  wake(): void;
-  /** Lets the sends in flight finish, then stops. */
-  stop(): Promise<void>;
-}
+/** wake(): called after a commit that queued mail. */
+export type MailSender = LeasedLoop;
 
 // Two per connection of the pooled SMTP transport (4, mailTransport.ts): each connection has its next email
 // at hand, and claims come once half the slots are free, so one claim serves several sends. Many more would
@@ -64,17 +59,10 @@ const MARK_RETRY: RetryPolicy = { attempts: 6, baseDelayMs: 250, maxDelayMs: 400
 export function createMailSender(options: MailSenderOptions): MailSender {
   const { pool, transport, from, logger } = options;
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
-  const refillAt = Math.ceil(concurrency / 2);
   const pollMs = options.pollMs ?? 1000;
   const maxAttempts = options.maxAttempts ?? 10;
   const leaseSeconds = options.leaseSeconds ?? 15;
   const email = { from, locale: options.locale ?? 'en', portalOrderUrl: options.portalOrderUrl };
-  const inFlight = new Map<string, { lease: Lease; done: Promise<void> }>();
-  let running = false;
-  let loop: Promise<void> | undefined;
-  let renewal: NodeJS.Timeout | undefined;
-  let renewing = false;
-  let wakeUp = new AbortController();
 
   async function deliver(mail: OutboxMail): Promise<void> {
     const log = logger.child({ salesOrder: mail.salesOrder, mailId: mail.id, messageId: mail.messageId });
@@ -112,73 +100,20 @@ export function createMailSender(options: MailSenderOptions): MailSender {
     options.onResult?.('sent');
   }
 
-  function track(mail: OutboxMail): void {
-    const done = deliver(mail)
-      .catch((err) => logger.error({ err }, 'mail bookkeeping failed'))
-      .finally(() => {
-        inFlight.delete(mail.id);
-        // A free slot, and perhaps the order's next email is due now.
-        wakeUp.abort();
-      });
-    inFlight.set(mail.id, { lease: { id: mail.id, attempts: mail.attempts }, done });
-  }
-
-  async function renew(): Promise<void> {
-    if (renewing || inFlight.size === 0) return;
-    renewing = true;
-    const leases = [...inFlight.values()].map((flight) => flight.lease);
-    try {
-      const held = await renewLeases(pool, leases, leaseSeconds);
-      for (const lease of leases) {
-        // Finished meanwhile (marked sent, parked, rescheduled) is fine; still sending without a lease is not.
-        if (!held.has(lease.id) && inFlight.has(lease.id))
-          logger.warn(
-            { mailId: lease.id },
-            'mail lease lost while sending; another instance may send it too',
-          );
-      }
-    } catch (err) {
-      logger.warn({ err }, 'mail lease renewal failed');
-    } finally {
-      renewing = false;
-    }
-  }
-
-  async function run(): Promise<void> {
-    while (running) {
-      const free = concurrency - inFlight.size;
-      if (free >= refillAt) {
-        try {
-          for (const mail of await claimDue(pool, free, leaseSeconds)) track(mail);
-        } catch (err) {
-          logger.warn({ err }, 'mail outbox poll failed');
-        }
-      }
-      // Until new mail is queued (wake), a send ends (a free slot, perhaps the order's next email) or the poll.
-      if (running) {
-        await sleep(pollMs, undefined, { signal: wakeUp.signal }).catch(() => {});
-        wakeUp = new AbortController();
-      }
-    }
-    await Promise.all([...inFlight.values()].map((flight) => flight.done));
-  }
-
-  return {
-    start() {
-      if (running) return;
-      running = true;
-      renewal = setInterval(() => void renew(), (leaseSeconds * 1000) / 3);
-      renewal.unref();
-      loop = run();
-    },
-    wake() {
-      wakeUp.abort();
-    },
-    async stop() {
-      running = false;
-      wakeUp.abort();
-      await loop;
-      clearInterval(renewal);
-    },
-  };
+  return createLeasedLoop<OutboxMail>({
+    what: 'mail',
+    claim: (free) => claimDue(pool, free, leaseSeconds),
+    key: (mail) => mail.id,
+    deliver,
+    renew: async (mails) =>
+      renewLeases(
+        pool,
+        mails.map((mail): Lease => ({ id: mail.id, attempts: mail.attempts })),
+        leaseSeconds,
+      ),
+    logger,
+    concurrency,
+    pollMs,
+    leaseSeconds,
+  });
 }

@@ -36,13 +36,30 @@ export function httpGet(
   url: string,
   timeoutMs: number,
 ): Promise<HttpAnswer> {
+  return httpExchange(target, url, { method: 'GET', headers: { accept: 'application/json' } }, timeoutMs);
+}
+
+export interface HttpCall {
+  method: string;
+  /** Added to the destination's own headers (authentication among them). */
+  headers: Record<string, string>;
+  body?: string;
+}
+
+/** Sends one request to `url` and returns the answer whatever its status, bounded by `timeoutMs`. */
+export function httpExchange(
+  target: Extract<Target, { kind: 'direct' }>,
+  url: string,
+  call: HttpCall,
+  timeoutMs: number,
+): Promise<HttpAnswer> {
   const request = url.startsWith('https:') ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
     const req = request(
       url,
       {
-        method: 'GET',
-        headers: { ...target.headers, accept: 'application/json' },
+        method: call.method,
+        headers: { ...target.headers, ...call.headers },
         agent: target.agent,
       },
       (res) => {
@@ -51,7 +68,7 @@ export function httpGet(
         res.on('data', (chunk: Buffer) => {
           size += chunk.length;
           if (size > MAX_RESPONSE_BYTES) {
-            req.destroy(new Error(`S/4HANA answer exceeds ${MAX_RESPONSE_BYTES} bytes`));
+            req.destroy(new Error(`answer exceeds ${MAX_RESPONSE_BYTES} bytes`));
             return;
           }
           chunks.push(chunk);
@@ -78,6 +95,6 @@ export function httpGet(
       clearTimeout(timer);
       reject(err);
     });
-    req.end();
+    req.end(call.body);
   });
 }

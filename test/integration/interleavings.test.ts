@@ -121,7 +121,7 @@ describe('the effect statement against another transaction', () => {
     expect(losing.finished()).toBe(false);
     await other.query('commit');
 
-    expect(await losing.result).toEqual({ result: 'duplicate', mailQueued: false });
+    expect(await losing.result).toEqual({ result: 'duplicate', mailQueued: false, pushQueued: false });
     expect(await rowsOf(salesOrder)).toEqual({
       processed: [{ id: delivered.id, outcome: 'applied' }],
       portal: [],
@@ -138,7 +138,7 @@ describe('the effect statement against another transaction', () => {
     await waitingOnLocks(1);
     await other.query('rollback');
 
-    expect(await waiting.result).toEqual({ result: 'applied', mailQueued: true });
+    expect(await waiting.result).toEqual({ result: 'applied', mailQueued: true, pushQueued: false });
     expect(await rowsOf(salesOrder)).toEqual({
       processed: [{ id: delivered.id, outcome: 'applied' }],
       portal: [{ customerReference: 'PO-1' }],
@@ -160,7 +160,7 @@ describe('the effect statement against another transaction', () => {
     expect(waiting.finished()).toBe(false);
     await other.query('commit');
 
-    expect(await waiting.result).toEqual({ result: 'stale', mailQueued: false });
+    expect(await waiting.result).toEqual({ result: 'stale', mailQueued: false, pushQueued: false });
     const rows = await rowsOf(salesOrder);
     expect(rows.processed).toContainEqual({ id: older.id, outcome: 'stale' });
     expect(rows.portal).toEqual([{ customerReference: 'PO-3' }]);
@@ -180,7 +180,7 @@ describe('the effect statement against another transaction', () => {
     await waitingOnLocks(1);
     await other.query('commit');
 
-    expect(await waiting.result).toEqual({ result: 'applied', mailQueued: true });
+    expect(await waiting.result).toEqual({ result: 'applied', mailQueued: true, pushQueued: false });
     const rows = await rowsOf(salesOrder);
     expect(rows.portal).toEqual([{ customerReference: 'PO-3' }]);
     expect(rows.outbox).toEqual([{ customerReference: 'PO-1' }, { customerReference: 'PO-3' }]);
@@ -203,9 +203,9 @@ describe('the effect statement against another transaction', () => {
     await waitingOnLocks(2);
     await other.query('rollback');
 
-    expect(await first.result).toEqual({ result: 'applied', mailQueued: true });
+    expect(await first.result).toEqual({ result: 'applied', mailQueued: true, pushQueued: false });
     // Same state, read later: it becomes the portal's, and its pair is the one just queued, so no second email.
-    expect(await second.result).toEqual({ result: 'applied', mailQueued: false });
+    expect(await second.result).toEqual({ result: 'applied', mailQueued: false, pushQueued: false });
     const rows = await rowsOf(salesOrder);
     expect(rows.processed.map((row) => row.outcome)).toEqual(['applied', 'applied']);
     expect(rows.outbox).toHaveLength(1);
@@ -228,6 +228,7 @@ describe('the identity check against another transaction', () => {
     expect(await applyEffect(db.pool, delivered, state(salesOrder, 1), MAIL)).toEqual({
       result: 'duplicate',
       mailQueued: false,
+      pushQueued: false,
     });
     expect((await rowsOf(salesOrder)).portal).toEqual([]);
     // Once the record is committed, the next delivery is told it is processed and counts nothing.

@@ -1,0 +1,112 @@
+// The loop both outboxes share (mail, portal pushes): claim due rows under a lease while slots are free, deliver
+// each without a transaction open, renew the leases of those in flight every third of the lease, and wake early
+// when new work is committed or a slot frees. What a claim, a delivery and a renewal mean is the caller's.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
+
+export interface LeasedLoopOptions<T> {
+  /** Names the work in log lines: "mail", "portal push". */
+  what: string;
+  /** Claims up to `free` due rows, each leased for `leaseSeconds`. */
+  claim(free: number): Promise<T[]>;
+  /** The row's identity while it is in flight. */
+  key(item: T): string;
+  /** Delivers one row and books the outcome; a failure to book is logged, never thrown further. */
+  deliver(item: T): Promise<void>;
+  /** Extends the leases of the rows in flight; returns the keys whose lease is still held. */
+  renew(items: T[]): Promise<Set<string>>;
+  logger: Logger;
+  /** Rows in flight at once; a claim takes only what free slots deliver now, once half of them are free. */
+  concurrency: number;
+  pollMs: number;
+  leaseSeconds: number;
+}
+
+export interface LeasedLoop {
+  start(): void;
+  /** Looks for due rows now instead of at the next poll. */
+  wake(): void;
+  /** Lets the deliveries in flight finish, then stops. */
+  stop(): Promise<void>;
+}
+
+export function createLeasedLoop<T>(options: LeasedLoopOptions<T>): LeasedLoop {
+  const { what, logger, concurrency, pollMs, leaseSeconds } = options;
+  const refillAt = Math.ceil(concurrency / 2);
+  const inFlight = new Map<string, { item: T; done: Promise<void> }>();
+  let running = false;
+  let loop: Promise<void> | undefined;
+  let renewal: NodeJS.Timeout | undefined;
+  let renewing = false;
+  let wakeUp = new AbortController();
+
+  function track(item: T): void {
+    const key = options.key(item);
+    const done = options
+      .deliver(item)
+      .catch((err) => logger.error({ err, key }, `${what} bookkeeping failed`))
+      .finally(() => {
+        inFlight.delete(key);
+        // A free slot, and perhaps the next row of the same order is due now.
+        wakeUp.abort();
+      });
+    inFlight.set(key, { item, done });
+  }
+
+  async function renew(): Promise<void> {
+    if (renewing || inFlight.size === 0) return;
+    renewing = true;
+    const items = [...inFlight.values()].map((flight) => flight.item);
+    try {
+      const held = await options.renew(items);
+      for (const item of items) {
+        const key = options.key(item);
+        // Finished meanwhile (booked, parked, rescheduled) is fine; still in flight without a lease is not.
+        if (!held.has(key) && inFlight.has(key))
+          logger.warn({ key }, `${what} lease lost while in flight; another instance may deliver it too`);
+      }
+    } catch (err) {
+      logger.warn({ err }, `${what} lease renewal failed`);
+    } finally {
+      renewing = false;
+    }
+  }
+
+  async function run(): Promise<void> {
+    while (running) {
+      const free = concurrency - inFlight.size;
+      if (free >= refillAt) {
+        try {
+          for (const item of await options.claim(free)) track(item);
+        } catch (err) {
+          logger.warn({ err }, `${what} poll failed`);
+        }
+      }
+      // Until new work is committed (wake), a delivery ends (a free slot) or the poll.
+      if (running) {
+        await sleep(pollMs, undefined, { signal: wakeUp.signal }).catch(() => {});
+        wakeUp = new AbortController();
+      }
+    }
+    await Promise.all([...inFlight.values()].map((flight) => flight.done));
+  }
+
+  return {
+    start() {
+      if (running) return;
+      running = true;
+      renewal = setInterval(() => void renew(), (leaseSeconds * 1000) / 3);
+      renewal.unref();
+      loop = run();
+    },
+    wake() {
+      wakeUp.abort();
+    },
+    async stop() {
+      running = false;
+      wakeUp.abort();
+      await loop;
+      clearInterval(renewal);
+    },
+  };
+}

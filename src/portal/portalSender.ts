@@ -1,0 +1,96 @@
+import type { Pool } from 'pg';
+import type { Logger } from 'pino';
+import { createLeasedLoop, type LeasedLoop } from '../outbox/leasedLoop.js';
+import { type RetryPolicy, retry } from '../retry.js';
+import type { PortalApi, PushAnswer } from './portalApi.js';
+import { type Booking, bookPush, claimDuePushes, type PortalPush, renewPushLeases } from './pushOutbox.js';
+
+/** How one push's turn ended, as counted in fon_portal_push_total. */
+export type PushResult = 'pushed' | 'conflict' | 'retry' | 'parked';
+
+export interface PortalSenderOptions {
+  pool: Pool;
+  portal: PortalApi;
+  logger: Logger;
+  onResult?: (result: PushResult) => void;
+  /** Pushes in flight at once, each of another order. */
+  concurrency?: number;
+  pollMs?: number;
+  /** How long a claim holds an order; renewed every third of it while the portal answers. */
+  leaseSeconds?: number;
+}
+
+/** wake(): called after a commit that queued a push. */
+export type PortalSender = LeasedLoop;
+
+const DEFAULT_CONCURRENCY = 8;
+// The longest wait between two tries of one push: a portal down for hours is tried every five minutes.
+const MAX_DELAY_SECONDS = 300;
+// A failed booking is retried for a few seconds, well inside the lease; if it still fails the lease runs out
+// and the same request goes again, which a PUT of absolute values with its Idempotency-Key makes harmless.
+const BOOK_RETRY: RetryPolicy = { attempts: 6, baseDelayMs: 250, maxDelayMs: 4000 };
+
+/** Exponential backoff with jitter from one second, never sooner than the portal's Retry-After. */
+export function retryDelaySeconds(attempts: number, retryAfterMs?: number): number {
+  const backoff = Math.min(MAX_DELAY_SECONDS, 2 ** (attempts - 1)) * (0.5 + Math.random() / 2);
+  return Math.max(backoff, (retryAfterMs ?? 0) / 1000);
+}
+
+function bookingOf(answer: PushAnswer, attempts: number): Booking {
+  switch (answer.kind) {
+    case 'pushed':
+    case 'conflict':
+      return { kind: 'done', result: answer.kind };
+    case 'transient':
+      return {
+        kind: 'retry',
+        delaySeconds: retryDelaySeconds(attempts, answer.retryAfterMs),
+        error: answer.reason,
+      };
+    case 'parked':
+      return { kind: 'parked', error: answer.reason };
+  }
+}
+
+/**
+ * Pushes each order's state to the portal after commit. Safe with several instances: rows are claimed with
+ * SKIP LOCKED under a short lease renewed while the portal answers, one claim per order at a time, so at most
+ * one push of an order is in flight and its states reach the portal in the order they were queued. No
+ * transaction is open while the portal answers.
+ */
+export function createPortalSender(options: PortalSenderOptions): PortalSender {
+  const { pool, portal, logger } = options;
+  const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
+  const pollMs = options.pollMs ?? 1000;
+  const leaseSeconds = options.leaseSeconds ?? 15;
+  async function deliver(push: PortalPush): Promise<void> {
+    const log = logger.child({ salesOrder: push.salesOrder, pushId: push.pushId, attempts: push.attempts });
+    const answer = await portal.put(push);
+    const booking = bookingOf(answer, push.attempts);
+    // If the process dies right here, the lease runs out and the same PUT goes again.
+    const held = await retry(() => bookPush(pool, push, booking), BOOK_RETRY);
+    if (!held) log.warn('push lease lost before its answer was booked; the order goes again');
+    const result: PushResult = booking.kind === 'done' ? booking.result : booking.kind;
+    if (answer.kind === 'pushed' || answer.kind === 'conflict')
+      log.info({ status: answer.status }, `portal push ${result}`);
+    else if (answer.kind === 'transient')
+      log.warn(
+        { reason: answer.reason, delaySeconds: booking.kind === 'retry' ? booking.delaySeconds : 0 },
+        'portal push failed, will retry',
+      );
+    else log.error({ reason: answer.reason }, 'portal push parked');
+    options.onResult?.(result);
+  }
+
+  return createLeasedLoop<PortalPush>({
+    what: 'portal push',
+    claim: (free) => claimDuePushes(pool, free, leaseSeconds),
+    key: (push) => push.salesOrder,
+    deliver,
+    renew: async (pushes) => renewPushLeases(pool, pushes, leaseSeconds),
+    logger,
+    concurrency,
+    pollMs,
+    leaseSeconds,
+  });
+}

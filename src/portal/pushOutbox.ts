@@ -1,0 +1,187 @@
+// The portal push outbox's SQL (table portal_push, one row per order). The effect queues a state in its own
+// transaction; the sender claims due rows under a lease, renews it while the portal answers, and books the
+// answer only for the claim it holds. A booking that finds a newer state queued meanwhile (another push_id)
+// leaves the row pending and frees it at once: the order goes again with the newer state.
+import type { QueryConfig } from 'pg';
+import type { Executor } from '../db/transaction.js';
+
+export interface PortalPush {
+  salesOrder: string;
+  portalStatus: string;
+  requestedDeliveryDate: string | null;
+  soldToParty: string | null;
+  customerReference: string | null;
+  s4ChangedAt: Date | null;
+  /** The Idempotency-Key of this state's push. */
+  pushId: string;
+  attempts: number;
+  /** Identifies this claim: a lease that ran out and was claimed again has a higher one. */
+  claims: number;
+}
+
+/**
+ * The effect's step that queues a push, as a common table expression `pushed` taking its row from `portal`
+ * (the portal upsert, which returns only when this state became the portal's). Parameters: $4 sales order,
+ * $6 status, $7 date, $8 sold-to party, $9 customer reference, $10 changed at, and `pushId`. Unchanged states
+ * (the four values the portal shows equal to the row's) queue nothing; a state still pending is replaced.
+ */
+export function queuePushSql(pushId: string): string {
+  return `pushed as (
+    insert into portal_push as p
+      (sales_order, portal_status, requested_delivery_date, sold_to_party, customer_reference, s4_changed_at, push_id)
+    select $4::text, $6::text, $7::date, $8::text, $9::text, $10::timestamptz, ${pushId} from portal
+    on conflict (sales_order) do update set
+      portal_status = excluded.portal_status,
+      requested_delivery_date = excluded.requested_delivery_date,
+      sold_to_party = excluded.sold_to_party,
+      customer_reference = excluded.customer_reference,
+      s4_changed_at = excluded.s4_changed_at,
+      push_id = excluded.push_id,
+      state = 'pending',
+      result = null,
+      attempts = 0,
+      next_attempt_at = now(),
+      last_error = null,
+      pending_since = case when p.state = 'pending' then p.pending_since else now() end,
+      done_at = null
+    where (p.portal_status, p.requested_delivery_date, p.sold_to_party, p.customer_reference)
+          is distinct from (excluded.portal_status, excluded.requested_delivery_date, excluded.sold_to_party,
+                            excluded.customer_reference)
+    returning 1
+  )`;
+}
+
+const PUSH_COLUMNS = `p.sales_order as "salesOrder", p.portal_status as "portalStatus",
+  to_char(p.requested_delivery_date, 'YYYY-MM-DD') as "requestedDeliveryDate", p.sold_to_party as "soldToParty",
+  p.customer_reference as "customerReference", p.s4_changed_at as "s4ChangedAt", p.push_id::text as "pushId"`;
+
+/**
+ * Claims up to `limit` due pushes whose order has no push in flight (its lease ran out or was freed). Rows
+ * another instance is claiming right now are skipped, so two instances never hold one order at once.
+ */
+export async function claimDuePushes(
+  db: Executor,
+  limit: number,
+  leaseSeconds: number,
+): Promise<PortalPush[]> {
+  const { rows } = await db.query<PortalPush>(
+    `update portal_push p set attempts = p.attempts + 1, claims = p.claims + 1,
+       leased_until = now() + make_interval(secs => $2::int)
+     from (
+       select sales_order from portal_push
+       where state = 'pending' and next_attempt_at <= now() and (leased_until is null or leased_until <= now())
+       order by next_attempt_at
+       limit $1::int
+       for update skip locked
+     ) due
+     where p.sales_order = due.sales_order
+     returning ${PUSH_COLUMNS}, p.attempts, p.claims`,
+    [limit, leaseSeconds],
+  );
+  return rows;
+}
+
+export type PushClaim = Pick<PortalPush, 'salesOrder' | 'claims' | 'pushId'>;
+
+/** Extends the leases of pushes still waiting for the portal. Returns the orders whose lease is still held. */
+export async function renewPushLeases(
+  db: Executor,
+  claims: PushClaim[],
+  leaseSeconds: number,
+): Promise<Set<string>> {
+  const { rows } = await db.query<{ salesOrder: string }>(
+    `update portal_push p set leased_until = now() + make_interval(secs => $3::int)
+     from unnest($1::text[], $2::int[]) as held(sales_order, claims)
+     where p.sales_order = held.sales_order and p.claims = held.claims and p.state = 'pending'
+     returning p.sales_order as "salesOrder"`,
+    [claims.map((claim) => claim.salesOrder), claims.map((claim) => claim.claims), leaseSeconds],
+  );
+  return new Set(rows.map((row) => row.salesOrder));
+}
+
+export type Booking =
+  | { kind: 'done'; result: 'pushed' | 'conflict' }
+  | { kind: 'retry'; delaySeconds: number; error: string }
+  | { kind: 'parked'; error: string };
+
+/**
+ * Books how a claim's push ended and frees the order. If a newer state was queued while the push was in flight
+ * (the push_id changed) the row stays pending and due now. Returns false when the claim no longer held the row
+ * (its lease ran out and another claim took it): nothing is booked then.
+ */
+export async function bookPush(db: Executor, claim: PushClaim, booking: Booking): Promise<boolean> {
+  const same = `p.push_id = $3::uuid`;
+  const { rowCount } = await db.query(
+    `update portal_push p set
+       leased_until = null,
+       state = case when ${same} then $4::text else p.state end,
+       result = case when ${same} then $5::text else p.result end,
+       done_at = case when ${same} and $4::text = 'done' then now() else p.done_at end,
+       next_attempt_at = case when ${same} then now() + make_interval(secs => $6::double precision)
+                              else p.next_attempt_at end,
+       last_error = case when ${same} then $7::text else p.last_error end
+     where p.sales_order = $1::text and p.claims = $2::int`,
+    [
+      claim.salesOrder,
+      claim.claims,
+      claim.pushId,
+      booking.kind === 'done' ? 'done' : booking.kind === 'parked' ? 'parked' : 'pending',
+      booking.kind === 'done' ? booking.result : null,
+      booking.kind === 'retry' ? booking.delaySeconds : 0,
+      booking.kind === 'done' ? null : booking.error,
+    ],
+  );
+  return rowCount === 1;
+}
+
+export interface PushBacklog {
+  pending: number;
+  parked: number;
+  /** How long the order waiting longest for a push has waited; 0 when none waits. */
+  oldestPendingSeconds: number;
+}
+
+/** What the push outbox still holds, for /health and /metrics: rows not done only (a partial index). */
+export async function pushBacklog(db: Executor, timeoutMs?: number): Promise<PushBacklog> {
+  const query: QueryConfig & { query_timeout?: number } = {
+    text: `select count(*) filter (where state = 'pending')::int as "pending",
+                  count(*) filter (where state = 'parked')::int as "parked",
+                  coalesce(extract(epoch from now() - min(pending_since) filter (where state = 'pending')), 0)::float8
+                    as "oldestPendingSeconds"
+           from portal_push where state <> 'done'`,
+    query_timeout: timeoutMs,
+  };
+  const { rows } = await db.query<PushBacklog>(query);
+  return rows[0] as PushBacklog;
+}
+
+/** Pushes that need an operator's eye: parked, or pending after a failed attempt. Longest waiting first. */
+export async function pushesNeedingAttention(db: Executor, limit: number, offset: number) {
+  const { rows } = await db.query(
+    `select ${PUSH_COLUMNS}, p.state, p.attempts, p.next_attempt_at as "nextAttemptAt",
+            p.last_error as "lastError", p.pending_since as "pendingSince"
+     from portal_push p
+     where p.state = 'parked' or (p.state = 'pending' and p.last_error is not null)
+     order by p.pending_since, p.sales_order limit $1::int offset $2::int`,
+    [limit, offset],
+  );
+  return rows;
+}
+
+export type PushRetry = { kind: 'retried'; pushId: string } | { kind: 'not_found' } | { kind: 'done' };
+
+/**
+ * Puts a parked or failing push back in line, due now, with the same Idempotency-Key: it is the same state.
+ * A lease in force is kept, so a push in flight is not doubled.
+ */
+export async function retryPush(db: Executor, salesOrder: string): Promise<PushRetry> {
+  const { rows } = await db.query<{ pushId: string }>(
+    `update portal_push set state = 'pending', attempts = 0, next_attempt_at = now(), last_error = null
+     where sales_order = $1::text and state <> 'done'
+     returning push_id::text as "pushId"`,
+    [salesOrder],
+  );
+  if (rows[0] !== undefined) return { kind: 'retried', pushId: rows[0].pushId };
+  const found = await db.query(`select from portal_push where sales_order = $1::text`, [salesOrder]);
+  return found.rowCount === 0 ? { kind: 'not_found' } : { kind: 'done' };
+}
