@@ -60,7 +60,7 @@ describe('open orders per sold-to party', () => {
     let nextOrder = 7_600_000;
     // 3 parties × 6 final states × 2 orders each; every order first Open, then its final state.
     for (const soldToParty of PARTIES)
-      for (const final of FINAL_STATES)
+      for (const _final of FINAL_STATES)
         for (let copy = 0; copy < 2; copy++) {
           const salesOrder = String(nextOrder++);
           orders.push(salesOrder);
