@@ -1,4 +1,5 @@
 // Table dead_letter: refused messages with their reason, kept for an operator to read and replay.
+import { deleteOldest } from '../db/deleteOldest.js';
 import type { Executor } from '../db/transaction.js';
 
 export interface DeadLetter {
@@ -72,6 +73,11 @@ export async function markReplayed(db: Executor, id: string): Promise<Date | nul
   );
   return rows[0]?.replayedAt ?? null;
 }
+
+// Retention: a dead letter that was never replayed is kept, however old: it is the only record of why a message
+// was refused, and an operator must see it and decide. Replayed ones are kept for the mail window after the
+// replay, so the replay itself stays visible for as long.
+export const EXPIRED_REPLAYED_DEAD_LETTERS = deleteOldest('dead_letter', 'replayed_at');
 
 // PostgreSQL text and jsonb refuse NUL characters, which AMQP strings, symbols and property names may carry.
 function textSafe(text: string): string {

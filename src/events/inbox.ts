@@ -1,6 +1,8 @@
 // The identity side of exactly-once-in-effect: which events are processed, and how often each
-// unprocessed one has been delivered.
+// unprocessed one has been delivered. Every statement on processed_event and event_attempt is here; the effect's
+// single statement embeds recordProcessedSql, and retention runs the expiry statements below.
 import type { Pool } from 'pg';
+import { deleteOldest } from '../db/deleteOldest.js';
 import type { Executor } from '../db/transaction.js';
 import type { ParsedEvent } from './cloudEvent.js';
 
@@ -122,3 +124,7 @@ export async function oldestProcessedAgeSeconds(db: Executor): Promise<number> {
   );
   return rows[0]?.age ?? 0;
 }
+
+/** Retention: records older than the deduplication window, and delivery counts not seen for as long. */
+export const EXPIRED_PROCESSED_EVENTS = deleteOldest('processed_event', 'processed_at');
+export const EXPIRED_EVENT_ATTEMPTS = deleteOldest('event_attempt', 'last_seen_at');

@@ -11,6 +11,9 @@
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { withClient } from '../db/checkout.js';
+import { EXPIRED_REPLAYED_DEAD_LETTERS } from '../events/deadLetter.js';
+import { EXPIRED_EVENT_ATTEMPTS, EXPIRED_PROCESSED_EVENTS } from '../events/inbox.js';
+import { EXPIRED_SENT_MAILS } from '../notifications/outbox.js';
 
 export interface RetentionDeps {
   pool: Pool;
@@ -44,24 +47,13 @@ export interface Retention {
 /** The session-level advisory lock that lets one instance at a time run a pass. */
 export const RETENTION_LOCK = 7_346_113;
 
-// Each statement takes the oldest expired rows through the age index and locks them, skipping rows another
-// transaction holds (a redelivery updating its attempt count, say): those wait for the next pass. The
-// delete finds the locked rows by ctid, which cannot change while the lock is held.
-function deleteOldest(table: string, age: string, only = ''): string {
-  return `delete from ${table} where ctid = any(array(
-            select ctid from ${table} where ${only}${age} < $1::timestamptz
-            order by ${age} limit $2::int for update skip locked))`;
-}
-
+// Each table's module owns its expiry statement (src/db/deleteOldest.ts says how a batch is taken); this
+// module only runs them in batches, with their cutoffs.
 const DELETES: Record<RetentionTarget, { cutoff: 'event' | 'mail'; sql: string }> = {
-  processedEvents: { cutoff: 'event', sql: deleteOldest('processed_event', 'processed_at') },
-  eventAttempts: { cutoff: 'event', sql: deleteOldest('event_attempt', 'last_seen_at') },
-  // Pending and parked mail never expires: it has not reached anyone yet.
-  sentMails: { cutoff: 'mail', sql: deleteOldest('mail_outbox', 'sent_at', `state = 'sent' and `) },
-  // A dead letter that was never replayed is kept, however old: it is the only record of why a message was
-  // refused, and an operator must see it and decide. Replayed ones are kept for the mail window after the
-  // replay, so the replay itself stays visible for as long.
-  replayedDeadLetters: { cutoff: 'mail', sql: deleteOldest('dead_letter', 'replayed_at') },
+  processedEvents: { cutoff: 'event', sql: EXPIRED_PROCESSED_EVENTS },
+  eventAttempts: { cutoff: 'event', sql: EXPIRED_EVENT_ATTEMPTS },
+  sentMails: { cutoff: 'mail', sql: EXPIRED_SENT_MAILS },
+  replayedDeadLetters: { cutoff: 'mail', sql: EXPIRED_REPLAYED_DEAD_LETTERS },
 };
 
 const TARGETS = Object.keys(DELETES) as RetentionTarget[];

@@ -4,6 +4,7 @@
 // restarted) send it again with the same Message-ID. Emails of one order go out in outbox order: only the
 // oldest unsent email of an order is ever claimable.
 import type { QueryConfig } from 'pg';
+import { deleteOldest } from '../db/deleteOldest.js';
 import type { Executor } from '../db/transaction.js';
 
 export interface OutboxMail {
@@ -132,3 +133,6 @@ export async function outboxBacklog(db: Executor, timeoutMs?: number): Promise<O
   const { rows } = await db.query<OutboxBacklog>(query);
   return rows[0] as OutboxBacklog;
 }
+
+/** Retention: sent mail older than the mail window. Pending and parked mail never expires: it has not reached anyone yet. */
+export const EXPIRED_SENT_MAILS = deleteOldest('mail_outbox', 'sent_at', `state = 'sent' and `);
