@@ -98,7 +98,9 @@ function ratePanel(title: string, rows: Row[], order: string[]) {
   };
 }
 
-export function chartSpec(results: Pick<BenchResults, 'summary' | 'machine' | 'startedAt'>): TopLevelSpec {
+export function chartSpec(
+  results: Pick<BenchResults, 'summary' | 'machine' | 'startedAt' | 'settings'>,
+): TopLevelSpec {
   const { scenarios, ceilings } = results.summary;
   const order = scenarios.map(label);
   const reads = scenarios.flatMap((s) => row(label(s), SERVICE, figureOf(s, 's4RequestsPerNew')));
@@ -106,7 +108,9 @@ export function chartSpec(results: Pick<BenchResults, 'summary' | 'machine' | 's
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     title: {
       text: 'Fleet order notifier: throughput beside this machine’s ceilings',
-      subtitle: `${results.startedAt.slice(0, 10)}, ${results.machine.cpus} × ${results.machine.cpuModel}`,
+      subtitle:
+        `${results.startedAt.slice(0, 10)}, ${results.machine.cpus} × ${results.machine.cpuModel}; ` +
+        `bars: the service's median over ${results.settings.runs} runs, lines: min–max`,
     },
     config: { font: 'sans-serif' },
     vconcat: [
@@ -127,8 +131,7 @@ export function chartSpec(results: Pick<BenchResults, 'summary' | 'machine' | 's
         order,
       ),
       {
-        title:
-          'S/4HANA requests per new event (events of one order share a read; a request reads many orders)',
+        title: 'S/4HANA requests per new event',
         width: WIDTH,
         height: 120,
         data: { values: reads },
@@ -160,7 +163,7 @@ export function chartSpec(results: Pick<BenchResults, 'summary' | 'machine' | 's
 }
 
 export async function renderChart(
-  results: Pick<BenchResults, 'summary' | 'machine' | 'startedAt'>,
+  results: Pick<BenchResults, 'summary' | 'machine' | 'startedAt' | 'settings'>,
 ): Promise<string> {
   const view = new vega.View(vega.parse(compile(chartSpec(results)).spec), { renderer: 'none' });
   try {
