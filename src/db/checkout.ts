@@ -18,13 +18,12 @@ export async function withClient<T>(
   pool: Pool,
   work: (client: PoolClient, discard: Discard) => Promise<T>,
 ): Promise<T> {
-  const client = await pool.connect();
   let lost: Error | undefined;
   let unfit: Error | undefined;
   const onError = (err: Error) => {
     lost ??= err;
   };
-  client.on('error', onError);
+  const client = await checkOut(pool, onError);
   try {
     return await work(client, (why) => {
       unfit ??= why;
@@ -39,4 +38,23 @@ export async function withClient<T>(
     client.release(lost ?? unfit);
     client.off('error', onError);
   }
+}
+
+/**
+ * pool.connect() with `onError` attached in the pool's own callback, not after an await. A client handed over
+ * from a previous holder arrives while pg is still parsing that holder's last reply; when the same read also
+ * carries the server's "terminating connection" message, pg emits it before an await could resume, and a
+ * listener attached only then would be too late.
+ */
+function checkOut(pool: Pool, onError: (err: Error) => void): Promise<PoolClient> {
+  return new Promise((resolve, reject) => {
+    pool.connect((err, client) => {
+      if (err || client === undefined) {
+        reject(err ?? new TransientError('the pool gave no client'));
+        return;
+      }
+      client.on('error', onError);
+      resolve(client);
+    });
+  });
 }

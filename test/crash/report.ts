@@ -34,8 +34,10 @@ export interface CrashReport {
     /** Database failovers: every session of the service's database terminated at once. */
     sessionTerminations: number;
     sessionsTerminated: number;
-    /** Of those sessions: in an open transaction, holding the retention lock, querying the mail outbox. */
-    terminatedWhile: { transaction: number; retention: number; mail: number };
+    /** Of those sessions: in an open transaction, holding the retention lock. */
+    terminatedWhile: { transaction: number; retention: number };
+    /** Failovers right after the mail relay accepted an email, as its sender was about to record it as sent. */
+    atMailAcceptance: number;
   };
   emails: { expected: number; received: number; distinct: number; resends: Resend[]; parked: number };
   phases: Array<{ index: number; changes: number; settleMs: number; findings: number }>;
@@ -74,7 +76,8 @@ export function emptyReport(seed: number, logDir: string): CrashReport {
       amqpReconnects: 0,
       sessionTerminations: 0,
       sessionsTerminated: 0,
-      terminatedWhile: { transaction: 0, retention: 0, mail: 0 },
+      terminatedWhile: { transaction: 0, retention: 0 },
+      atMailAcceptance: 0,
     },
     emails: { expected: 0, received: 0, distinct: 0, resends: [], parked: 0 },
     phases: [],
@@ -107,7 +110,7 @@ export function formatSummary(report: CrashReport): string {
       `(${faults.brokerConnectionsDropped} connections), AMQP reconnects ${faults.amqpReconnects}, ` +
       `database failovers ${faults.sessionTerminations} (${faults.sessionsTerminated} sessions terminated: ` +
       `${faults.terminatedWhile.transaction} in a transaction, ${faults.terminatedWhile.retention} in a retention ` +
-      `pass, ${faults.terminatedWhile.mail} in a mail query)`,
+      `pass; ${faults.atMailAcceptance} failovers right after the mail relay accepted an email)`,
     `emails: ${emails.expected} expected, ${emails.received} received, ${emails.distinct} distinct Message-IDs, ` +
       `${emails.resends.length} same-Message-ID resends${resendCauses.length ? `: ${resendCauses.join('; ')}` : ''}, ` +
       `${emails.parked} parked`,

@@ -3,6 +3,7 @@
 // without a listener it is an uncaught exception and the process dies. These tests terminate real PostgreSQL
 // backends (pg_terminate_backend) and check that the process stays up and nothing is lost or done twice.
 
+import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
@@ -18,6 +19,7 @@ import { eventually, startTestService } from '../support/harness.js';
 import { orderMaker } from '../support/orders.js';
 import { serviceEnv } from '../support/serviceEnv.js';
 import { type ServiceProcess, spawnServiceProcess } from '../support/serviceProcess.js';
+import { startTcpProxy } from '../support/tcpProxy.js';
 import { startWorld, stopWorld } from '../support/world.js';
 
 let db: TestDatabase;
@@ -51,27 +53,52 @@ async function waitingOn(holder: Executor): Promise<number | undefined> {
   return rows[0]?.pid;
 }
 
+/** Records uncaught exceptions until stop(); `next` resolves at the first one. */
+function watchUncaught() {
+  const seen: unknown[] = [];
+  let notify: () => void = () => {};
+  const next = new Promise<void>((resolve) => {
+    notify = resolve;
+  });
+  const listener = (err: unknown) => {
+    seen.push(err);
+    notify();
+  };
+  process.on('uncaughtException', listener);
+  return { seen, next, stop: () => process.off('uncaughtException', listener) };
+}
+
+/** A pool of one connection with the service's idle-error listener, so a client handed back would be reused. */
+function onePool(connectionString: string): pg.Pool {
+  const pool = new pg.Pool({ connectionString, max: 1 });
+  pool.on('error', () => {}); // idle connections are the pool's business, as in the service
+  return pool;
+}
+
+async function sessionState(pid: number): Promise<string | undefined> {
+  const { rows } = await db.pool.query<{ state: string }>(
+    'select state from pg_stat_activity where pid = $1::int',
+    [pid],
+  );
+  return rows[0]?.state;
+}
+
+function expectLost(failure: unknown): void {
+  expect(failure).toBeInstanceOf(TransientError);
+  expect(classify(failure)).toBe('transient');
+  expect(String((failure as Error).message)).toMatch(/^database connection lost: /);
+}
+
 describe('a transaction whose session is terminated', () => {
   it('fails as transient between two statements without an uncaught error, and its client is not reused', async () => {
-    const uncaught: unknown[] = [];
-    let noticed: () => void = () => {};
-    const onUncaught = (err: unknown) => {
-      uncaught.push(err);
-      noticed();
-    };
-    process.on('uncaughtException', onUncaught);
-    // One connection, so that the next checkout would get the dead one if it were handed back.
-    const pool = new pg.Pool({ connectionString: db.url, max: 1 });
-    pool.on('error', () => {}); // idle connections are the pool's business, as in the service
+    const uncaught = watchUncaught();
+    const pool = onePool(db.url);
     try {
       let first = 0;
       const failure = await withTransaction(pool, async (tx) => {
         first = await backendPid(tx);
-        // Resolves once the client saw its socket close (or the process saw the error nobody listened to).
-        const lost = new Promise<void>((resolve) => {
-          noticed = resolve;
-          (tx as pg.PoolClient).once('end', () => resolve());
-        });
+        // Once the client saw its socket close (or the process saw the error nobody listened to).
+        const lost = Promise.race([once(tx as pg.PoolClient, 'end'), uncaught.next]);
         await terminate(first);
         await lost;
         await tx.query('select 1');
@@ -80,16 +107,46 @@ describe('a transaction whose session is terminated', () => {
         (err: unknown) => err,
       );
 
-      expect(uncaught).toEqual([]);
-      expect(failure).toBeInstanceOf(TransientError);
-      expect(classify(failure)).toBe('transient');
-      expect(String((failure as Error).message)).toMatch(/^database connection lost: /);
+      expect(uncaught.seen).toEqual([]);
+      expectLost(failure);
       const next = await withTransaction(pool, backendPid);
       expect(next).not.toBe(first);
       expect(pool.totalCount).toBe(1);
     } finally {
-      process.off('uncaughtException', onUncaught);
+      uncaught.stop();
       await pool.end();
+    }
+  });
+
+  it("fails as transient when the termination arrives in the same read as the previous holder's last reply", async () => {
+    // The relay holds the server's bytes back, then delivers the reply to a query and the termination that
+    // followed it in one write: pg parses both in one go, handing the client to the next holder in between.
+    const uncaught = watchUncaught();
+    const proxy = await startTcpProxy(db.url);
+    const pool = onePool(proxy.url);
+    try {
+      const pid = await backendPid(pool);
+      const previous = pool.query('select pg_sleep(0.2)');
+      await eventually('the query running', async () => (await sessionState(pid)) === 'active');
+      proxy.blackhole();
+      const failure = withTransaction(pool, backendPid).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      await eventually('the reply sent and held', async () => (await sessionState(pid)) === 'idle');
+      await terminate(pid);
+      await eventually('the session gone', async () => (await sessionState(pid)) === undefined);
+      proxy.forward();
+
+      await previous;
+      expectLost(await failure);
+      expect(uncaught.seen).toEqual([]);
+      expect(await withTransaction(pool, backendPid)).not.toBe(pid);
+    } finally {
+      uncaught.stop();
+      proxy.forward();
+      await pool.end();
+      await proxy.close();
     }
   });
 });

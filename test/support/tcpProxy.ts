@@ -1,6 +1,7 @@
 // A TCP relay in front of the real PostgreSQL, to make the database unreachable for one service without touching
-// the shared server: `blackhole` holds back every byte both ways and leaves new connections unanswered, as a
-// network partition or a host gone mid-failover does; `forward` delivers what was held and lets everything through.
+// the shared server: `blackhole` holds back every byte both ways (and every close) and leaves new connections
+// unanswered, as a network partition or a host gone mid-failover does; `forward` delivers what each socket was
+// held back, in one write per socket, and lets everything through again.
 import { connect, createServer, type Socket } from 'node:net';
 
 export interface TcpProxy {
@@ -14,14 +15,19 @@ export interface TcpProxy {
 export async function startTcpProxy(targetUrl: string): Promise<TcpProxy> {
   const target = new URL(targetUrl);
   const sockets = new Set<Socket>();
-  const held: Array<() => void> = [];
+  const heldData = new Map<Socket, Buffer[]>();
+  const heldEnds = new Set<Socket>();
+  const heldConnections: Socket[] = [];
   let silent = false;
   const relay = (from: Socket, to: Socket) => {
-    from.on('data', (chunk) => {
-      if (silent) held.push(() => to.write(chunk));
+    from.on('data', (chunk: Buffer) => {
+      if (silent) heldData.set(to, [...(heldData.get(to) ?? []), chunk]);
       else to.write(chunk);
     });
-    from.on('close', () => to.destroy());
+    from.on('close', () => {
+      if (silent) heldEnds.add(to);
+      else to.end();
+    });
     from.on('error', () => from.destroy());
   };
   const track = (socket: Socket) => {
@@ -36,10 +42,9 @@ export async function startTcpProxy(targetUrl: string): Promise<TcpProxy> {
   };
   const server = createServer((client) => {
     track(client);
-    if (silent) {
-      client.on('error', () => client.destroy());
-      held.push(() => open(client));
-    } else open(client);
+    if (!silent) return open(client);
+    client.on('error', () => client.destroy());
+    heldConnections.push(client);
   });
   await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', resolve));
   const address = server.address();
@@ -53,7 +58,11 @@ export async function startTcpProxy(targetUrl: string): Promise<TcpProxy> {
     },
     forward() {
       silent = false;
-      for (const deliver of held.splice(0)) deliver();
+      for (const [to, chunks] of heldData) to.write(Buffer.concat(chunks));
+      heldData.clear();
+      for (const to of heldEnds) to.end();
+      heldEnds.clear();
+      for (const client of heldConnections.splice(0)) open(client);
     },
     async close() {
       for (const socket of sockets) socket.destroy();
