@@ -59,7 +59,9 @@ export async function checkHealth(
   timeoutMs = ANSWER_WITHIN_MS,
   portalPush = false,
 ): Promise<HealthReport> {
-  // One connection: the two reads go one after the other, each within the deadline.
+  // One connection: the two reads go one after the other, both within the one deadline. The push backlog gets
+  // what the outbox left of it; when nothing is left it is reported unread, and liveness is decided already.
+  const deadline = performance.now() + timeoutMs;
   const outbox = await withDeadline(outboxBacklog(pool, timeoutMs), timeoutMs).then(
     ({ pending, oldestPendingSeconds }) => ({
       pending,
@@ -67,9 +69,10 @@ export async function checkHealth(
     }),
     () => null,
   );
+  const left = Math.floor(deadline - performance.now());
   const push =
-    portalPush && outbox !== null
-      ? await withDeadline(pushBacklog(pool, timeoutMs), timeoutMs).then(
+    portalPush && outbox !== null && left > 0
+      ? await withDeadline(pushBacklog(pool, left), left).then(
           ({ pending, parked, oldestPendingSeconds }) => ({
             pending,
             parked,
