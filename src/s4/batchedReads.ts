@@ -9,7 +9,7 @@
 // makes this destination read one order per request from then on.
 import type { Logger } from 'pino';
 import { failureDetail, s4Failure } from './s4Failure.js';
-import type { SalesOrder } from './salesOrder.js';
+import { type SalesOrder, UnexpectedResponseError } from './salesOrder.js';
 import type { KeyResult, SalesOrderApi } from './salesOrderApi.js';
 
 export interface OrderRead {
@@ -108,6 +108,9 @@ export function batchReads(api: SalesOrderApi, options: BatchedReadOptions): Rea
       const results: Map<string, KeyResult> = single
         ? new Map([[keys[0] as string, { order: await api.read(keys[0] as string) }]])
         : await api.readMany(keys);
+      // An answer that covers none of its orders would be asked again for ever.
+      if (results.size === 0)
+        throw new UnexpectedResponseError('S/4HANA answered none of the orders asked for');
       const first = results.get(keys[0] as string);
       observe(single && first !== undefined && 'order' in first && first.order === null ? 'not_found' : 'ok');
       const unanswered: typeof batch = [];
@@ -120,12 +123,15 @@ export function batchReads(api: SalesOrderApi, options: BatchedReadOptions): Rea
       requeue(unanswered);
     } catch (err) {
       const { status, retryAfterMs } = failureDetail(err);
-      if (!single && status === 400 && !collectionsRefused) {
+      if (!single && status === 400) {
+        // Several collection reads may be refused before the first refusal is seen: all fall back, one warns.
+        if (!collectionsRefused) {
+          options.logger.warn(
+            { err, api: api.version },
+            'S/4HANA refused a collection read with $filter (HTTP 400): reading one order per request from now on',
+          );
+        }
         collectionsRefused = true;
-        options.logger.warn(
-          { err, api: api.version },
-          'S/4HANA refused a collection read with $filter (HTTP 400): reading one order per request from now on',
-        );
         observe('refused');
         requeue(batch);
       } else if ((status === 429 || status === 503) && retryAfterMs !== undefined) {

@@ -198,6 +198,47 @@ describe('batched S/4HANA reads', () => {
     expect(warnings).toHaveLength(1);
   });
 
+  it('falls back without failing anyone when several collection reads in flight are refused', async () => {
+    const { api, started } = controllableApi();
+    warnings.length = 0;
+    const read = batchReads(api, { ...defaults, maxConcurrent: 2 });
+    const reads = [read('1'), read('2')];
+    await tick();
+    const more = [read('3'), read('4')];
+    await tick();
+    expect(started.map((s) => s.keys)).toEqual([
+      ['1', '2'],
+      ['3', '4'],
+    ]);
+    started[0]?.fail(httpFailure(400, 'Invalid filter'));
+    started[1]?.fail(httpFailure(400, 'Invalid filter'));
+    // Every order is read again on its own, two at a time; nobody is failed.
+    for (let answered = 2; answered < 6; answered++) {
+      while (started.length <= answered) await tick();
+      const single = started[answered];
+      expect(single?.keys).toHaveLength(1);
+      single?.answer({ [single.keys[0] as string]: null });
+    }
+    expect(
+      started
+        .slice(2)
+        .flatMap((s) => s.keys)
+        .sort(),
+    ).toEqual(['1', '2', '3', '4']);
+    await Promise.all([...reads, ...more]);
+    expect(warnings).toHaveLength(1);
+  });
+
+  it('fails a request whose answer covers none of its orders instead of asking again for ever', async () => {
+    const { api, started } = controllableApi();
+    const read = batchReads(api, defaults);
+    const reads = [read('1'), read('2')];
+    await tick();
+    started[0]?.answer({});
+    for (const pending of reads) await expect(pending).rejects.toThrow(/none of the orders/);
+    expect(started).toHaveLength(1);
+  });
+
   it('pauses every read on a 429 with Retry-After, counts the pause, then reads the waiting orders again', async () => {
     const { api, started } = controllableApi();
     const paused: number[] = [];
