@@ -1,10 +1,20 @@
 // The only reader of the environment, bound services (VCAP_SERVICES) included. Every problem is collected and
 // reported at once, so an operator fixes a deployment in one round. The result is plain data: what to connect
-// to and how, not client objects (the AMQP client options, for one, are built in src/messaging/).
+// to and how, not client objects (the AMQP client options, for one, are built in src/messaging/). What each
+// bound service's credentials mean is read in boundServices.ts, from what this module hands it.
 import type { PoolConfig } from 'pg';
+import {
+  boundServices,
+  eventBrokerClientId,
+  fromEventMesh,
+  iasCredentials,
+  isXsuaaCredentials,
+  managementOf,
+  XSUAA_FIELDS,
+} from './boundServices.js';
 import type { ConfigKey } from './configKeys.js';
 import type { XsuaaCredentials } from './http/auth.js';
-import type { EventHubAuthSettings, IasCredentials } from './http/eventHubAuth.js';
+import type { EventHubAuthSettings } from './http/eventHubAuth.js';
 import type { EventMeshManagement } from './messaging/eventMeshSetup.js';
 import { LANGUAGES } from './notifications/catalogs.js';
 import { catalogLanguage } from './notifications/messages.js';
@@ -239,84 +249,6 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   return Object.freeze(config);
 }
 
-interface BoundService {
-  label?: unknown;
-  credentials?: Record<string, unknown>;
-}
-
-/** Cloud Foundry's VCAP_SERVICES: service instances grouped by label. */
-function boundServices(vcap: string | undefined, problems: string[]): BoundService[] {
-  if (vcap === undefined || vcap.trim() === '') return [];
-  try {
-    const byLabel = JSON.parse(vcap) as Record<string, BoundService[]>;
-    return Object.values(byLabel).flatMap((instances) => (Array.isArray(instances) ? instances : []));
-  } catch {
-    problems.push('VCAP_SERVICES is not valid JSON');
-    return [];
-  }
-}
-
-const XSUAA_FIELDS = ['clientid', 'xsappname', 'uaadomain', 'url'] as const;
-
-function isXsuaaCredentials(
-  credentials: Record<string, unknown>,
-): credentials is Record<string, unknown> & XsuaaCredentials {
-  return XSUAA_FIELDS.every((field) => typeof credentials[field] === 'string');
-}
-
-function iasCredentials(
-  credentials: Record<string, unknown> | undefined,
-  problems: string[],
-): IasCredentials | undefined {
-  if (credentials === undefined) {
-    problems.push('INGEST includes event-hub, which needs a bound identity (IAS) service to check tokens');
-    return undefined;
-  }
-  const { clientid, url, domains } = credentials;
-  const missing = [typeof clientid === 'string' ? '' : 'clientid', typeof url === 'string' ? '' : 'url'];
-  if (missing.some((field) => field !== '')) {
-    problems.push(`the bound identity service lacks ${missing.filter((field) => field !== '').join(', ')}`);
-    return undefined;
-  }
-  if (!URL.canParse(String(url))) {
-    problems.push('the bound identity service url is not a URL');
-    return undefined;
-  }
-  // The binding lists the trusted issuer domains; should it not, the tenant's own host is the one to trust.
-  const trusted = Array.isArray(domains) ? domains.map(String) : [new URL(String(url)).host];
-  return { clientid: String(clientid), url: String(url), domains: trusted };
-}
-
-function eventBrokerClientId(
-  credentials: Record<string, unknown> | undefined,
-  problems: string[],
-): string | undefined {
-  if (credentials === undefined) {
-    problems.push('INGEST includes event-hub, which needs a bound event-broker service (its ias.clientId)');
-    return undefined;
-  }
-  const clientId = (credentials.ias as { clientId?: unknown } | undefined)?.clientId;
-  if (typeof clientId === 'string' && clientId !== '') return clientId;
-  problems.push(
-    'the bound event-broker service lacks ias.clientId (bind it with authentication-type X509_IAS)',
-  );
-  return undefined;
-}
-
-function managementOf(messaging: Record<string, unknown> | undefined): EventMeshManagement | undefined {
-  const entry = (messaging?.management as Array<Partial<EventMeshManagement>> | undefined)?.[0];
-  const oa2 = entry?.oa2;
-  if (typeof entry?.uri !== 'string' || oa2 === undefined) return undefined;
-  return {
-    uri: entry.uri,
-    oa2: {
-      clientid: String(oa2.clientid),
-      clientsecret: String(oa2.clientsecret),
-      tokenendpoint: String(oa2.tokenendpoint),
-    },
-  };
-}
-
 function isUrlTemplate(template: string): boolean {
   if (!template.includes('{salesOrder}')) return false;
   try {
@@ -347,22 +279,6 @@ function fromAmqpUrl(raw: string, problems: string[]): AmqpBroker | undefined {
     tls,
     user: decodeURIComponent(url.username || 'guest'),
     password: decodeURIComponent(url.password || 'guest'),
-  };
-}
-
-/** Event Mesh: the binding's AMQP 1.0 over WebSocket entry, with its OAuth2 client credentials. */
-function fromEventMesh(credentials: Record<string, unknown> | undefined): AmqpBroker | undefined {
-  type Entry = { protocol?: string[]; uri?: string; oa2?: Record<string, string> };
-  const entries = (credentials?.messaging ?? []) as Entry[];
-  const entry = entries.find((candidate) => candidate.protocol?.includes('amqp10ws'));
-  if (entry?.uri === undefined || entry.oa2 === undefined) return undefined;
-  const { tokenendpoint, clientid, clientsecret } = entry.oa2;
-  return {
-    kind: 'eventMesh',
-    uri: entry.uri,
-    tokenEndpoint: String(tokenendpoint),
-    clientId: String(clientid),
-    clientSecret: String(clientsecret),
   };
 }
 

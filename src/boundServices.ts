@@ -1,0 +1,102 @@
+// The bound services' credentials (VCAP_SERVICES, as config.ts read it from the environment it was given) made
+// into typed settings. Problems are collected as in config.ts; nothing here reads the environment.
+import type { AmqpBroker } from './config.js';
+import type { XsuaaCredentials } from './http/auth.js';
+import type { IasCredentials } from './http/eventHubAuth.js';
+import type { EventMeshManagement } from './messaging/eventMeshSetup.js';
+
+export interface BoundService {
+  label?: unknown;
+  credentials?: Record<string, unknown>;
+}
+
+/** Cloud Foundry's VCAP_SERVICES: service instances grouped by label. */
+export function boundServices(vcap: string | undefined, problems: string[]): BoundService[] {
+  if (vcap === undefined || vcap.trim() === '') return [];
+  try {
+    const byLabel = JSON.parse(vcap) as Record<string, BoundService[]>;
+    return Object.values(byLabel).flatMap((instances) => (Array.isArray(instances) ? instances : []));
+  } catch {
+    problems.push('VCAP_SERVICES is not valid JSON');
+    return [];
+  }
+}
+
+export const XSUAA_FIELDS = ['clientid', 'xsappname', 'uaadomain', 'url'] as const;
+
+export function isXsuaaCredentials(
+  credentials: Record<string, unknown>,
+): credentials is Record<string, unknown> & XsuaaCredentials {
+  return XSUAA_FIELDS.every((field) => typeof credentials[field] === 'string');
+}
+
+export function iasCredentials(
+  credentials: Record<string, unknown> | undefined,
+  problems: string[],
+): IasCredentials | undefined {
+  if (credentials === undefined) {
+    problems.push('INGEST includes event-hub, which needs a bound identity (IAS) service to check tokens');
+    return undefined;
+  }
+  const { clientid, url, domains } = credentials;
+  const missing = [typeof clientid === 'string' ? '' : 'clientid', typeof url === 'string' ? '' : 'url'];
+  if (missing.some((field) => field !== '')) {
+    problems.push(`the bound identity service lacks ${missing.filter((field) => field !== '').join(', ')}`);
+    return undefined;
+  }
+  if (!URL.canParse(String(url))) {
+    problems.push('the bound identity service url is not a URL');
+    return undefined;
+  }
+  // The binding lists the trusted issuer domains; should it not, the tenant's own host is the one to trust.
+  const trusted = Array.isArray(domains) ? domains.map(String) : [new URL(String(url)).host];
+  return { clientid: String(clientid), url: String(url), domains: trusted };
+}
+
+export function eventBrokerClientId(
+  credentials: Record<string, unknown> | undefined,
+  problems: string[],
+): string | undefined {
+  if (credentials === undefined) {
+    problems.push('INGEST includes event-hub, which needs a bound event-broker service (its ias.clientId)');
+    return undefined;
+  }
+  const clientId = (credentials.ias as { clientId?: unknown } | undefined)?.clientId;
+  if (typeof clientId === 'string' && clientId !== '') return clientId;
+  problems.push(
+    'the bound event-broker service lacks ias.clientId (bind it with authentication-type X509_IAS)',
+  );
+  return undefined;
+}
+
+export function managementOf(
+  messaging: Record<string, unknown> | undefined,
+): EventMeshManagement | undefined {
+  const entry = (messaging?.management as Array<Partial<EventMeshManagement>> | undefined)?.[0];
+  const oa2 = entry?.oa2;
+  if (typeof entry?.uri !== 'string' || oa2 === undefined) return undefined;
+  return {
+    uri: entry.uri,
+    oa2: {
+      clientid: String(oa2.clientid),
+      clientsecret: String(oa2.clientsecret),
+      tokenendpoint: String(oa2.tokenendpoint),
+    },
+  };
+}
+
+/** Event Mesh: the binding's AMQP 1.0 over WebSocket entry, with its OAuth2 client credentials. */
+export function fromEventMesh(credentials: Record<string, unknown> | undefined): AmqpBroker | undefined {
+  type Entry = { protocol?: string[]; uri?: string; oa2?: Record<string, string> };
+  const entries = (credentials?.messaging ?? []) as Entry[];
+  const entry = entries.find((candidate) => candidate.protocol?.includes('amqp10ws'));
+  if (entry?.uri === undefined || entry.oa2 === undefined) return undefined;
+  const { tokenendpoint, clientid, clientsecret } = entry.oa2;
+  return {
+    kind: 'eventMesh',
+    uri: entry.uri,
+    tokenEndpoint: String(tokenendpoint),
+    clientId: String(clientid),
+    clientSecret: String(clientsecret),
+  };
+}
