@@ -37,7 +37,8 @@ export async function createBenchDatabase(): Promise<BenchDatabase> {
     },
     async reset() {
       await pool.query(
-        `truncate processed_event, event_attempt, portal_order_status, order_notification, mail_outbox, dead_letter`,
+        `truncate processed_event, event_attempt, portal_order_status, order_notification, mail_outbox, portal_push,
+                 dead_letter`,
       );
       // Fresh statistics after a truncate, so the planner does not keep plans made for empty tables.
       await pool.query('analyze');
