@@ -19,6 +19,7 @@ import type { EventMeshManagement } from './messaging/eventMeshSetup.js';
 import { LANGUAGES } from './notifications/catalogs.js';
 import { catalogLanguage } from './notifications/messages.js';
 import type { ApiVersion } from './s4/odataService.js';
+import type { TracingConfig } from './tracing.js';
 
 export type Ingest = 'amqp' | 'webhook' | 'event-hub';
 const INGESTS: readonly Ingest[] = ['amqp', 'webhook', 'event-hub'];
@@ -72,6 +73,8 @@ export interface Config {
   eventMesh: { management: EventMeshManagement; topics: string[]; maxRedeliveryCount: number } | undefined;
   /** With `event-hub` in INGEST: who may push to /event-hub/events (whatever AUTH says). */
   eventHub: EventHubAuthSettings | undefined;
+  /** OTLP trace export; undefined: no tracing, and the OpenTelemetry SDK is never loaded. */
+  tracing: TracingConfig | undefined;
 }
 
 export class ConfigError extends Error {
@@ -206,6 +209,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   const portalTimeoutMs = int('PORTAL_TIMEOUT_MS', 5000, 100, 120_000);
   const portalLeaseSeconds = int('PORTAL_LEASE_SECONDS', 15, 5, 3600);
 
+  const tracing = tracingConfig(env, problems);
+
   const config: Config = {
     port: int('PORT', 8080, 0, 65535),
     logLevel,
@@ -244,9 +249,40 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     auth,
     eventMesh,
     eventHub,
+    tracing,
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);
+}
+
+/** The OpenTelemetry specification's exporter variables, as every OpenTelemetry SDK reads them. */
+function tracingConfig(env: Env, problems: string[]): TracingConfig | undefined {
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return undefined;
+  const signal = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim();
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
+  // The signal's own variable is used as given; the base one gets the signal's path appended.
+  const tracesUrl = signal || (base ? `${base.replace(/\/+$/, '')}/v1/traces` : undefined);
+  if (tracesUrl === undefined) return undefined;
+  if (!/^https?:\/\/[^/]/.test(tracesUrl)) {
+    problems.push(`the OTLP endpoint must be an http(s) URL, got "${tracesUrl}"`);
+    return undefined;
+  }
+  const headers: Record<string, string> = {};
+  for (const pair of (env.OTEL_EXPORTER_OTLP_HEADERS ?? '').split(',')) {
+    if (pair.trim() === '') continue;
+    const at = pair.indexOf('=');
+    if (at <= 0) {
+      problems.push('OTEL_EXPORTER_OTLP_HEADERS takes key=value pairs, comma-separated');
+      continue;
+    }
+    // Values are URL-encoded, as the OpenTelemetry specification says (W3C baggage format).
+    try {
+      headers[decodeURIComponent(pair.slice(0, at).trim())] = decodeURIComponent(pair.slice(at + 1).trim());
+    } catch {
+      problems.push('OTEL_EXPORTER_OTLP_HEADERS has a malformed %-escape');
+    }
+  }
+  return { tracesUrl, headers, serviceName: env.OTEL_SERVICE_NAME?.trim() || 'fleet-order-notifier' };
 }
 
 function isUrlTemplate(template: string): boolean {

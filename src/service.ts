@@ -29,6 +29,7 @@ import { DEFAULT_RETRY, type RetryPolicy } from './retry.js';
 import { batchReads } from './s4/batchedReads.js';
 import { createSalesOrderApi } from './s4/salesOrderApi.js';
 import { shutdownInOrder } from './shutdown.js';
+import { startTracing } from './tracing.js';
 
 /** The service's parts, built and wired but not started: nothing listens, polls or consumes yet. */
 export interface ServiceParts {
@@ -83,6 +84,9 @@ export async function buildService(
     await pool.end();
     throw err;
   }
+
+  // Off without an OTLP endpoint: then the OpenTelemetry SDK is never loaded and spans cost nothing.
+  const tracing = config.tracing === undefined ? undefined : await startTracing(config.tracing);
 
   const metrics = createMetrics(
     pool,
@@ -228,7 +232,7 @@ export async function buildService(
     });
   } catch (err) {
     transport.close();
-    await Promise.all([pool.end(), health.close()]);
+    await Promise.all([pool.end(), health.close(), tracing?.shutdown()]);
     throw err;
   }
 
@@ -252,6 +256,8 @@ export async function buildService(
         close: () => Promise.all([mailSender.stop(), portalSender?.stop(), retention.stop()]),
       },
       { name: 'the mail transport', share: 0, close: () => transport.close() },
+      // After the loops, so the last sends' spans go out too.
+      { name: 'the trace exporter', share: 0.3, close: () => tracing?.shutdown() },
       { name: 'the database pools', share: 1, close: () => Promise.all([pool.end(), health.close()]) },
       {
         name: 'the log',

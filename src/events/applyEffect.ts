@@ -6,6 +6,7 @@ import type { Pool } from 'pg';
 import { withTransaction } from '../db/transaction.js';
 import type { PortalOrder } from '../portal/portalStatus.js';
 import { queuePushSql } from '../portal/pushOutbox.js';
+import { activeTraceparent } from '../tracing.js';
 import type { ParsedEvent } from './cloudEvent.js';
 import { markStale, recordProcessedSql } from './inbox.js';
 
@@ -27,7 +28,7 @@ export interface EffectResult {
 
 // With PORTAL_DESTINATION set, the statement also queues the portal push (pushOutbox.ts); without it, it is
 // the statement it always was. A prepared statement per variant, since their texts differ.
-const PUSH_ID = '$15::uuid';
+const PUSH_ID = '$16::uuid';
 
 /**
  * The effect of a new event with its order's current state, in one transaction: record the event as processed
@@ -93,11 +94,12 @@ export async function applyEffect(
        ), queued as (
          insert into mail_outbox
            (sales_order, portal_status, requested_delivery_date, sold_to_party, customer_reference, recipients,
-            message_id, change, previous_portal_status, previous_requested_delivery_date, locale, in_reply_to)
+            message_id, change, previous_portal_status, previous_requested_delivery_date, locale, in_reply_to,
+            trace_parent)
          select $4::text, $6::text, $7::date, $8::text, $9::text, coalesce(r.recipients, $12::text[]), $14::text,
                 case when c.previous_portal_status is null then 'new' else 'changed' end,
                 c.previous_portal_status, c.previous_requested_delivery_date, coalesce(r.locale, $13::text),
-                nullif(c.thread_message_id, $14::text)
+                nullif(c.thread_message_id, $14::text), $15::text
          from changed c left join mail_recipient r on r.sold_to_party = $8::text
          returning 1
        )${pushToPortal ? `, ${queuePushSql(PUSH_ID)}` : ''}
@@ -120,6 +122,8 @@ export async function applyEffect(
         mail.locale,
         // Fixed here, so a resend after a crash reuses it; the order's first one starts its conversation.
         `<${randomUUID()}@${mail.messageIdDomain}>`,
+        // The transaction's span, if traced: the mail send links back to it.
+        activeTraceparent(),
         // The Idempotency-Key of the push this state may queue, the same on every retry of it.
         ...(pushToPortal ? [randomUUID()] : []),
       ],

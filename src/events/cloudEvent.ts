@@ -23,6 +23,9 @@ export interface ParsedEvent extends PayloadHashes {
   type: string;
   /** The S/4HANA sales order key, validated for use inside an OData key; undefined for other event types. */
   salesOrder: string | undefined;
+  /** The CloudEvents distributed-tracing extension, when present and well-formed: the producer's trace. */
+  traceparent?: string;
+  tracestate?: string;
 }
 
 export type ParseResult = { ok: true; event: ParsedEvent } | { ok: false; reason: string };
@@ -35,6 +38,8 @@ export const SALES_ORDER_KEY = /^[A-Za-z0-9]{1,10}$/;
 // RFC 9110 8.3.1: type "/" subtype, each a token.
 const MEDIA_TYPE = /^[!#$%&'*+.^_`|~0-9a-z-]+\/[!#$%&'*+.^_`|~0-9a-z-]+$/;
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json$/;
+// W3C Trace Context: version-traceid-parentid-flags, lower-case hex; an all-zero trace or parent id is invalid.
+const TRACEPARENT = /^[0-9a-f]{2}-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$/;
 // The CloudEvents spec: attribute names are lower-case ASCII letters and digits.
 const ATTRIBUTE_NAME = /^[a-z0-9]+$/;
 const TEXT_ATTRIBUTES = [
@@ -107,7 +112,23 @@ function parse(message: InboundMessage, maxBytes: number): ParseResult {
   }
   // In binary mode the content type is the event's datacontenttype (as the CloudEvents bindings define), so the
   // hashes of one event agree whatever the mode.
-  return { ok: true, event: { source, id, type, salesOrder, ...payloadHashes(event) } };
+  return {
+    ok: true,
+    event: { source, id, type, salesOrder, ...traceContext(event), ...payloadHashes(event) },
+  };
+}
+
+/**
+ * The distributed-tracing extension, if it is a valid W3C traceparent. Never a reason to refuse an event: a
+ * malformed one only means the trace starts here.
+ */
+function traceContext(event: Record<string, unknown>): { traceparent?: string; tracestate?: string } {
+  const traceparent = own(event, 'traceparent');
+  if (typeof traceparent !== 'string' || !TRACEPARENT.test(traceparent)) return {};
+  const tracestate = own(event, 'tracestate');
+  return typeof tracestate === 'string' && tracestate.length <= 512 && !UNPRINTABLE.test(tracestate)
+    ? { traceparent, tracestate }
+    : { traceparent };
 }
 
 function checkContentType(contentType: string | undefined): { ok: true; structured: boolean } | Failure {

@@ -74,45 +74,6 @@ export async function markReplayed(db: Executor, id: string): Promise<Date | nul
   return rows[0]?.replayedAt ?? null;
 }
 
-// What an operator sees of dead letters (admin API).
-
-export async function listDeadLetters(db: Executor, limit: number, offset: number) {
-  const { rows } = await db.query(
-    `select id::text as "id", channel, reason, source, event_id as "eventId", content_type as "contentType",
-            octet_length(body) as "bodyBytes", received_at as "receivedAt", replayed_at as "replayedAt"
-     from dead_letter order by id desc limit $1::int offset $2::int`,
-    [limit, offset],
-  );
-  return rows;
-}
-
-/** One dead letter with everything stored, its body as bytes. */
-export async function deadLetterForOperator(db: Executor, id: string) {
-  const { rows } = await db.query<{ body: Buffer } & Record<string, unknown>>(
-    `select id::text as "id", channel, reason, source, event_id as "eventId", content_type as "contentType",
-            attributes, headers, body, received_at as "receivedAt", replayed_at as "replayedAt"
-     from dead_letter where id = $1::bigint`,
-    [id],
-  );
-  return rows[0];
-}
-
-export async function deadLettersOfEvent(db: Executor, identity: { source: string; id: string }) {
-  const { rows } = await db.query(
-    `select id::text as "id", channel, reason, received_at as "receivedAt", replayed_at as "replayedAt"
-     from dead_letter where source = $1::text and event_id = $2::text order by id desc`,
-    [identity.source, identity.id],
-  );
-  return rows;
-}
-
-export async function unreplayedDeadLetters(db: Executor): Promise<number> {
-  const { rows } = await db.query<{ count: number }>(
-    `select count(*)::int as "count" from dead_letter where replayed_at is null`,
-  );
-  return rows[0]?.count ?? 0;
-}
-
 // Retention: a dead letter that was never replayed is kept, however old: it is the only record of why a message
 // was refused, and an operator must see it and decide. Replayed ones are kept for the mail window after the
 // replay, so the replay itself stays visible for as long.

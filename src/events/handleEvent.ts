@@ -8,6 +8,7 @@ import { classify, failureReason } from '../errors.js';
 import { type PortalOrder, toPortalOrder } from '../portal/portalStatus.js';
 import { type RetryPolicy, retry } from '../retry.js';
 import type { ReadOrder } from '../s4/batchedReads.js';
+import { inSpan, producerContext, SpanKind } from '../tracing.js';
 import type { EffectResult } from './applyEffect.js';
 import { type InboundMessage, type ParsedEvent, parseCloudEvent } from './cloudEvent.js';
 import { checkInbox, noteAttemptError, type ProcessedResult, recordProcessed } from './inbox.js';
@@ -76,16 +77,25 @@ export function createEventHandler(deps: EventHandlerDeps): HandleEvent {
         ? { channel, source: event.source, id: event.id, type: event.type, salesOrder: event.salesOrder }
         : { channel },
     );
-    const outcome = parsed.ok
-      ? await oneAtATime.run(JSON.stringify([parsed.event.source, parsed.event.id]), () =>
-          checkIdentityThenApply(deps, parsed.event, signal),
-        )
-      : reject('invalid_event', parsed.reason);
-    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    logOutcome(log, outcome, seconds);
-    const handled = { outcome, event, log };
-    deps.observe?.(channel, handled, seconds);
-    return handled;
+    // One span per delivery, continuing the producer's trace when the event carries the tracing extension.
+    return inSpan(
+      'process sales-order event',
+      { kind: SpanKind.CONSUMER, attributes: eventAttributes(channel, event) },
+      async (span) => {
+        const outcome = parsed.ok
+          ? await oneAtATime.run(JSON.stringify([parsed.event.source, parsed.event.id]), () =>
+              checkIdentityThenApply(deps, parsed.event, signal),
+            )
+          : reject('invalid_event', parsed.reason);
+        span.setAttributes(outcomeAttributes(outcome));
+        const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+        logOutcome(log, outcome, seconds);
+        const handled = { outcome, event, log };
+        deps.observe?.(channel, handled, seconds);
+        return handled;
+      },
+      producerContext(event?.traceparent, event?.tracestate),
+    );
   };
 }
 
@@ -100,7 +110,9 @@ async function checkIdentityThenApply(
 ): Promise<Outcome> {
   try {
     // The first database call of a delivery: a blip here is retried like one in readOrderThenWriteEffect().
-    const inbox = await retry(() => checkInbox(deps.pool, event), deps.retryPolicy, signal);
+    const inbox = await inSpan('identity check', { attributes: DATABASE }, () =>
+      retry(() => checkInbox(deps.pool, event), deps.retryPolicy, signal),
+    );
     if (inbox.processedHash !== null) {
       if (samePayload(inbox.processedHash, event)) return accept('duplicate');
       return reject('conflict', conflictReason(inbox.processedHash));
@@ -132,13 +144,44 @@ async function readOrderThenWriteEffect(
   }
   // Never trust the event's data beyond the key: the order's current state comes from S/4HANA, read
   // before the transaction opens.
-  const { order, readAt } = await deps.readOrder(event.salesOrder, signal);
+  const salesOrder = event.salesOrder;
+  const { order, readAt } = await inSpan(
+    'S/4HANA read',
+    { kind: SpanKind.CLIENT, attributes: { 'sap.sales_order': salesOrder } },
+    () => deps.readOrder(salesOrder, signal),
+  );
   if (order === null) {
     return accept((await recordProcessed(deps.pool, event, 'not_found')) ? 'not_found' : 'duplicate');
   }
-  const { result, mailQueued } = await deps.writeEffect(event, toPortalOrder(order, readAt));
+  const { result, mailQueued } = await inSpan('transaction', { attributes: DATABASE }, () =>
+    deps.writeEffect(event, toPortalOrder(order, readAt)),
+  );
   if (mailQueued) deps.onMailQueued();
   return accept(result);
+}
+
+const DATABASE = { 'db.system.name': 'postgresql' };
+
+/** The CloudEvents semantic conventions, the sales order and the channel. */
+function eventAttributes(channel: Channel, event: ParsedEvent | undefined) {
+  return event === undefined
+    ? { 'fon.channel': channel }
+    : {
+        'fon.channel': channel,
+        'cloudevents.event_source': event.source,
+        'cloudevents.event_id': event.id,
+        'cloudevents.event_type': event.type,
+        ...(event.salesOrder === undefined ? {} : { 'sap.sales_order': event.salesOrder }),
+      };
+}
+
+function outcomeAttributes(outcome: Outcome) {
+  if (outcome.kind === 'accept') return { 'fon.outcome': outcome.result };
+  return {
+    'fon.outcome': outcome.kind === 'release' ? 'released' : 'rejected',
+    'fon.reason_code': outcome.code,
+    'fon.reason': outcome.reason,
+  };
 }
 
 function logOutcome(log: Logger, outcome: Outcome, seconds: number): void {

@@ -125,36 +125,6 @@ export async function oldestProcessedAgeSeconds(db: Executor): Promise<number> {
   return rows[0]?.age ?? 0;
 }
 
-/** The processed-event record of one identity, for the admin API; null when it is not processed. */
-export async function processedRecord(db: Executor, identity: { source: string; id: string }) {
-  const { rows } = await db.query(
-    `select type, sales_order as "salesOrder", outcome, payload_hash as "payloadHash", processed_at as "processedAt"
-     from processed_event where source = $1::text and id = $2::text`,
-    [identity.source, identity.id],
-  );
-  return rows[0] ?? null;
-}
-
-/** The delivery count of one unprocessed identity, for the admin API; null when there is none. */
-export async function attemptRecord(db: Executor, identity: { source: string; id: string }) {
-  const { rows } = await db.query(
-    `select attempts, last_error as "lastError", first_seen_at as "firstSeenAt", last_seen_at as "lastSeenAt"
-     from event_attempt where source = $1::text and id = $2::text`,
-    [identity.source, identity.id],
-  );
-  return rows[0] ?? null;
-}
-
-/** The newest processed events of an order, for the admin API's order overview. */
-export async function processedEventsOfOrder(db: Executor, salesOrder: string, limit: number) {
-  const { rows } = await db.query(
-    `select source, id, type, outcome, processed_at as "processedAt" from processed_event
-     where sales_order = $1::text order by processed_at desc limit $2::int`,
-    [salesOrder, limit],
-  );
-  return rows;
-}
-
 /** Retention: records older than the deduplication window, and delivery counts not seen for as long. */
 export const EXPIRED_PROCESSED_EVENTS = deleteOldest('processed_event', 'processed_at');
 export const EXPIRED_EVENT_ATTEMPTS = deleteOldest('event_attempt', 'last_seen_at');

@@ -1,14 +1,17 @@
-// What the admin API reads: each table's statements live in the module that owns it; this composes them for
-// the answers. Only the portal row and the notification state are read here, for the order overview.
+// The admin API's SQL: reads across the tables, and the one operator write on the outbox (a retry).
 // Dates are formatted in SQL: pg would turn a `date` into a local-midnight Date object.
 import type { Executor } from '../db/transaction.js';
-import { deadLetterForOperator, deadLettersOfEvent, unreplayedDeadLetters } from '../events/deadLetter.js';
-import { attemptRecord, processedEventsOfOrder, processedRecord } from '../events/inbox.js';
-import { mailCountsByState, mailsOfOrder } from '../notifications/outbox.js';
 import { openOrdersBySoldTo, ordersByPortalStatus } from '../portal/openOrders.js';
 
 /** Most rows of each history an order overview returns, newest first. */
 const HISTORY_LIMIT = 100;
+
+const MAIL_COLUMNS = `id::text as "id", portal_status as "portalStatus",
+  to_char(requested_delivery_date, 'YYYY-MM-DD') as "requestedDeliveryDate", state, attempts,
+  created_at as "createdAt", sent_at as "sentAt", next_attempt_at as "nextAttemptAt",
+  last_error as "lastError", message_id as "messageId", change, previous_portal_status as "previousPortalStatus",
+  to_char(previous_requested_delivery_date, 'YYYY-MM-DD') as "previousRequestedDeliveryDate", locale,
+  in_reply_to as "inReplyTo"`;
 
 export async function orderOverview(db: Executor, salesOrder: string) {
   const [portal, notification, mails, events] = await Promise.all([
@@ -27,56 +30,128 @@ export async function orderOverview(db: Executor, salesOrder: string) {
        from order_notification where sales_order = $1::text`,
       [salesOrder],
     ),
-    mailsOfOrder(db, salesOrder, HISTORY_LIMIT),
-    processedEventsOfOrder(db, salesOrder, HISTORY_LIMIT),
+    db.query(
+      `select ${MAIL_COLUMNS} from mail_outbox where sales_order = $1::text order by id desc limit $2::int`,
+      [salesOrder, HISTORY_LIMIT],
+    ),
+    db.query(
+      `select source, id, type, outcome, processed_at as "processedAt" from processed_event
+       where sales_order = $1::text order by processed_at desc limit $2::int`,
+      [salesOrder, HISTORY_LIMIT],
+    ),
   ]);
-  if (portal.rowCount === 0 && notification.rowCount === 0 && mails.length === 0 && events.length === 0) {
+  if (portal.rowCount === 0 && notification.rowCount === 0 && mails.rowCount === 0 && events.rowCount === 0) {
     return null;
   }
   return {
     salesOrder,
     portal: portal.rows[0] ?? null,
     notification: notification.rows[0] ?? null,
-    mails,
-    events,
+    mails: mails.rows,
+    events: events.rows,
   };
 }
 
 export async function eventHistory(db: Executor, source: string, id: string) {
-  const identity = { source, id };
   const [processed, attempt, deadLetters] = await Promise.all([
-    processedRecord(db, identity),
-    attemptRecord(db, identity),
-    deadLettersOfEvent(db, identity),
+    db.query(
+      `select type, sales_order as "salesOrder", outcome, payload_hash as "payloadHash", processed_at as "processedAt"
+       from processed_event where source = $1::text and id = $2::text`,
+      [source, id],
+    ),
+    db.query(
+      `select attempts, last_error as "lastError", first_seen_at as "firstSeenAt", last_seen_at as "lastSeenAt"
+       from event_attempt where source = $1::text and id = $2::text`,
+      [source, id],
+    ),
+    db.query(
+      `select id::text as "id", channel, reason, received_at as "receivedAt", replayed_at as "replayedAt"
+       from dead_letter where source = $1::text and event_id = $2::text order by id desc`,
+      [source, id],
+    ),
   ]);
-  if (processed === null && attempt === null && deadLetters.length === 0) return null;
-  return { source, id, processed, attempt, deadLetters };
+  if (processed.rowCount === 0 && attempt.rowCount === 0 && deadLetters.rowCount === 0) return null;
+  return {
+    source,
+    id,
+    processed: processed.rows[0] ?? null,
+    attempt: attempt.rows[0] ?? null,
+    deadLetters: deadLetters.rows,
+  };
 }
 
 /** Counted afresh on every call: a running counter drifts from the tables it describes. */
 export async function summary(db: Executor) {
   const [orders, outbox, deadLetters, openOrders] = await Promise.all([
     ordersByPortalStatus(db),
-    mailCountsByState(db),
-    unreplayedDeadLetters(db),
+    db.query<{ state: string; count: number }>(
+      `select state, count(*)::int as "count" from mail_outbox group by state`,
+    ),
+    db.query<{ count: number }>(`select count(*)::int as "count" from dead_letter where replayed_at is null`),
     openOrdersBySoldTo(db),
   ]);
   const outboxByState: Record<string, number> = { pending: 0, parked: 0, sent: 0 };
-  for (const row of outbox) outboxByState[row.state] = row.count;
+  for (const row of outbox.rows) outboxByState[row.state] = row.count;
   return {
     ordersByPortalStatus: Object.fromEntries(orders.map((row) => [row.status, row.count])),
     outboxByState,
-    deadLettersNotReplayed: deadLetters,
+    deadLettersNotReplayed: deadLetters.rows[0]?.count ?? 0,
     /** From the view portal_open_orders: the sold-to parties with the most open orders, at most 100. */
     openOrdersBySoldToParty: openOrders,
   };
 }
 
+/** Mail that needs an operator's eye: parked, or still pending after a failed attempt. Newest first. */
+export async function mailNeedingAttention(db: Executor, limit: number, offset: number) {
+  const { rows } = await db.query(
+    `select sales_order as "salesOrder", ${MAIL_COLUMNS} from mail_outbox
+     where state = 'parked' or (state = 'pending' and last_error is not null)
+     order by created_at desc, id desc limit $1::int offset $2::int`,
+    [limit, offset],
+  );
+  return rows;
+}
+
+export type RetryResult = { kind: 'retried'; messageId: string } | { kind: 'not_found' } | { kind: 'sent' };
+
+/**
+ * Puts a parked or failing mail back in line, due now, with a fresh attempt budget. The Message-ID stays:
+ * it is the same notification, and a recipient's client that saw an earlier copy recognises it.
+ * A pending mail may be mid-send under its lease; retrying it then can send it twice, with that same
+ * Message-ID.
+ */
+export async function retryMail(db: Executor, id: string): Promise<RetryResult> {
+  const { rows } = await db.query<{ messageId: string }>(
+    `update mail_outbox set state = 'pending', attempts = 0, next_attempt_at = now(), last_error = null
+     where id = $1::bigint and state <> 'sent'
+     returning message_id as "messageId"`,
+    [id],
+  );
+  if (rows[0] !== undefined) return { kind: 'retried', messageId: rows[0].messageId };
+  const found = await db.query(`select from mail_outbox where id = $1::bigint`, [id]);
+  return found.rowCount === 0 ? { kind: 'not_found' } : { kind: 'sent' };
+}
+
+export async function listDeadLetters(db: Executor, limit: number, offset: number) {
+  const { rows } = await db.query(
+    `select id::text as "id", channel, reason, source, event_id as "eventId", content_type as "contentType",
+            octet_length(body) as "bodyBytes", received_at as "receivedAt", replayed_at as "replayedAt"
+     from dead_letter order by id desc limit $1::int offset $2::int`,
+    [limit, offset],
+  );
+  return rows;
+}
+
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-/** A dead letter with its body as text when it is UTF-8, else as base64. */
 export async function readDeadLetter(db: Executor, id: string) {
-  const row = await deadLetterForOperator(db, id);
+  const { rows } = await db.query<{ body: Buffer } & Record<string, unknown>>(
+    `select id::text as "id", channel, reason, source, event_id as "eventId", content_type as "contentType",
+            attributes, headers, body, received_at as "receivedAt", replayed_at as "replayedAt"
+     from dead_letter where id = $1::bigint`,
+    [id],
+  );
+  const row = rows[0];
   if (row === undefined) return null;
   const { body, ...rest } = row;
   try {

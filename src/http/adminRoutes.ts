@@ -4,12 +4,18 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Pool } from 'pg';
 import { SALES_ORDER_KEY } from '../events/cloudEvent.js';
-import { listDeadLetters } from '../events/deadLetter.js';
 import type { HandleEvent } from '../events/handleEvent.js';
 import { replayDeadLetter } from '../events/replay.js';
-import { mailNeedingAttention, retryMail } from '../notifications/outbox.js';
 import { pushesNeedingAttention, retryPush } from '../portal/pushOutbox.js';
-import { eventHistory, orderOverview, readDeadLetter, summary } from './adminQueries.js';
+import {
+  eventHistory,
+  listDeadLetters,
+  mailNeedingAttention,
+  orderOverview,
+  readDeadLetter,
+  retryMail,
+  summary,
+} from './adminQueries.js';
 import type { Auth } from './auth.js';
 import { SCOPES } from './scopes.js';
 

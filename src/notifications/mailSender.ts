@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { classify, failureReason } from '../errors.js';
 import { createLeasedLoop, type LeasedLoop } from '../outbox/leasedLoop.js';
 import { type RetryPolicy, retry } from '../retry.js';
+import { inSpan, linkTo, ROOT_CONTEXT, SpanKind } from '../tracing.js';
 import { renderEmail } from './email.js';
 import type { MailTransport } from './mailTransport.js';
 import { catalogLanguage } from './messages.js';
@@ -73,7 +74,21 @@ export function createMailSender(options: MailSenderOptions): MailSender {
       );
     }
     try {
-      await transport.send(renderEmail(mail, email));
+      // Its own trace, linked to the event's: the send happens later, maybe on another instance.
+      await inSpan(
+        'send mail',
+        {
+          kind: SpanKind.CLIENT,
+          links: linkTo(mail.traceParent),
+          attributes: {
+            'sap.sales_order': mail.salesOrder,
+            'fon.mail_id': mail.id,
+            'fon.attempt': mail.attempts,
+          },
+        },
+        () => transport.send(renderEmail(mail, email)),
+        ROOT_CONTEXT,
+      );
     } catch (err) {
       const error = failureReason(err);
       if (classify(err) === 'permanent' || mail.attempts >= maxAttempts) {

@@ -25,6 +25,8 @@ export interface OutboxMail {
   locale: string | null;
   /** The Message-ID of the order's first email; null for that first email. */
   inReplyTo: string | null;
+  /** The span that queued it (W3C traceparent), or null when that was not traced. */
+  traceParent: string | null;
 }
 
 /**
@@ -54,7 +56,7 @@ export async function claimDue(db: Executor, limit: number, leaseSeconds: number
        m.recipients, m.message_id as "messageId", m.attempts, m.change,
        m.previous_portal_status as "previousPortalStatus",
        to_char(m.previous_requested_delivery_date, 'YYYY-MM-DD') as "previousRequestedDeliveryDate",
-       m.locale, m.in_reply_to as "inReplyTo"`,
+       m.locale, m.in_reply_to as "inReplyTo", m.trace_parent as "traceParent"`,
     [limit, leaseSeconds],
   );
   return rows;
@@ -132,61 +134,6 @@ export async function outboxBacklog(db: Executor, timeoutMs?: number): Promise<O
   };
   const { rows } = await db.query<OutboxBacklog>(query);
   return rows[0] as OutboxBacklog;
-}
-
-// What an operator sees of a mail (admin API). Dates formatted in SQL: pg would make a `date` a local midnight.
-const MAIL_COLUMNS = `id::text as "id", portal_status as "portalStatus",
-  to_char(requested_delivery_date, 'YYYY-MM-DD') as "requestedDeliveryDate", state, attempts,
-  created_at as "createdAt", sent_at as "sentAt", next_attempt_at as "nextAttemptAt",
-  last_error as "lastError", message_id as "messageId", change, previous_portal_status as "previousPortalStatus",
-  to_char(previous_requested_delivery_date, 'YYYY-MM-DD') as "previousRequestedDeliveryDate", locale,
-  in_reply_to as "inReplyTo"`;
-
-/** The newest mails of an order, for the admin API's order overview. */
-export async function mailsOfOrder(db: Executor, salesOrder: string, limit: number) {
-  const { rows } = await db.query(
-    `select ${MAIL_COLUMNS} from mail_outbox where sales_order = $1::text order by id desc limit $2::int`,
-    [salesOrder, limit],
-  );
-  return rows;
-}
-
-/** Mail that needs an operator's eye: parked, or still pending after a failed attempt. Newest first. */
-export async function mailNeedingAttention(db: Executor, limit: number, offset: number) {
-  const { rows } = await db.query(
-    `select sales_order as "salesOrder", ${MAIL_COLUMNS} from mail_outbox
-     where state = 'parked' or (state = 'pending' and last_error is not null)
-     order by created_at desc, id desc limit $1::int offset $2::int`,
-    [limit, offset],
-  );
-  return rows;
-}
-
-export async function mailCountsByState(db: Executor): Promise<Array<{ state: string; count: number }>> {
-  const { rows } = await db.query<{ state: string; count: number }>(
-    `select state, count(*)::int as "count" from mail_outbox group by state`,
-  );
-  return rows;
-}
-
-export type RetryResult = { kind: 'retried'; messageId: string } | { kind: 'not_found' } | { kind: 'sent' };
-
-/**
- * Puts a parked or failing mail back in line, due now, with a fresh attempt budget. The Message-ID stays:
- * it is the same notification, and a recipient's client that saw an earlier copy recognises it.
- * A pending mail may be mid-send under its lease; retrying it then can send it twice, with that same
- * Message-ID.
- */
-export async function retryMail(db: Executor, id: string): Promise<RetryResult> {
-  const { rows } = await db.query<{ messageId: string }>(
-    `update mail_outbox set state = 'pending', attempts = 0, next_attempt_at = now(), last_error = null
-     where id = $1::bigint and state <> 'sent'
-     returning message_id as "messageId"`,
-    [id],
-  );
-  if (rows[0] !== undefined) return { kind: 'retried', messageId: rows[0].messageId };
-  const found = await db.query(`select from mail_outbox where id = $1::bigint`, [id]);
-  return found.rowCount === 0 ? { kind: 'not_found' } : { kind: 'sent' };
 }
 
 /** Retention: sent mail older than the mail window. Pending and parked mail never expires: it has not reached anyone yet. */

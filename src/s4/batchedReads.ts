@@ -8,6 +8,7 @@
 // A 429 or 503 with Retry-After pauses every read of the destination; a collection read refused with 400
 // makes this destination read one order per request from then on.
 import type { Logger } from 'pino';
+import { activeContext, type Context, ROOT_CONTEXT, withContext } from '../tracing.js';
 import { failureDetail, s4Failure } from './s4Failure.js';
 import { type SalesOrder, UnexpectedResponseError } from './salesOrder.js';
 import type { KeyResult, SalesOrderApi } from './salesOrderApi.js';
@@ -47,6 +48,8 @@ export const MAX_PAUSE_MS = 60_000;
 
 interface Waiter {
   deadline: number;
+  /** The caller's trace context: a request runs under its first waiter's span. */
+  trace: Context;
   resolve(read: OrderRead): void;
   reject(err: unknown): void;
 }
@@ -105,9 +108,13 @@ export function batchReads(api: SalesOrderApi, options: BatchedReadOptions): Rea
       options.observe?.({ result, keys: keys.length, seconds: (performance.now() - started) / 1000 });
     const single = keys.length === 1;
     try {
-      const results: Map<string, KeyResult> = single
-        ? new Map([[keys[0] as string, { order: await api.read(keys[0] as string) }]])
-        : await api.readMany(keys);
+      const results: Map<string, KeyResult> = await withContext(
+        batch[0]?.waiters[0]?.trace ?? ROOT_CONTEXT,
+        async () =>
+          single
+            ? new Map([[keys[0] as string, { order: await api.read(keys[0] as string) }]])
+            : await api.readMany(keys),
+      );
       // An answer that covers none of its orders would be asked again for ever.
       if (results.size === 0)
         throw new UnexpectedResponseError('S/4HANA answered none of the orders asked for');
@@ -196,6 +203,7 @@ export function batchReads(api: SalesOrderApi, options: BatchedReadOptions): Rea
       const done = () => signal?.removeEventListener('abort', onAbort);
       const waiter: Waiter = {
         deadline,
+        trace: activeContext(),
         resolve: (read) => {
           done();
           resolve(read);

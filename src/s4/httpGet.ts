@@ -3,6 +3,7 @@
 // socket `code`, or `ECONNABORTED` for a timeout (as axios reports it); salesOrderApi.ts wraps them.
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { inSpan, SpanKind } from '../tracing.js';
 import type { Target } from './destinationTarget.js';
 
 // 50 sales order headers are a few hundred kilobytes; anything near this is not the answer we asked for.
@@ -46,8 +47,38 @@ export interface HttpCall {
   body?: string;
 }
 
-/** Sends one request to `url` and returns the answer whatever its status, bounded by `timeoutMs`. */
+/**
+ * Sends one request to `url` and returns the answer whatever its status, bounded by `timeoutMs`, in a client
+ * span with the HTTP semantic conventions (the destination's headers, which carry credentials, are not recorded).
+ */
 export function httpExchange(
+  target: Extract<Target, { kind: 'direct' }>,
+  url: string,
+  call: HttpCall,
+  timeoutMs: number,
+): Promise<HttpAnswer> {
+  const { hostname, port, protocol } = new URL(url);
+  return inSpan(
+    call.method,
+    {
+      kind: SpanKind.CLIENT,
+      attributes: {
+        'http.request.method': call.method,
+        'url.full': url,
+        'server.address': hostname,
+        'server.port': Number(port || (protocol === 'https:' ? 443 : 80)),
+      },
+    },
+    async (span) => {
+      const answer = await exchange(target, url, call, timeoutMs);
+      span.setAttribute('http.response.status_code', answer.status);
+      if (answer.status >= 400) span.setAttribute('error.type', String(answer.status));
+      return answer;
+    },
+  );
+}
+
+function exchange(
   target: Extract<Target, { kind: 'direct' }>,
   url: string,
   call: HttpCall,

@@ -43,7 +43,7 @@ describe('health, metrics and logs', () => {
       const event = salesOrderEvent({ salesOrder: '7000001', id: 'ops-1' });
       await publisher.send(queue.address, [{ body: event }, { body: event }, { body: '{"broken"' }]);
       await smtp.waitForCount(1);
-      await eventually('all three handled', async () => (await queue.isIdle()) && logLines.length > 0);
+      await eventually('all three handled', async () => (await queue.depth()) === 0 && logLines.length > 0);
 
       const health = await service.app.inject({ method: 'GET', url: '/health' });
       expect(health.statusCode).toBe(200);

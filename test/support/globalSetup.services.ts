@@ -1,9 +1,7 @@
-// Runs once before the test files: checks that PostgreSQL and RabbitMQ (AMQP 1.0, and rabbitmqctl for queue
-// counts) answer, and builds a
+// Runs once before the test files: checks that PostgreSQL and RabbitMQ (AMQP 1.0) answer, and builds a
 // migrated template database that each test file clones (CREATE DATABASE … TEMPLATE is fast).
 import pg from 'pg';
 import { migrate } from '../../src/db/migrate.js';
-import { expectQueueCounts } from './queueCounts.js';
 import { expectAmqp10, POSTGRES_URL, postgresUnreachable } from './services.js';
 
 export default async function setup(): Promise<() => Promise<void>> {
@@ -12,7 +10,6 @@ export default async function setup(): Promise<() => Promise<void>> {
     throw postgresUnreachable(err);
   });
   await expectAmqp10();
-  await expectQueueCounts();
 
   const template = `fon_template_${process.pid}`;
   await admin.query(`drop database if exists ${template}`);

@@ -34,19 +34,6 @@ export async function queueCounts(name: string): Promise<QueueCounts> {
   throw new Error(`rabbitmqctl list_queues does not show queue ${name}`);
 }
 
-/** Fails with what to do when `rabbitmqctl` cannot be run: "nothing in flight" cannot be checked without it. */
-export async function expectQueueCounts(): Promise<void> {
-  try {
-    await privileged('rabbitmqctl', ['list_queues', '-q', 'name']);
-  } catch (err) {
-    throw new Error(
-      `rabbitmqctl does not answer (${(err as Error).message.split('\n')[0]}). The tests read queue counts with ` +
-        'rabbitmqctl, as root or through passwordless sudo. Start the local services with: ' +
-        'bash scripts/ensure-services.sh',
-    );
-  }
-}
-
 /** Nothing ready and nothing delivered but unsettled: every message that reached the queue is settled for good. */
 export function isIdle(counts: QueueCounts): boolean {
   return counts.ready + counts.unacknowledged === 0;

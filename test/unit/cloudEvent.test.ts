@@ -439,3 +439,40 @@ describe('the hostile corpus', () => {
     },
   );
 });
+
+describe('distributed-tracing extension', () => {
+  const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+
+  it('keeps a valid traceparent and tracestate, structured or binary, without changing the payload hash', () => {
+    const plain = eventOf(parse(S4_EVENT));
+    const structured = eventOf(parse(withEvent({ traceparent: TRACEPARENT, tracestate: 'sap=1,other=2' })));
+    expect(structured).toMatchObject({ traceparent: TRACEPARENT, tracestate: 'sap=1,other=2' });
+    const { body, attributes } = asBinary(withEvent({ traceparent: TRACEPARENT }));
+    const binary = eventOf(parse(body, 'application/json', attributes));
+    expect(binary.traceparent).toBe(TRACEPARENT);
+    expect(binary.tracestate).toBeUndefined();
+    // A traced copy of an event is the same event: extensions are not part of its meaning.
+    expect(structured.payloadHash).toBe(plain.payloadHash);
+    expect(binary.payloadHash).toBe(plain.payloadHash);
+  });
+
+  it('ignores a malformed traceparent (and the tracestate with it) and still accepts the event', () => {
+    for (const traceparent of [
+      'not-a-trace',
+      '00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01',
+      '00-00000000000000000000000000000000-00f067aa0ba902b7-01',
+      '00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01',
+      42,
+    ]) {
+      const event = eventOf(parse(withEvent({ traceparent, tracestate: 'sap=1' })));
+      expect(event.traceparent, String(traceparent)).toBeUndefined();
+      expect(event.tracestate).toBeUndefined();
+    }
+  });
+
+  it('drops a tracestate with control characters but keeps the traceparent', () => {
+    const event = eventOf(parse(withEvent({ traceparent: TRACEPARENT, tracestate: 'sap=1\r\nx' })));
+    expect(event).toMatchObject({ traceparent: TRACEPARENT });
+    expect(event.tracestate).toBeUndefined();
+  });
+});

@@ -317,3 +317,52 @@ describe('configuration', () => {
     expect(documented.sort()).toEqual([...CONFIG_KEYS].sort());
   });
 });
+
+describe('tracing (the OpenTelemetry exporter variables)', () => {
+  it('is off without an OTLP endpoint, and with OTEL_SDK_DISABLED=true', () => {
+    expect(loadConfig(local).tracing).toBeUndefined();
+    expect(
+      loadConfig({ ...local, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel:4318', OTEL_SDK_DISABLED: 'true' })
+        .tracing,
+    ).toBeUndefined();
+  });
+
+  it('appends /v1/traces to the base endpoint, takes the traces endpoint as given, and decodes the headers', () => {
+    expect(
+      loadConfig({ ...local, OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otel.example:4318/' }).tracing,
+    ).toEqual({
+      tracesUrl: 'https://otel.example:4318/v1/traces',
+      headers: {},
+      serviceName: 'fleet-order-notifier',
+    });
+    expect(
+      loadConfig({
+        ...local,
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'https://ignored.example',
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://collector.example/otlp/traces',
+        OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer%20abc, x-tenant=fleet',
+        OTEL_SERVICE_NAME: 'fon-eu10',
+      }).tracing,
+    ).toEqual({
+      tracesUrl: 'https://collector.example/otlp/traces',
+      headers: { authorization: 'Bearer abc', 'x-tenant': 'fleet' },
+      serviceName: 'fon-eu10',
+    });
+  });
+
+  it('reports an endpoint that is not an http(s) URL and headers that are not key=value pairs', () => {
+    expect(problemsOf({ ...local, OTEL_EXPORTER_OTLP_ENDPOINT: 'otel:4317' })).toEqual([
+      'the OTLP endpoint must be an http(s) URL, got "otel:4317/v1/traces"',
+    ]);
+    expect(
+      problemsOf({
+        ...local,
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel',
+        OTEL_EXPORTER_OTLP_HEADERS: 'novalue,a=%zz',
+      }),
+    ).toEqual([
+      'OTEL_EXPORTER_OTLP_HEADERS takes key=value pairs, comma-separated',
+      'OTEL_EXPORTER_OTLP_HEADERS has a malformed %-escape',
+    ]);
+  });
+});

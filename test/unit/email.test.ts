@@ -19,6 +19,7 @@ const mail: OutboxMail = {
   previousRequestedDeliveryDate: null,
   locale: 'en',
   inReplyTo: null,
+  traceParent: null,
 };
 
 const settings = { from: 'notifier@fleet.example', locale: 'en' };
