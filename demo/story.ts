@@ -1,7 +1,7 @@
 // The demo's script: five fleet orders in the S/4HANA sandbox, what happens to them, the events Event Mesh
 // pushes to the webhook (duplicates, a redelivery, late and stale ones, a malformed one), and the outcome the
 // service must reach. scripts/demo.ts plays it against the real service and checks the outcome.
-import { SALES_ORDER_TYPE, salesOrderEvent } from '../sandbox/s4Events.js';
+import { binaryEvent, type S4EventSpec, SALES_ORDER_TYPE, salesOrderEvent } from '../sandbox/s4Events.js';
 import type { SalesOrderState } from '../sandbox/s4Server.js';
 
 /** One push from Event Mesh: the event as S/4HANA published it, or binary mode from another producer. */
@@ -106,6 +106,17 @@ function s4Event(variant: string, salesOrder: string, raisedAt: string): Deliver
   const id = `6f1c2a9e-0d4b-4e51-9a7c-${String(sequence).padStart(12, '0')}`;
   const body = salesOrderEvent({ type, id, time: raisedAt, salesOrder });
   return { body, headers: { 'content-type': 'application/json', 'x-address': topic(type) } };
+}
+
+/** A binary-mode event as an HTTP push: the attributes in ce-* headers, the data as the body. */
+function binaryDelivery(spec: S4EventSpec): Delivery {
+  const { attributes, body } = binaryEvent(spec, 'ce-');
+  const headers = {
+    'content-type': 'application/json',
+    'x-address': topic(attributes['ce-type'] ?? ''),
+    ...attributes,
+  };
+  return { body, headers };
 }
 
 function topic(type: string): string {
@@ -217,18 +228,13 @@ export const STORY: Step[] = [
   },
   {
     say: 'rental cars 1000477 created, sent in binary mode by another producer',
-    delivery: {
-      body: JSON.stringify({ SalesOrder: '1000477' }),
-      headers: {
-        'content-type': 'application/json',
-        'x-address': topic(`${SALES_ORDER_TYPE}Created.v1`),
-        'ce-specversion': '1.0',
-        'ce-id': 'rental-fleet-portal-0001',
-        'ce-source': '/fleet/partner-portal',
-        'ce-type': `${SALES_ORDER_TYPE}Created.v1`,
-        'ce-time': '2026-11-03T07:55:01Z',
-      },
-    },
+    delivery: binaryDelivery({
+      id: 'rental-fleet-portal-0001',
+      source: '/fleet/partner-portal',
+      type: 'Created.v1',
+      time: '2026-11-03T07:55:01Z',
+      data: { SalesOrder: '1000477' },
+    }),
     answer: 'processed:applied',
   },
   {

@@ -48,6 +48,24 @@ export function salesOrderEvent(spec: S4EventSpec = {}): string {
   return JSON.stringify(s4Event(spec));
 }
 
+/**
+ * The event in binary mode: its attributes as strings under `prefix` (`cloudEvents:` for AMQP application
+ * properties, `ce-` for HTTP headers, none for a transport's parsed attributes) and its data as the JSON body.
+ * `datacontenttype` becomes the transport's content type, so it is left out.
+ */
+export function binaryEvent(
+  spec: S4EventSpec = {},
+  prefix = '',
+): { attributes: Record<string, string>; body: string } {
+  const { data, datacontenttype: _, ...attributes } = s4Event(spec);
+  return {
+    attributes: Object.fromEntries(
+      Object.entries(attributes).map(([name, value]) => [prefix + name, String(value)]),
+    ),
+    body: JSON.stringify(data),
+  };
+}
+
 /** The key fields S/4HANA puts in a sales-order event's data. */
 export function salesOrderData(salesOrder: unknown, raisedAt: string): Record<string, unknown> {
   return {

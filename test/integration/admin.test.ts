@@ -3,7 +3,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { S4_SOURCE, salesOrderEvent } from '../../sandbox/s4Events.js';
+import { binaryEvent, S4_SOURCE, salesOrderEvent } from '../../sandbox/s4Events.js';
 import type { S4Server } from '../../sandbox/s4Server.js';
 import type { SmtpSink } from '../../sandbox/smtpServer.js';
 import type { InboundMessage } from '../../src/events/cloudEvent.js';
@@ -347,15 +347,8 @@ describe('acting on mail and dead letters', () => {
   it('replays a dead letter whose cause is gone to accept, applies the portal state, and refuses a second replay', async () => {
     const salesOrder = newOrder({ overallDeliveryStatus: 'C' });
     // Binary mode, so the replay must bring the stored attributes back as well as the body.
-    const message = {
-      body: json(JSON.stringify({ SalesOrder: salesOrder })),
-      binaryAttributes: {
-        specversion: '1.0',
-        id: `evt-${salesOrder}`,
-        source: S4_SOURCE,
-        type: 'sap.s4.beh.salesorder.v1.SalesOrder.Changed.v1',
-      },
-    };
+    const binary = binaryEvent({ salesOrder, id: `evt-${salesOrder}` });
+    const message = { body: json(binary.body), binaryAttributes: binary.attributes };
     s4.setFault((order) => (order === salesOrder ? 'unavailable' : 'ok'));
     let handled = await deliver(message);
     for (let delivery = 1; delivery <= MAX_DELIVERIES; delivery++) handled = await deliver(message);

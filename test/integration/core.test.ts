@@ -2,7 +2,7 @@
 // local S/4HANA stand-in: one portal state and one email per real change, whatever the broker delivers.
 
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { S4_SOURCE, salesOrderEvent } from '../../sandbox/s4Events.js';
+import { binaryEvent, salesOrderEvent } from '../../sandbox/s4Events.js';
 import type { S4Server } from '../../sandbox/s4Server.js';
 import type { SmtpSink } from '../../sandbox/smtpServer.js';
 import type { Service } from '../../src/service.js';
@@ -219,17 +219,11 @@ describe('processing S/4HANA sales-order events', () => {
 
   it('accepts binary-mode events with attributes in application properties', async () => {
     const salesOrder = newOrder();
-    await publisher.send(queue.address, [
-      {
-        body: JSON.stringify({ SalesOrder: salesOrder }),
-        properties: {
-          'cloudEvents:specversion': '1.0',
-          'cloudEvents:id': 'binary-1',
-          'cloudEvents:source': S4_SOURCE,
-          'cloudEvents:type': 'sap.s4.beh.salesorder.v1.SalesOrder.Created.v1',
-        },
-      },
-    ]);
+    const { attributes, body } = binaryEvent(
+      { salesOrder, id: 'binary-1', type: 'Created.v1' },
+      'cloudEvents:',
+    );
+    await publisher.send(queue.address, [{ body, properties: attributes }]);
     await settled(1, salesOrder);
     expect((await view.portalRow(salesOrder))?.portalStatus).toBe('Open');
   });

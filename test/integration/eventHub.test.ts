@@ -5,7 +5,7 @@
 import { CloudEvent, HTTP } from 'cloudevents';
 import fastify from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { S4_SOURCE, s4Event } from '../../sandbox/s4Events.js';
+import { binaryEvent, s4Event } from '../../sandbox/s4Events.js';
 import type { S4Server } from '../../sandbox/s4Server.js';
 import type { SmtpSink } from '../../sandbox/smtpServer.js';
 import { createNoAuth } from '../../src/http/auth.js';
@@ -53,19 +53,12 @@ afterEach(() => s4.setFault(undefined));
 const { newOrder } = orderMaker(() => s4, 6_100_000);
 
 /** A binary-mode delivery as Event Hub makes it: ce-* headers with its extensions, the data as JSON body. */
-function eventHubDelivery(salesOrder: string, id = crypto.randomUUID()) {
-  return {
-    headers: {
-      'content-type': 'application/json',
-      'ce-specversion': '1.0',
-      'ce-id': id,
-      'ce-source': S4_SOURCE,
-      'ce-type': CHANGED,
-      'ce-time': '2026-03-03T13:19:54Z',
-      ...EXTENSIONS,
-    },
-    body: JSON.stringify({ SalesOrder: salesOrder, SoldToParty: '17100001' }),
-  };
+function eventHubDelivery(
+  salesOrder: string,
+  id = crypto.randomUUID(),
+): { headers: Record<string, string>; body: string } {
+  const { attributes, body } = binaryEvent({ salesOrder, id, type: CHANGED }, 'ce-');
+  return { headers: { 'content-type': 'application/json', ...attributes, ...EXTENSIONS }, body };
 }
 
 function post(delivery: { headers: Record<string, string>; body: string }, token: string | undefined) {

@@ -4,7 +4,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { S4_SOURCE, salesOrderEvent } from '../../sandbox/s4Events.js';
+import { binaryEvent, S4_SOURCE, salesOrderEvent } from '../../sandbox/s4Events.js';
 import type { S4Server } from '../../sandbox/s4Server.js';
 import type { SmtpSink } from '../../sandbox/smtpServer.js';
 import type { ServiceParts } from '../../src/service.js';
@@ -69,13 +69,7 @@ async function portalStatus(salesOrder: string): Promise<string | undefined> {
 
 /** A binary-mode event's headers: the required attributes, with `headers` added or replacing them. */
 function binaryHeaders(headers: Record<string, string>): Record<string, string> {
-  return {
-    'content-type': 'application/json',
-    'ce-specversion': '1.0',
-    'ce-source': S4_SOURCE,
-    'ce-type': 'sap.s4.beh.salesorder.v1.SalesOrder.Changed.v1',
-    ...headers,
-  };
+  return { 'content-type': 'application/json', ...binaryEvent({}, 'ce-').attributes, ...headers };
 }
 
 async function count(sql: string, params: unknown[]): Promise<number> {
