@@ -71,3 +71,6 @@ if [ "$state" != amqp10 ]; then
   [ "$(probe)" = amqp10 ] || { echo "RabbitMQ did not serve AMQP 1.0 on 127.0.0.1:5672 within 90 s; see /var/log/rabbitmq/" >&2; exit 1; }
 fi
 say "RabbitMQ serving AMQP 1.0 on 127.0.0.1:5672"
+
+# ---------- AMQP over TLS on 5671 (Advanced Event Mesh's transport) ----------
+bash "$(dirname "$0")/ensure-rabbitmq-tls.sh"

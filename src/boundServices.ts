@@ -7,6 +7,7 @@ import type { EventMeshManagement } from './messaging/eventMeshSetup.js';
 
 export interface BoundService {
   label?: unknown;
+  tags?: unknown[];
   credentials?: Record<string, unknown>;
 }
 
@@ -85,18 +86,66 @@ export function managementOf(
   };
 }
 
-/** Event Mesh: the binding's AMQP 1.0 over WebSocket entry, with its OAuth2 client credentials. */
-export function fromEventMesh(credentials: Record<string, unknown> | undefined): AmqpBroker | undefined {
+/** What a user-provided service tagged `amqp` holds: `{ uri, username, password }` or `{ uri, certificate, key, ca? }`. */
+export interface AmqpServiceCredentials {
+  uri: string;
+  username?: string;
+  password?: string;
+  certificate?: string;
+  key?: string;
+  ca?: string;
+}
+
+export function amqpServiceCredentials(
+  credentials: Record<string, unknown> | undefined,
+  problems: string[],
+): AmqpServiceCredentials | undefined {
+  const field = (name: string) =>
+    typeof credentials?.[name] === 'string' && credentials[name] !== ''
+      ? String(credentials[name])
+      : undefined;
+  const uri = field('uri');
+  if (uri === undefined) {
+    problems.push('the bound service with tag "amqp" lacks uri (amqps://host:port)');
+    return undefined;
+  }
+  const optional = ['username', 'password', 'certificate', 'key', 'ca'].flatMap((name) => {
+    const value = field(name);
+    return value === undefined ? [] : [[name, value]];
+  });
+  return { uri, ...Object.fromEntries(optional) };
+}
+
+/**
+ * Event Mesh: the binding's AMQP 1.0 over WebSocket entry, with its OAuth2 client credentials: a client secret,
+ * or (X.509 binding credentials, `credential-type: x509`) a certificate and key for mTLS to the token endpoint.
+ */
+export function fromEventMesh(
+  credentials: Record<string, unknown>,
+  label: string,
+  problems: string[],
+): AmqpBroker | undefined {
   type Entry = { protocol?: string[]; uri?: string; oa2?: Record<string, string> };
-  const entries = (credentials?.messaging ?? []) as Entry[];
+  const entries = (credentials.messaging ?? []) as Entry[];
   const entry = entries.find((candidate) => candidate.protocol?.includes('amqp10ws'));
-  if (entry?.uri === undefined || entry.oa2 === undefined) return undefined;
-  const { tokenendpoint, clientid, clientsecret } = entry.oa2;
+  if (entry?.uri === undefined || entry.oa2 === undefined) {
+    problems.push(`the bound ${label} service has no messaging entry with protocol amqp10ws, uri and oa2`);
+    return undefined;
+  }
+  const { tokenendpoint, clientid, clientsecret, certificate, key } = entry.oa2;
+  const x509 = typeof certificate === 'string' && typeof key === 'string';
+  if (!x509 && typeof clientsecret !== 'string') {
+    problems.push(
+      `the bound ${label} service's amqp10ws oa2 has neither clientsecret nor certificate and key`,
+    );
+    return undefined;
+  }
   return {
     kind: 'eventMesh',
     uri: entry.uri,
     tokenEndpoint: String(tokenendpoint),
     clientId: String(clientid),
-    clientSecret: String(clientsecret),
+    clientSecret: x509 ? '' : String(clientsecret),
+    ...(x509 && { clientCertificate: { cert: certificate, key } }),
   };
 }

@@ -4,6 +4,7 @@
 // bound service's credentials mean is read in boundServices.ts, from what this module hands it.
 import type { PoolConfig } from 'pg';
 import {
+  amqpServiceCredentials,
   boundServices,
   eventBrokerClientId,
   fromEventMesh,
@@ -24,10 +25,41 @@ import type { TracingConfig } from './tracing.js';
 export type Ingest = 'amqp' | 'webhook' | 'event-hub';
 const INGESTS: readonly Ingest[] = ['amqp', 'webhook', 'event-hub'];
 
-/** Where the AMQP 1.0 broker is: a plain broker by URL, or Event Mesh over WebSocket with OAuth2. */
+/** A client certificate and its private key, PEM text. */
+export interface ClientCertificate {
+  cert: string;
+  key: string;
+}
+
+/**
+ * Where the AMQP 1.0 broker is: a broker by URL or a user-provided `amqp` service (RabbitMQ, Advanced Event
+ * Mesh), or Event Mesh (standalone or in Integration Suite) over WebSocket with OAuth2.
+ */
 export type AmqpBroker =
-  | { kind: 'plain'; host: string; port: number; tls: boolean; user: string; password: string }
-  | { kind: 'eventMesh'; uri: string; tokenEndpoint: string; clientId: string; clientSecret: string };
+  | {
+      kind: 'plain';
+      host: string;
+      port: number;
+      tls: boolean;
+      user: string;
+      password: string;
+      /** With it, SASL EXTERNAL: the broker takes the identity from this certificate (TLS only). */
+      clientCertificate?: ClientCertificate;
+      /** PEM of CAs trusted for the broker's certificate besides the system's and NODE_EXTRA_CA_CERTS. */
+      ca?: string;
+    }
+  | {
+      kind: 'eventMesh';
+      uri: string;
+      tokenEndpoint: string;
+      clientId: string;
+      /** Empty with X.509 binding credentials: the certificate authenticates at the token endpoint. */
+      clientSecret: string;
+      clientCertificate?: ClientCertificate;
+    };
+
+/** Binding labels of Event Mesh: standalone, and Event Mesh in SAP Integration Suite. */
+export const EVENT_MESH_LABELS = ['enterprise-messaging', 'event-mesh-message-client'] as const;
 
 export interface AmqpSettings {
   broker: AmqpBroker;
@@ -133,18 +165,33 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     const queue = optional('AMQP_QUEUE');
     if (queue === undefined) problems.push('AMQP_QUEUE is required when INGEST includes amqp');
     const amqpUrl = optional('AMQP_URL');
-    const messaging = amqpUrl === undefined ? bound('enterprise-messaging') : undefined;
-    const broker = amqpUrl !== undefined ? fromAmqpUrl(amqpUrl, problems) : fromEventMesh(messaging);
+    const meshes = EVENT_MESH_LABELS.filter((label) => bound(label) !== undefined);
+    if (meshes.length > 1)
+      problems.push(
+        `both ${meshes.join(' and ')} services are bound; bind the one Event Mesh the queue lives in`,
+      );
+    const messaging = meshes.length === 1 ? bound(meshes[0] as string) : undefined;
+    const tagged = services.filter((service) => service.tags?.includes('amqp') === true);
+    if (tagged.length > 1) problems.push(`${tagged.length} services with tag "amqp" are bound; bind one`);
+    const clientCertificate = pemPair(optional('AMQP_CLIENT_CERT'), optional('AMQP_CLIENT_KEY'), problems);
+    let broker: AmqpBroker | undefined;
+    if (amqpUrl !== undefined) broker = fromAmqpUrl(amqpUrl, clientCertificate, problems);
+    else if (tagged[0] !== undefined) broker = fromAmqpService(tagged[0].credentials, problems);
+    else if (messaging !== undefined) broker = fromEventMesh(messaging, meshes[0] as string, problems);
     if (broker === undefined) {
-      if (amqpUrl === undefined)
-        problems.push('AMQP_URL is not set and no enterprise-messaging service is bound');
+      if (amqpUrl === undefined && tagged.length === 0 && meshes.length === 0)
+        problems.push(
+          'AMQP_URL is not set and no AMQP broker is bound (a user-provided service with tag "amqp", or enterprise-messaging or event-mesh-message-client)',
+        );
     } else if (queue !== undefined) {
       amqp = { broker, queue, prefetch };
     }
     if (optional('EVENT_MESH_SETUP') === 'true') {
       const management = managementOf(messaging);
       if (management === undefined)
-        problems.push('EVENT_MESH_SETUP=true needs a bound enterprise-messaging service');
+        problems.push(
+          'EVENT_MESH_SETUP=true needs a bound enterprise-messaging or event-mesh-message-client service',
+        );
       const topics = list('EVENT_MESH_TOPICS');
       if (topics.length === 0) problems.push('EVENT_MESH_SETUP=true needs EVENT_MESH_TOPICS');
       const maxRedeliveryCount = int('EVENT_MESH_MAX_REDELIVERY', 10, 1, 100);
@@ -295,19 +342,28 @@ function isUrlTemplate(template: string): boolean {
   }
 }
 
-function fromAmqpUrl(raw: string, problems: string[]): AmqpBroker | undefined {
+function fromAmqpUrl(
+  raw: string,
+  clientCertificate: ClientCertificate | undefined,
+  problems: string[],
+  where = 'AMQP_URL',
+): AmqpBroker | undefined {
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    problems.push('AMQP_URL is not a URL (expected amqp://user:password@host:port)');
+    problems.push(`${where} is not a URL (expected amqp://user:password@host:port)`);
     return undefined;
   }
   if (url.protocol !== 'amqp:' && url.protocol !== 'amqps:') {
-    problems.push(`AMQP_URL must use amqp: or amqps:, got "${url.protocol}"`);
+    problems.push(`${where} must use amqp: or amqps:, got "${url.protocol}"`);
     return undefined;
   }
   const tls = url.protocol === 'amqps:';
+  if (clientCertificate !== undefined && !tls) {
+    problems.push(`a client certificate (SASL EXTERNAL) needs TLS: ${where} must use amqps:`);
+    return undefined;
+  }
   return {
     kind: 'plain',
     host: url.hostname,
@@ -315,6 +371,47 @@ function fromAmqpUrl(raw: string, problems: string[]): AmqpBroker | undefined {
     tls,
     user: decodeURIComponent(url.username || 'guest'),
     password: decodeURIComponent(url.password || 'guest'),
+    ...(clientCertificate && { clientCertificate }),
+  };
+}
+
+/** A certificate and its key (AMQP_CLIENT_CERT and AMQP_CLIENT_KEY) come together or not at all. */
+function pemPair(
+  cert: string | undefined,
+  key: string | undefined,
+  problems: string[],
+  [certName, keyName] = ['AMQP_CLIENT_CERT', 'AMQP_CLIENT_KEY'],
+): ClientCertificate | undefined {
+  if (cert === undefined && key === undefined) return undefined;
+  const notPem = [
+    cert?.includes('-----BEGIN') ? '' : certName,
+    key?.includes('-----BEGIN') ? '' : keyName,
+  ].filter((name) => name !== '');
+  if (notPem.length > 0) {
+    problems.push(`${notPem.join(' and ')} must be PEM text (set both for SASL EXTERNAL, or neither)`);
+    return undefined;
+  }
+  return { cert: String(cert), key: String(key) };
+}
+
+/** A user-provided service tagged `amqp` (Advanced Event Mesh, say), read in boundServices.ts. */
+function fromAmqpService(
+  credentials: Record<string, unknown> | undefined,
+  problems: string[],
+): AmqpBroker | undefined {
+  const bound = amqpServiceCredentials(credentials, problems);
+  if (bound === undefined) return undefined;
+  const clientCertificate = pemPair(bound.certificate, bound.key, problems, [
+    'the "amqp" service certificate',
+    'the "amqp" service key',
+  ]);
+  const broker = fromAmqpUrl(bound.uri, clientCertificate, problems, 'the "amqp" service uri');
+  if (broker?.kind !== 'plain') return broker;
+  return {
+    ...broker,
+    ...(bound.username !== undefined && { user: bound.username }),
+    ...(bound.password !== undefined && { password: bound.password }),
+    ...(bound.ca !== undefined && { ca: bound.ca }),
   };
 }
 

@@ -9,8 +9,9 @@ declare module '@sap/xb-msg-amqp-v100' {
     net?: { host: string; port: number };
     tls?: Record<string, unknown>;
     wss?: { host: string; port: number; path: string; [key: string]: unknown };
-    sasl?: { mechanism?: string; user: string; password: string };
-    oa2?: { endpoint: string; client: string; secret: string };
+    sasl?: { mechanism?: string; user?: string; password?: string };
+    /** `request`: further options of the token request (https.request), e.g. a client certificate. */
+    oa2?: { endpoint: string; client: string; secret: string; request?: Record<string, unknown> };
     tune?: { socketNoDelay?: boolean };
     amqp?: {
       containerID?: string;

@@ -1,30 +1,56 @@
 // The AMQP client's options for the configured broker, with the flow control the consumer relies on.
+import { rootCertificates } from 'node:tls';
 import type { ClientOptions } from '@sap/xb-msg-amqp-v100';
-import type { AmqpSettings } from '../config.js';
+import type { AmqpBroker, AmqpSettings } from '../config.js';
 
 export function amqpClientOptions({ broker, prefetch }: AmqpSettings): ClientOptions {
-  const connection: ClientOptions =
-    broker.kind === 'eventMesh'
-      ? // Event Mesh: AMQP 1.0 over WebSocket with an OAuth2 client-credentials token fetched on every connect.
-        {
-          uri: broker.uri,
-          oa2: { endpoint: broker.tokenEndpoint, client: broker.clientId, secret: broker.clientSecret },
-        }
-      : {
-          ...(broker.tls
-            ? { tls: { host: broker.host, port: broker.port, servername: broker.host } }
-            : { net: { host: broker.host, port: broker.port } }),
-          sasl: { mechanism: 'PLAIN', user: broker.user, password: broker.password },
-        };
   // Link credit alone does not bound unsettled messages in this client; the session window does.
   // Setting both to the prefetch bounds what the broker sends and what the service holds.
   return {
-    ...connection,
+    ...connectionOptions(broker),
     tune: { socketNoDelay: true },
     amqp: {
       incomingSessionWindow: prefetch,
       maxReceiverLinkCredit: prefetch,
       minReceiverLinkCredit: Math.max(1, Math.floor(prefetch / 2)),
     },
+  };
+}
+
+function connectionOptions(broker: AmqpBroker): ClientOptions {
+  if (broker.kind === 'eventMesh') {
+    // Event Mesh: AMQP 1.0 over WebSocket with an OAuth2 client-credentials token fetched on every connect.
+    // X.509 binding credentials: the token request itself goes over mTLS with the binding's certificate.
+    const mtls = broker.clientCertificate;
+    return {
+      uri: broker.uri,
+      oa2: {
+        endpoint: broker.tokenEndpoint,
+        client: broker.clientId,
+        secret: broker.clientSecret,
+        ...(mtls && { request: { timeout: 15_000, cert: mtls.cert, key: mtls.key } }),
+      },
+    };
+  }
+  if (!broker.tls) {
+    return {
+      net: { host: broker.host, port: broker.port },
+      sasl: { mechanism: 'PLAIN', user: broker.user, password: broker.password },
+    };
+  }
+  // TLS verifies the broker's certificate (system CAs, NODE_EXTRA_CA_CERTS, and a bound `ca`). A client
+  // certificate goes into the handshake and SASL EXTERNAL tells the broker to take the identity from it.
+  const certificate = broker.clientCertificate;
+  return {
+    tls: {
+      host: broker.host,
+      port: broker.port,
+      servername: broker.host,
+      ...(broker.ca !== undefined && { ca: [...rootCertificates, broker.ca] }),
+      ...(certificate && { cert: certificate.cert, key: certificate.key }),
+    },
+    sasl: certificate
+      ? { mechanism: 'EXTERNAL' }
+      : { mechanism: 'PLAIN', user: broker.user, password: broker.password },
   };
 }

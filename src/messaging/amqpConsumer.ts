@@ -10,6 +10,7 @@ import type { InboundMessage } from '../events/cloudEvent.js';
 import type { DeadLetter } from '../events/deadLetter.js';
 import type { HandleEvent } from '../events/handleEvent.js';
 import type { Refuse } from '../events/refuse.js';
+import { connectFailureReason } from './connectFailure.js';
 
 export interface AmqpConsumerOptions {
   client: ClientOptions;
@@ -140,7 +141,10 @@ export function createAmqpConsumer(options: AmqpConsumerOptions): AmqpConsumer {
         // Errors of a session or link (e.g. the queue does not exist yet) end the receiver for good, and the
         // client reports them here. As in the library's own examples, drop the connection: the reconnect below
         // attaches again, so consuming resumes as soon as the cause is gone. Unsettled messages are redelivered.
-        logger.error({ err, address: options.address }, 'AMQP error; reconnecting');
+        logger.error(
+          { err, reason: connectFailureReason(err), address: options.address },
+          'AMQP error; reconnecting',
+        );
         attached = false;
         if (!stopping.signal.aborted) next.disconnect();
       })

@@ -128,7 +128,7 @@ describe('configuration', () => {
         'AMQP_PREFETCH must be an integer from 1 to 5000, got "many"',
         'INGEST takes "amqp", "webhook" and "event-hub", comma-separated, got "carrier-pigeon"',
         'AMQP_QUEUE is required when INGEST includes amqp',
-        'AMQP_URL is not set and no enterprise-messaging service is bound',
+        'AMQP_URL is not set and no AMQP broker is bound (a user-provided service with tag "amqp", or enterprise-messaging or event-mesh-message-client)',
         'DATABASE_URL is not set and no postgresql-db service is bound',
         'set exactly one of SMTP_URL (send by SMTP) and MAIL_DIR (write .eml files)',
         'MAIL_TO needs at least one recipient',
