@@ -3,6 +3,7 @@
 // when new work is committed or a slot frees. What a claim, a delivery and a renewal mean is the caller's.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
+import { classify } from '../errors.js';
 
 export interface LeasedLoopOptions<T> {
   /** Names the work in log lines: "mail", "portal push". */
@@ -44,7 +45,11 @@ export function createLeasedLoop<T>(options: LeasedLoopOptions<T>): LeasedLoop {
     const key = options.key(item);
     const done = options
       .deliver(item)
-      .catch((err) => logger.error({ err, key }, `${what} bookkeeping failed`))
+      .catch((err) => {
+        // A lost connection (a database failover) is routine: the lease brings the row back. Anything else is a bug.
+        const level = classify(err) === 'transient' ? 'warn' : 'error';
+        logger[level]({ err, key }, `${what} bookkeeping failed`);
+      })
       .finally(() => {
         inFlight.delete(key);
         // A free slot, and perhaps the next row of the same order is due now.
