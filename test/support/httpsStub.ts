@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createServer } from 'node:https';
+import { createServer, type Server, type ServerOptions } from 'node:https';
 import type { AddressInfo } from 'node:net';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -9,6 +9,8 @@ export interface HttpsStub {
   /** https://localhost:<port> */
   origin: string;
   port: number;
+  /** For more than requests, such as WebSocket upgrades. */
+  server: Server;
   close(): Promise<void>;
 }
 
@@ -16,7 +18,11 @@ export interface HttpsStub {
  * An HTTPS server on localhost with the certificate of test/support/globalSetup.tls.ts, which the test processes
  * trust through NODE_EXTRA_CA_CERTS: token libraries fetch keys over https only, as they do in production.
  */
-export async function startHttpsStub(handler: Handler): Promise<HttpsStub> {
+export async function startHttpsStub(
+  handler: Handler,
+  /** E.g. `requestCert` and `ca`, to see client certificates. */
+  tls: ServerOptions = {},
+): Promise<HttpsStub> {
   const certPath = process.env.TEST_TLS_CERT;
   const keyPath = process.env.TEST_TLS_KEY;
   if (!certPath || !keyPath) {
@@ -24,7 +30,7 @@ export async function startHttpsStub(handler: Handler): Promise<HttpsStub> {
       'TEST_TLS_CERT/TEST_TLS_KEY unset: add test/support/globalSetup.tls.ts to vitest globalSetup',
     );
   }
-  const server = createServer({ cert: readFileSync(certPath), key: readFileSync(keyPath) }, handler);
+  const server = createServer({ cert: readFileSync(certPath), key: readFileSync(keyPath), ...tls }, handler);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject).listen(0, 'localhost', resolve);
   });
@@ -32,6 +38,7 @@ export async function startHttpsStub(handler: Handler): Promise<HttpsStub> {
   return {
     origin: `https://localhost:${port}`,
     port,
+    server,
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.close((err) => (err ? reject(err) : resolve()));
