@@ -88,6 +88,9 @@ const INSTANCES: Record<string, string> = {
 };
 // Declared inactive in mta.yaml; an extension descriptor per broker activates them.
 const OPTIONAL_INSTANCES: Record<string, string> = { 'event-broker': 'fon-event-hub', identity: 'fon-ias' };
+// The AMQP brokers other than the default standalone Event Mesh, inactive in mta.yaml as well: AEM is a
+// user-provided service that exists before the deploy, so it has no service label of its own here.
+const BROKER_INSTANCES = ['fon-emis', 'fon-aem'];
 const activeResources = mta.resources.filter((resource) => resource.active !== false);
 const instanceOf = (label: string): string => {
   const resource = mta.resources.find((candidate) => candidate.parameters.service === label);
@@ -143,17 +146,23 @@ describe('mta.yaml and manifest.yml', () => {
     expect(activeResources.map((resource) => resource.parameters.service).sort()).toEqual(
       Object.keys(INSTANCES).sort(),
     );
+    const inactive = mta.resources.filter((resource) => resource.active === false);
     expect(
-      mta.resources
-        .filter((resource) => resource.active === false)
+      inactive
+        .filter((resource) => !BROKER_INSTANCES.includes(resource.name))
         .map((resource) => resource.parameters.service),
     ).toEqual(Object.keys(OPTIONAL_INSTANCES));
+    expect(
+      inactive.filter((resource) => BROKER_INSTANCES.includes(resource.name)).map((r) => r.name),
+    ).toEqual(BROKER_INSTANCES);
     for (const [label, instance] of Object.entries(OPTIONAL_INSTANCES))
       expect(instanceOf(label)).toBe(instance);
     for (const [label, instance] of Object.entries(INSTANCES)) expect(instanceOf(label)).toBe(instance);
-    expect(mta.resources.every((resource) => resource.type === 'org.cloudfoundry.managed-service')).toBe(
-      true,
-    );
+    expect(
+      mta.resources
+        .filter((resource) => resource.type !== 'org.cloudfoundry.managed-service')
+        .map((resource) => [resource.name, resource.type]),
+    ).toEqual([['fon-aem', 'org.cloudfoundry.existing-service']]);
     expect(mtaModule.requires.map((required) => required.name).sort()).toEqual(
       mta.resources.map((resource) => resource.name).sort(),
     );
@@ -405,4 +414,98 @@ describe('package.json engines', () => {
     expect(satisfies(pkg.engines.node, '20.18.0')).toBe(false); // the matcher refuses what engines excludes
     expect(satisfies(pkg.engines.node, process.versions.node)).toBe(true);
   });
+});
+
+describe('one extension descriptor per AMQP broker', () => {
+  const ajv = new Ajv({ strict: false, allErrors: true });
+  ajv.addSchema(JSON.parse(readSample('schemas/mtad.json')));
+  const validExtension = ajv.compile(JSON.parse(readSample('schemas/mtaext.json')));
+  const BROKERS = ['fon-event-mesh', ...BROKER_INSTANCES];
+  // What each broker's binding looks like in VCAP_SERVICES, enough for loadConfig.
+  const oa2 = { clientid: 'c', clientsecret: 's', tokenendpoint: 'https://uaa.example/oauth/token' };
+  const meshBinding = (label: string) => ({
+    [label]: [
+      { label, credentials: { messaging: [{ protocol: ['amqp10ws'], uri: 'wss://m.example', oa2 }] } },
+    ],
+  });
+  const cases = [
+    {
+      file: 'event-mesh.mtaext',
+      active: 'fon-event-mesh',
+      // EVENT_MESH_SETUP=true also reads the management entry.
+      bindings: {
+        'enterprise-messaging': [
+          {
+            label: 'enterprise-messaging',
+            credentials: {
+              messaging: [{ protocol: ['amqp10ws'], uri: 'wss://m.example', oa2 }],
+              management: [{ uri: 'https://mgmt.example', oa2 }],
+            },
+          },
+        ],
+      },
+      broker: 'eventMesh',
+    },
+    {
+      file: 'emis.mtaext',
+      active: 'fon-emis',
+      bindings: meshBinding('event-mesh-message-client'),
+      broker: 'eventMesh',
+    },
+    {
+      file: 'aem.mtaext',
+      active: 'fon-aem',
+      bindings: {
+        'user-provided': [
+          {
+            label: 'user-provided',
+            tags: ['amqp'],
+            credentials: { uri: 'amqps://aem.example:5671', username: 'u', password: 'p' },
+          },
+        ],
+      },
+      broker: 'plain',
+    },
+  ];
+
+  for (const { file, active, bindings, broker } of cases) {
+    describe(file, () => {
+      const extension = parse(read(file)) as MtaExtension;
+      const [extModule, ...otherExtModules] = extension.modules;
+
+      it('is a valid MTA extension descriptor of this MTA that names only what mta.yaml declares', () => {
+        expect(validExtension(extension), JSON.stringify(validExtension.errors)).toBe(true);
+        expect(extension.extends).toBe(mta.ID);
+        expect(otherExtModules).toEqual([]);
+        expect(extModule?.name).toBe(mtaModule.name);
+        for (const { name } of extension.resources)
+          expect(mta.resources.map((candidate) => candidate.name)).toContain(name);
+      });
+
+      it(`activates ${active} and no other broker`, () => {
+        expect(extension.resources.map(({ name, active: on }) => ({ name, active: on }))).toEqual(
+          BROKERS.map((name) => ({ name, active: name === active })),
+        );
+        expect(mtaModule.requires.map((required) => required.name)).toContain(active);
+      });
+
+      it(`sets only keys the code reads, and the configuration then finds the ${broker} broker in the binding`, () => {
+        const properties = (extModule?.properties ?? {}) as Record<string, string>;
+        for (const [key, value] of Object.entries(properties)) {
+          expect(CONFIG_KEYS, `${key} is not read by the code`).toContain(key);
+          expect(typeof value).toBe('string');
+        }
+        const config = loadConfig({
+          ...(mtaModule.properties as Record<string, string>),
+          ...properties,
+          DATABASE_URL: 'postgres://u:p@db/x',
+          SMTP_URL: 'smtp://mail',
+          AUTH: 'none',
+          VCAP_SERVICES: JSON.stringify(bindings),
+        });
+        expect(config.amqp?.broker.kind).toBe(broker);
+        expect(config.amqp?.queue).toBe(properties.AMQP_QUEUE);
+      });
+    });
+  }
 });
