@@ -22,11 +22,19 @@ import { measureCeilings } from './ceilings.js';
 import { renderChart } from './chart.js';
 import { summarize } from './figures.js';
 import { type BenchDatabase, createBenchDatabase } from './infrastructure.js';
+import { type OtlpSink, startOtlpSink } from './otlpSink.js';
 import { drainPhase, type PhaseContext, steadyPhase } from './phases.js';
 import { type BenchPublisher, openPublisher } from './publisher.js';
 import { printReport } from './report.js';
 import type { BenchResults, RunResult } from './results.js';
-import { prefetchesOf, SCENARIOS, scenarioName, warmupCount } from './scenarios.js';
+import {
+  type BenchSinks,
+  prefetchesOf,
+  SCENARIOS,
+  type Scenario,
+  scenarioName,
+  warmupCount,
+} from './scenarios.js';
 import { evaluateTargets } from './targets.js';
 import {
   createOrders,
@@ -79,6 +87,7 @@ let queue: TestQueue | undefined;
 let publisher: BenchPublisher | undefined;
 let s4: S4Server | undefined;
 let smtp: SmtpSink | undefined;
+let otlp: OtlpSink | undefined;
 // Bounded as a whole: whatever hangs, the run ends and cleans up. A run takes about 1.5 minutes on an idle
 // two-core machine and three times that on a busy one.
 const limitMinutes = 5 + 5 * runs;
@@ -90,18 +99,29 @@ watchdog.unref();
 process.once('SIGINT', () => void cleanUp().finally(() => process.exit(130)));
 
 async function cleanUp(): Promise<void> {
-  await Promise.allSettled([queue?.delete(), db?.drop(), publisher?.close(), s4?.close(), smtp?.close()]);
+  await Promise.allSettled([
+    queue?.delete(),
+    db?.drop(),
+    publisher?.close(),
+    s4?.close(),
+    smtp?.close(),
+    otlp?.close(),
+  ]);
 }
 
 try {
-  [db, queue, publisher, s4, smtp] = await Promise.all([
+  [db, queue, publisher, s4, smtp, otlp] = await Promise.all([
     createBenchDatabase(),
     createTestQueue('fon-bench'),
     openPublisher(AMQP_HOST, AMQP_PORT),
     startS4Server(),
     startSmtpServer(),
+    startOtlpSink(),
   ]);
-  const results = await runAll(db, queue, publisher, s4, smtp);
+  const results = await runAll(db, queue, publisher, s4, smtp, { otlpUrl: otlp.url });
+  const traced = results.runs.some((run) => run.scenarios.some((s) => s.env !== undefined));
+  if (traced && otlp.exports() === 0)
+    throw new Error('the traced scenario exported no spans: is tracing wired?');
   mkdirSync(RESULTS, { recursive: true });
   const json = JSON.stringify(results, null, 2);
   const chart = await renderChart(results);
@@ -126,6 +146,7 @@ async function runAll(
   publisher: BenchPublisher,
   s4: S4Server,
   smtp: SmtpSink,
+  sinks: BenchSinks,
 ): Promise<BenchResults> {
   // Enough orders for the largest scenario at `perOrder` events each, plus separate ones for warming up.
   const warmupOrders = createOrders(9_000_000, 200);
@@ -142,12 +163,12 @@ async function runAll(
   });
   const config = (prefetch: number) => loadConfig(benchEnv(prefetch));
   const phaseTimeoutMs = Number(args['phase-timeout']) * 1000;
-  const context = (name: string, prefetch: number): PhaseContext => ({
+  const context = (name: string, prefetch: number, scenario?: Scenario): PhaseContext => ({
     db,
     queue,
     publisher,
     s4,
-    serviceEnv: benchEnv(prefetch),
+    serviceEnv: { ...benchEnv(prefetch), ...scenario?.env?.(sinks) },
     logFile: join(logDir, `${name}.log`),
     nodeArgs,
     timeoutMs: phaseTimeoutMs,
@@ -218,13 +239,13 @@ async function runAll(
         s4.setLatency(scenario.s4LatencyMs);
         const phase = `run${run}-${scenario.name}`;
         const unique = fresh(Math.round(uniqueTotal * scenario.uniqueShare));
-        const uniqueResult = await drainPhase(context(`${phase}-unique`, prefetch), {
+        const uniqueResult = await drainPhase(context(`${phase}-unique`, prefetch, scenario), {
           warmup: warmupEvents(warmupCount(unique.length)),
           marker: markerEvent(),
           measured: unique,
         });
         const duplicates = duplicatesOf(unique, Math.round(duplicateTotal * scenario.duplicateShare), random);
-        const duplicateResult = await drainPhase(context(`${phase}-duplicates`, prefetch), {
+        const duplicateResult = await drainPhase(context(`${phase}-duplicates`, prefetch, scenario), {
           warmup: duplicatesOf(unique, warmupCount(duplicates.length), random),
           marker: markerEvent(),
           measured: duplicates,

@@ -5,6 +5,12 @@
 // moved by tens of percent by one pause, and a ratio over such a window does not reproduce.
 // A scenario is one entry here: run.ts measures it, the tables, the chart and the README list it.
 
+/** Local receivers a scenario may point the service at. */
+export interface BenchSinks {
+  /** An OTLP/HTTP trace receiver (otlpSink.ts). */
+  otlpUrl: string;
+}
+
 export interface Scenario {
   name: string;
   s4LatencyMs: number;
@@ -13,6 +19,8 @@ export interface Scenario {
   uniqueShare: number;
   /** Multiple of the run's duplicates (30 % of --events) this scenario publishes, drawn from its new events. */
   duplicateShare: number;
+  /** Settings this scenario adds to the service's environment (e.g. tracing on). */
+  env?: (sinks: BenchSinks) => Record<string, string>;
 }
 
 export const SCENARIOS: Scenario[] = [
@@ -24,6 +32,15 @@ export const SCENARIOS: Scenario[] = [
   { name: 's4-50ms-prefetch-100', s4LatencyMs: 50, prefetch: 100, uniqueShare: 0.5, duplicateShare: 2.5 },
   // A slow S/4HANA: the pipeline bound is prefetch ÷ latency = 500/s; batching is what lets the service near it.
   { name: 's4-200ms-prefetch-100', s4LatencyMs: 200, prefetch: 100, uniqueShare: 0.25, duplicateShare: 1 },
+  // The 0 ms, prefetch 100 scenario with OpenTelemetry traces exported: what tracing costs per event.
+  {
+    name: 's4-0ms-prefetch-100-traced',
+    s4LatencyMs: 0,
+    prefetch: 100,
+    uniqueShare: 1,
+    duplicateShare: 1,
+    env: (sinks) => ({ OTEL_EXPORTER_OTLP_ENDPOINT: sinks.otlpUrl }),
+  },
 ];
 
 /** The prefetches the scenarios use, ascending: the ceilings are measured once per run at each. */

@@ -90,6 +90,19 @@ export const TARGETS: TargetDefinition[] = [
     values: ({ runs }) => runs.flatMap((run) => run.scenarios.map((s) => s.unique.s4CallsPerEvent)),
   },
   {
+    // Tracing on (spans built, batched and exported over OTLP/HTTP) against the same scenario with it off.
+    name: 'service CPU per new event, traces exported ÷ off, S/4HANA 0 ms, prefetch 100',
+    compare: '<=',
+    bound: 1.1,
+    judged: 'median',
+    values: ({ runs }) =>
+      runs.flatMap((run) => {
+        const traced = run.scenarios.find((s) => s.name === `${scenarioName(0, 100)}-traced`);
+        const plain = scenarioIn(run, 0, 100);
+        return traced && plain ? [traced.unique.cpuSecondsPer1000 / plain.unique.cpuSecondsPer1000] : [];
+      }),
+  },
+  {
     name: 'S/4HANA calls for duplicates, every scenario',
     compare: '=',
     bound: 0,
