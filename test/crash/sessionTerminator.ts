@@ -61,7 +61,7 @@ export async function terminateSessions(
   waitMs = 3000,
 ): Promise<Termination> {
   const query = (moment: Exclude<TerminationAim, 'mail'>, force: boolean) =>
-    pool.query<Row>(terminateWhen(moment), [RETENTION_LOCK, SUITE_APPLICATION, force]);
+    whileRestarting(() => pool.query<Row>(terminateWhen(moment), [RETENTION_LOCK, SUITE_APPLICATION, force]));
   let rows: Row[] = [];
   let hit: boolean;
   if (aim === 'mail') {
@@ -90,4 +90,21 @@ export async function terminateSessions(
     inTransaction: count('inTransaction'),
     retention: count('retention'),
   };
+}
+
+/**
+ * The suite's own PostgreSQL restart fault may run in the same phase: then the suite's connection is refused or
+ * cut too. A failover is terminated sessions of a running server, so wait for the server to answer again
+ * (restarts last a few seconds) instead of failing the run on the suite's own connection.
+ */
+async function whileRestarting<T>(work: () => Promise<T>, patienceMs = 30_000): Promise<T> {
+  const deadline = Date.now() + patienceMs;
+  for (;;) {
+    try {
+      return await work();
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await sleep(250);
+    }
+  }
 }
