@@ -12,8 +12,12 @@ export interface LeasedLoopOptions<T> {
   claim(free: number): Promise<T[]>;
   /** The row's identity while it is in flight. */
   key(item: T): string;
-  /** Delivers one row and books the outcome; a failure to book is logged, never thrown further. */
-  deliver(item: T): Promise<void>;
+  /**
+   * Delivers one row and books the outcome; a failure to book is logged, never thrown further. It may call
+   * `slotDone` once the delivery itself is over, so that its booking runs beside the next delivery (the lease
+   * is renewed until it returns); otherwise the slot frees when it returns.
+   */
+  deliver(item: T, slotDone: () => void): Promise<void>;
   /** Extends the leases of the rows in flight; returns the keys whose lease is still held. */
   renew(items: T[]): Promise<Set<string>>;
   logger: Logger;
@@ -40,22 +44,37 @@ export function createLeasedLoop<T>(options: LeasedLoopOptions<T>): LeasedLoop {
   let renewal: NodeJS.Timeout | undefined;
   let renewing = false;
   let wakeUp = new AbortController();
+  /** Rows whose delivery is under way: what the slots count (a row being booked is in flight, not busy). */
+  let busy = 0;
 
   function track(item: T): void {
     const key = options.key(item);
+    busy++;
+    let slotFree = false;
+    const slotDone = () => {
+      if (slotFree) return;
+      slotFree = true;
+      busy--;
+      wakeIfRoom();
+    };
     const done = options
-      .deliver(item)
+      .deliver(item, slotDone)
       .catch((err) => {
         // A lost connection (a database failover) is routine: the lease brings the row back. Anything else is a bug.
         const level = classify(err) === 'transient' ? 'warn' : 'error';
         logger[level]({ err, key }, `${what} bookkeeping failed`);
       })
       .finally(() => {
+        slotDone();
         inFlight.delete(key);
-        // A free slot, and perhaps the next row of the same order is due now.
-        wakeUp.abort();
+        // Booked: perhaps the next row of the same order is due now.
+        wakeIfRoom();
       });
     inFlight.set(key, { item, done });
+  }
+
+  function wakeIfRoom(): void {
+    if (concurrency - busy >= refillAt) wakeUp.abort();
   }
 
   async function renew(): Promise<void> {
@@ -79,7 +98,7 @@ export function createLeasedLoop<T>(options: LeasedLoopOptions<T>): LeasedLoop {
 
   async function run(): Promise<void> {
     while (running) {
-      const free = concurrency - inFlight.size;
+      const free = concurrency - busy;
       if (free >= refillAt) {
         try {
           for (const item of await options.claim(free)) track(item);
@@ -87,7 +106,7 @@ export function createLeasedLoop<T>(options: LeasedLoopOptions<T>): LeasedLoop {
           logger.warn({ err }, `${what} poll failed`);
         }
       }
-      // Until new work is committed (wake), a delivery ends (a free slot) or the poll.
+      // Until new work is committed (wake), enough slots free up or a row is booked, or the poll.
       if (running) {
         await sleep(pollMs, undefined, { signal: wakeUp.signal }).catch(() => {});
         wakeUp = new AbortController();

@@ -43,11 +43,13 @@ export interface OutboxRow {
   salesOrder: string;
   state: string;
   attempts: number;
+  queuedAt: Date;
 }
 
 export async function outboxRows(pool: pg.Pool): Promise<OutboxRow[]> {
   const { rows } = await pool.query<OutboxRow>(
-    `select message_id as "messageId", sales_order as "salesOrder", state, attempts from mail_outbox`,
+    `select message_id as "messageId", sales_order as "salesOrder", state, attempts, created_at as "queuedAt"
+     from mail_outbox`,
   );
   return rows;
 }
@@ -60,12 +62,15 @@ export async function pendingMail(pool: pg.Pool): Promise<number> {
 }
 
 /**
- * The phase's new mail against the expected changes: exactly one distinct email (Message-ID) per order whose
- * (status, requested date) changed, showing the new pair, and none for any other order.
+ * The phase's new mail against the expected changes, per order: `changed` lists the states of the phase that
+ * were real changes, in the order S/4HANA took them on. Each email (a new Message-ID) shows one of them, the
+ * emails arrive in that order (one about an earlier state after one about a later state is a finding), each
+ * state at most once, and the last state is always emailed. An earlier state may go unmailed: an event read
+ * S/4HANA only after the order had moved on. No email for any other order.
  */
 export function checkMail(
   mails: ReceivedMail[],
-  changed: Map<string, ExpectedPortal>,
+  changed: Map<string, ExpectedPortal[]>,
   known: Set<string>,
 ): string[] {
   const findings: string[] = [];
@@ -76,18 +81,35 @@ export function checkMail(
     const salesOrder = mail.headers['x-sales-order'] ?? '?';
     byOrder.set(salesOrder, [...(byOrder.get(salesOrder) ?? []), mail]);
   }
-  for (const [salesOrder, want] of changed) {
+  const pair = (state: { portalStatus: string | undefined; date: string | null }) =>
+    `${state.portalStatus}/${state.date}`;
+  for (const [salesOrder, states] of changed) {
     const got = byOrder.get(salesOrder) ?? [];
-    if (got.length !== 1) {
-      findings.push(`order ${salesOrder} changed to ${want.portalStatus}/${want.date}: ${got.length} emails`);
-      continue;
+    const wanted = states.map(pair);
+    const shown = got.map((mail) =>
+      pair({
+        portalStatus: mail.headers['x-portal-status'],
+        date: mail.headers['x-requested-delivery-date'] ?? null,
+      }),
+    );
+    let last = -1;
+    for (const [i, what] of shown.entries()) {
+      const at = wanted.indexOf(what, last + 1);
+      if (at === -1) {
+        const earlier = wanted.lastIndexOf(what, last);
+        findings.push(
+          earlier === -1
+            ? `order ${salesOrder}: email says ${what}, S/4HANA went through ${wanted.join(' → ')}`
+            : `order ${salesOrder}: email for ${what} arrived after the one for ${shown[i - 1]}, ` +
+                `which S/4HANA took on later (${wanted.join(' → ')})`,
+        );
+        continue;
+      }
+      last = at;
     }
-    const [mail] = got as [ReceivedMail];
-    const date = mail.headers['x-requested-delivery-date'] ?? null;
-    if (mail.headers['x-portal-status'] !== want.portalStatus || date !== want.date) {
+    if (shown.at(-1) !== wanted.at(-1)) {
       findings.push(
-        `order ${salesOrder}: email says ${mail.headers['x-portal-status']}/${date}, ` +
-          `S/4HANA says ${want.portalStatus}/${want.date}`,
+        `order ${salesOrder} changed to ${wanted.join(' → ')}: emails say ${shown.join(', ') || 'nothing'}`,
       );
     }
   }
@@ -96,6 +118,22 @@ export function checkMail(
       findings.push(`order ${salesOrder} did not change but got ${got.length} email(s)`);
   }
   return findings;
+}
+
+/** The longest time from queueing an email to the relay's first acceptance of it. */
+export function longestDelay(
+  accepted: Map<string, number[]>,
+  outbox: OutboxRow[],
+): { ms: number; messageId: string; salesOrder: string; claims: number } | undefined {
+  let longest: ReturnType<typeof longestDelay>;
+  for (const row of outbox) {
+    const first = accepted.get(row.messageId)?.[0];
+    if (first === undefined) continue;
+    const ms = first - row.queuedAt.getTime();
+    if (longest === undefined || ms > longest.ms)
+      longest = { ms, messageId: row.messageId, salesOrder: row.salesOrder, claims: row.attempts };
+  }
+  return longest;
 }
 
 export interface Resend {

@@ -21,6 +21,7 @@ import {
   checkResends,
   checkResentContent,
   type ExpectedPortal,
+  longestDelay,
   outboxRows,
   unprocessedIdentities,
 } from './checks.js';
@@ -181,9 +182,10 @@ export async function runCrashScenario(options: CrashRunOptions): Promise<CrashR
     for (const phase of plan) {
       const phaseStarted = Date.now();
       const mailsBefore = smtp.messages.length;
-      const changed = new Map<string, ExpectedPortal>();
-      for (const { state } of phase.changes) {
-        s4.setOrder(state);
+      // Per order, the states of this phase that are real changes, in the order S/4HANA takes them on.
+      const changed = new Map<string, ExpectedPortal[]>();
+      for (const { state, batch } of phase.changes) {
+        if (batch === 0) s4.setOrder(state);
         const before = expected.get(state.salesOrder);
         const after = expectedPortal(state);
         expected.set(state.salesOrder, after);
@@ -192,7 +194,7 @@ export async function runCrashScenario(options: CrashRunOptions): Promise<CrashR
           before.portalStatus !== after.portalStatus ||
           before.date !== after.date
         ) {
-          changed.set(state.salesOrder, after);
+          changed.set(state.salesOrder, [...(changed.get(state.salesOrder) ?? []), after]);
         }
       }
       for (const { salesOrder, failingCalls } of phase.s4Outages) s4Faults.outage(salesOrder, failingCalls);
@@ -203,6 +205,7 @@ export async function runCrashScenario(options: CrashRunOptions): Promise<CrashR
       });
       const publishing = phase.batches.map(async (batch, b) => {
         await sleep(b * phase.batchGapMs);
+        for (const change of phase.changes) if (change.batch === b && b > 0) s4.setOrder(change.state);
         await publisher.send(
           queue.address,
           batch.map((message) => ({ body: message.body, contentType: message.contentType })),
@@ -216,7 +219,14 @@ export async function runCrashScenario(options: CrashRunOptions): Promise<CrashR
       const settleMs = Date.now() - settleStarted;
       const phaseFindings = [...unsettled];
       phaseFindings.push(...(await checkPortal(pool, expected)));
-      phaseFindings.push(...checkMail(smtp.messages.slice(mailsBefore), changed, knownMail));
+      const phaseMails = smtp.messages.slice(mailsBefore);
+      phaseFindings.push(...checkMail(phaseMails, changed, knownMail));
+      for (const salesOrder of changed.keys()) {
+        const ids = new Set(
+          phaseMails.filter((m) => m.headers['x-sales-order'] === salesOrder).map((m) => m.messageId),
+        );
+        if (ids.size > 1) report.emails.ordersWithTwoInAPhase++;
+      }
       const letters = await checkDeadLetters(
         pool,
         await queue.drainDeadLetters(),
@@ -234,7 +244,7 @@ export async function runCrashScenario(options: CrashRunOptions): Promise<CrashR
       report.events.duplicateCopies += phase.counts.duplicateCopies;
       report.events.malformed += phase.malformed.length;
       report.events.ofOtherTypes += phase.counts.eventsOfOtherTypes;
-      report.emails.expected += changed.size;
+      report.emails.expected += [...changed.values()].reduce((n, states) => n + states.length, 0);
       report.phases.push({
         index: phase.index,
         changes: changed.size,
@@ -294,6 +304,7 @@ export async function runCrashScenario(options: CrashRunOptions): Promise<CrashR
     report.emails.received = smtp.messages.length;
     report.emails.distinct = new Set(smtp.messages.map((mail) => mail.messageId)).size;
     report.emails.resends = resends.resends;
+    report.emails.longestDelay = longestDelay(smtpFaults.accepted, outbox);
     report.emails.parked = outbox.filter((row) => row.state === 'parked').length;
     report.findings = findings;
     report.seconds = Math.round((Date.now() - started) / 100) / 10;

@@ -157,6 +157,7 @@ export function createFleet(options: {
         tally.mailParked++;
         break;
       case 'mail bookkeeping failed':
+      case 'mail sent but not recorded; it goes again when its lease runs out':
         tally.mailBookkeepingFailed++;
         break;
       case 'AMQP receiver attached':

@@ -39,7 +39,17 @@ export interface CrashReport {
     /** Failovers right after the mail relay accepted an email, as its sender was about to record it as sent. */
     atMailAcceptance: number;
   };
-  emails: { expected: number; received: number; distinct: number; resends: Resend[]; parked: number };
+  emails: {
+    expected: number;
+    received: number;
+    distinct: number;
+    resends: Resend[];
+    parked: number;
+    /** Orders that got two emails in one phase: their order of arrival is checked. */
+    ordersWithTwoInAPhase: number;
+    /** From queueing to the relay's first acceptance, the longest of the run. */
+    longestDelay: { ms: number; messageId: string; salesOrder: string; claims: number } | undefined;
+  };
   phases: Array<{ index: number; changes: number; settleMs: number; findings: number }>;
   shutdown: StopReport[];
 }
@@ -79,7 +89,15 @@ export function emptyReport(seed: number, logDir: string): CrashReport {
       terminatedWhile: { transaction: 0, retention: 0 },
       atMailAcceptance: 0,
     },
-    emails: { expected: 0, received: 0, distinct: 0, resends: [], parked: 0 },
+    emails: {
+      expected: 0,
+      received: 0,
+      distinct: 0,
+      resends: [],
+      parked: 0,
+      ordersWithTwoInAPhase: 0,
+      longestDelay: undefined,
+    },
     phases: [],
     shutdown: [],
   };
@@ -111,9 +129,15 @@ export function formatSummary(report: CrashReport): string {
       `database failovers ${faults.sessionTerminations} (${faults.sessionsTerminated} sessions terminated: ` +
       `${faults.terminatedWhile.transaction} in a transaction, ${faults.terminatedWhile.retention} in a retention ` +
       `pass; ${faults.atMailAcceptance} failovers right after the mail relay accepted an email)`,
-    `emails: ${emails.expected} expected, ${emails.received} received, ${emails.distinct} distinct Message-IDs, ` +
+    `emails: up to ${emails.expected} expected (states passed over may go unmailed), ${emails.received} received, ${emails.distinct} distinct Message-IDs, ` +
       `${emails.resends.length} same-Message-ID resends${resendCauses.length ? `: ${resendCauses.join('; ')}` : ''}, ` +
-      `${emails.parked} parked`,
+      `${emails.parked} parked; ${emails.ordersWithTwoInAPhase} times an order got two emails in one phase`,
+    `longest delay from queueing an email to its arrival: ${
+      emails.longestDelay === undefined
+        ? 'no email'
+        : `${emails.longestDelay.ms} ms (${emails.longestDelay.messageId}, order ${emails.longestDelay.salesOrder}, ` +
+          `${emails.longestDelay.claims} claims)`
+    }`,
     `lost events: ${events.lost}`,
     `phases: ${report.phases.map((p) => `#${p.index} ${p.changes} changes, settled ${p.settleMs} ms`).join('; ')}`,
     `shutdown on SIGTERM: ${report.shutdown.map((s) => `${s.slot} ${s.ms} ms (exit ${s.code ?? s.signal})`).join(', ')}`,

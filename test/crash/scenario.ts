@@ -37,9 +37,13 @@ export interface PlannedAction {
 
 export interface Phase {
   index: number;
-  /** New S/4HANA states, set before the phase's events are published. */
-  changes: Array<{ kind: ChangeKind; state: SalesOrderState }>;
-  /** Messages in publish order, in batches published `batchGapMs` apart. */
+  /**
+   * New S/4HANA states in the order they are set: before batch `batch` is published (0: before the phase's
+   * events). Some orders change a second time late in the phase, so that two emails of one order are queued
+   * close together while instances are killed: they must arrive in this order.
+   */
+  changes: Array<{ kind: ChangeKind; state: SalesOrderState; batch: number }>;
+  /** Messages in publish order, in batches published `batchGapMs` apart; the last holds follow-up changes. */
   batches: PlannedMessage[][];
   batchGapMs: number;
   /** Every distinct valid event identity (`source id`) of the phase. */
@@ -97,6 +101,8 @@ const STATUS_FIELDS: Record<PortalStatus, Partial<SalesOrderState>> = {
   },
 };
 const STATUSES = Object.keys(STATUS_FIELDS) as PortalStatus[];
+// Batches of a phase's messages, published batchGapMs apart, before the batch of follow-up changes.
+const BATCH_COUNT = 4;
 
 const EVENT_TYPES: Record<ChangeKind, string[]> = {
   created: ['Created.v1', 'Changed.v1', 'ItemCreated.v1'],
@@ -180,9 +186,22 @@ function planPhase(
     }
     const next = changeState(kind, salesOrder, current, random, changedAt(random.int(0, 58)));
     states.set(salesOrder, next);
-    changes.push({ kind, state: next });
+    changes.push({ kind, state: next, batch: 0 });
     const types = random.shuffle(EVENT_TYPES[kind]).slice(0, random.int(1, 3));
     for (const type of types) addEvent(type, orderData(salesOrder));
+  }
+  // The follow-up moves the date on, so its pair differs from every earlier one of the order: it is a real
+  // change whether or not the service saw the state before it. Its events go in a last batch of their own.
+  const followUps: Array<{ identity: string; body: string; copies: number }> = [];
+  for (const change of changes.filter(() => random.chance(0.25))) {
+    const salesOrder = change.state.salesOrder;
+    const next = changeState('date', salesOrder, change.state, random, changedAt(59));
+    states.set(salesOrder, next);
+    changes.push({ kind: 'date', state: next, batch: BATCH_COUNT });
+    const before = valid.length;
+    for (const type of random.shuffle(EVENT_TYPES.date).slice(0, random.int(1, 2)))
+      addEvent(type, orderData(salesOrder));
+    followUps.push(...valid.splice(before));
   }
   for (let i = random.int(1, 3); i > 0; i--) {
     addEvent(OTHER_TYPE, { BusinessPartner: '17100001' });
@@ -194,23 +213,25 @@ function planPhase(
     .slice(0, 3)
     .map((what, k) => malformedMessage(what, `malformed-p${index}-${k}-${random.hex(8)}`));
 
-  const messages: PlannedMessage[] = [
-    ...valid.flatMap(({ identity, body, copies }) =>
+  const copiesOf = (events: typeof valid): PlannedMessage[] =>
+    events.flatMap(({ identity, body, copies }) =>
       Array.from({ length: copies }, () => ({
         body,
         contentType: 'application/json',
         identity,
         malformed: undefined,
       })),
-    ),
-    ...malformed,
-  ];
+    );
+  const messages: PlannedMessage[] = [...copiesOf(valid), ...malformed];
   const shuffled = random.shuffle(messages);
-  const batchCount = 4;
-  const size = Math.ceil(shuffled.length / batchCount);
-  const batches = Array.from({ length: batchCount }, (_, b) => shuffled.slice(b * size, (b + 1) * size));
+  const size = Math.ceil(shuffled.length / BATCH_COUNT);
+  const batches = Array.from({ length: BATCH_COUNT }, (_, b) => shuffled.slice(b * size, (b + 1) * size));
+  const followUpMessages = random.shuffle(copiesOf(followUps));
+  batches.push(followUpMessages);
+  messages.push(...followUpMessages);
+  valid.push(...followUps);
   const batchGapMs = 1300;
-  const windowMs = batchGapMs * batchCount;
+  const windowMs = batchGapMs * batches.length;
 
   const actions: PlannedAction[] = [];
   for (let k = 2 + (random.chance(0.5) ? 1 : 0); k > 0; k--) {
