@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Makes sure the services the tests and benchmark use are running on this machine (Debian):
 #   PostgreSQL on 127.0.0.1:5432, user postgres / password postgres (trust also works),
-#   RabbitMQ on 127.0.0.1:5672 (guest/guest) serving AMQP 1.0 through rabbitmq_amqp1_0;
+#   RabbitMQ on 127.0.0.1:5672 (guest/guest) serving AMQP 1.0 through rabbitmq_amqp1_0, and on 5671 over TLS
+#   with SASL PLAIN and EXTERNAL (scripts/ensure-rabbitmq-tls.sh);
 #   and the tools the tests call: ss (iproute2), promtool (prometheus).
 # Installs from Debian's packages what is missing, starts what is stopped, waits until both answer.
-# Idempotent; when both already run it returns in well under a second.
+# Idempotent; when everything already runs it returns in about two seconds (one rabbitmqctl call checks the
+# client certificate's user).
 set -euo pipefail
 t0=$(date +%s%N)
 say() { echo "[ensure-services $(( ($(date +%s%N) - t0) / 1000000 )) ms] $*"; }

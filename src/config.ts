@@ -45,7 +45,10 @@ export type AmqpBroker =
       password: string;
       /** With it, SASL EXTERNAL: the broker takes the identity from this certificate (TLS only). */
       clientCertificate?: ClientCertificate;
-      /** PEM of CAs trusted for the broker's certificate besides the system's and NODE_EXTRA_CA_CERTS. */
+      /**
+       * PEM of CAs trusted for the broker's certificate besides the system's (from a bound `amqp` service). TLS
+       * then gets an explicit CA list, which leaves out NODE_EXTRA_CA_CERTS: the bound `ca` is the private one.
+       */
       ca?: string;
     }
   | {

@@ -38,7 +38,8 @@ function connectionOptions(broker: AmqpBroker): ClientOptions {
       sasl: { mechanism: 'PLAIN', user: broker.user, password: broker.password },
     };
   }
-  // TLS verifies the broker's certificate (system CAs, NODE_EXTRA_CA_CERTS, and a bound `ca`). A client
+  // TLS verifies the broker's certificate: against the system CAs and NODE_EXTRA_CA_CERTS, or, with a bound
+  // `ca`, against the system CAs and that one (an explicit list replaces Node's default store). A client
   // certificate goes into the handshake and SASL EXTERNAL tells the broker to take the identity from it.
   const certificate = broker.clientCertificate;
   return {
