@@ -43,10 +43,10 @@ export interface MailSenderOptions {
 export type MailSender = LeasedLoop;
 
 // Four per connection of the pooled SMTP transport (4, mailTransport.ts): each connection has its next emails
-// at hand, and claims come once half the slots are free, so one claim serves eight sends (claiming whenever a
-// slot was free cost a quarter to a third more CPU per email). A slot is the SMTP conversation only: the `sent`
-// mark after it runs beside the next send. Many more would only wait in the transport's queue, holding mail
-// another instance could send now.
+// at hand, and claims come once half the slots are free, so one claim serves eight sends (4 or 8 slots, claimed
+// one or four at a time, cost a quarter to 40 % more CPU per email). A slot is the SMTP conversation only: the
+// `sent` mark after it runs beside the next send. Many more would only wait in the transport's queue, holding
+// mail another instance could send now.
 const DEFAULT_CONCURRENCY = 16;
 // A failed `sent` mark is retried for a few seconds (a failover, a dropped connection): well inside the default
 // lease, so the mark usually lands before any other instance could claim the email again.
