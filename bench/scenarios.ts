@@ -19,6 +19,8 @@ export interface Scenario {
   uniqueShare: number;
   /** Multiple of the run's duplicates (30 % of --events) this scenario publishes, drawn from its new events. */
   duplicateShare: number;
+  /** What sets this scenario apart from the plain one of its latency and prefetch; part of its name. */
+  variant?: 'traced';
   /** Settings this scenario adds to the service's environment (e.g. tracing on). */
   env?: (sinks: BenchSinks) => Record<string, string>;
 }
@@ -39,6 +41,7 @@ export const SCENARIOS: Scenario[] = [
     prefetch: 100,
     uniqueShare: 1,
     duplicateShare: 1,
+    variant: 'traced',
     env: (sinks) => ({ OTEL_EXPORTER_OTLP_ENDPOINT: sinks.otlpUrl }),
   },
 ];
@@ -49,8 +52,8 @@ export function prefetchesOf(scenarios: Scenario[]): number[] {
 }
 
 /** The scenario of one S/4HANA latency and prefetch, by the name it is listed under. */
-export function scenarioName(s4LatencyMs: number, prefetch: number): string {
-  return `s4-${s4LatencyMs}ms-prefetch-${prefetch}`;
+export function scenarioName(s4LatencyMs: number, prefetch: number, variant?: string): string {
+  return `s4-${s4LatencyMs}ms-prefetch-${prefetch}${variant === undefined ? '' : `-${variant}`}`;
 }
 
 /** Warm-up before the measured events: a tenth of them, at most 500, at least 5. */

@@ -97,7 +97,7 @@ export const TARGETS: TargetDefinition[] = [
     judged: 'median',
     values: ({ runs }) =>
       runs.flatMap((run) => {
-        const traced = run.scenarios.find((s) => s.name === `${scenarioName(0, 100)}-traced`);
+        const traced = run.scenarios.find((s) => s.name === scenarioName(0, 100, 'traced'));
         const plain = scenarioIn(run, 0, 100);
         return traced && plain ? [traced.unique.cpuSecondsPer1000 / plain.unique.cpuSecondsPer1000] : [];
       }),

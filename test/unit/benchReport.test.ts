@@ -105,9 +105,9 @@ describe('benchmark summary', () => {
     );
   });
 
-  it('names every scenario by its latency and prefetch, once', () => {
+  it('names every scenario by its latency, prefetch and variant, once', () => {
     const names = SCENARIOS.map((s) => s.name);
-    expect(names).toEqual(SCENARIOS.map((s) => scenarioName(s.s4LatencyMs, s.prefetch)));
+    expect(names).toEqual(SCENARIOS.map((s) => scenarioName(s.s4LatencyMs, s.prefetch, s.variant)));
     expect(new Set(names).size).toBe(names.length);
   });
 });
