@@ -35,10 +35,13 @@ export function spawnServiceProcess(env: Record<string, string>): ServiceProcess
   const ready = eventually(
     'the process to start',
     async () => {
-      if (!alive()) throw new Error(`exited with ${child.exitCode}: ${log.slice(-5).join('\n')}`);
+      // The log first: a process that started and attached is ready even if it has died since (a poison
+      // message may kill it within milliseconds of the attach, before this poll looks).
       const started = log.find((line) => line.includes('"msg":"fleet order notifier started"'));
       const attached = !withAmqp || log.some((line) => line.includes('"msg":"AMQP receiver attached"'));
-      return started !== undefined && attached ? (JSON.parse(started) as { url: string }).url : undefined;
+      if (started !== undefined && attached) return (JSON.parse(started) as { url: string }).url;
+      if (!alive()) throw new Error(`exited with ${child.exitCode}: ${log.slice(-5).join('\n')}`);
+      return undefined;
     },
     30_000,
   );
