@@ -5,6 +5,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { simpleParser } from 'mailparser';
 import type { Pool } from 'pg';
+import type { PortalServer } from '../sandbox/portalServer.js';
 import type { EXPECTED } from './story.js';
 
 export interface Summary {
@@ -21,12 +22,25 @@ export interface Summary {
     /** The outcome of the order's latest processed event: not_found means S/4HANA no longer has it. */
     lastEvent: string | null;
   }>;
+  /** What the fleet portal's API holds per order, and how its PUTs were answered (0: no answer, timed out). */
+  portalApi: Array<{
+    salesOrder: string;
+    status: string;
+    date: string | null;
+    answers: number[];
+    keys: number;
+  }>;
   emails: Array<{ file: string; salesOrder: string; status: string; date: string | null; subject: string }>;
   outbox: Record<string, number>;
   problems: string[];
 }
 
-export async function readSummary(pool: Pool, serviceUrl: string, mailDir: string): Promise<Summary> {
+export async function readSummary(
+  pool: Pool,
+  serviceUrl: string,
+  mailDir: string,
+  portalServer: PortalServer,
+): Promise<Summary> {
   const problems: string[] = [];
   const counted = await webhookCounters(serviceUrl);
   const processed = await countBy(
@@ -84,6 +98,25 @@ export async function readSummary(pool: Pool, serviceUrl: string, mailDir: strin
   }
   for (const mail of files.values()) problems.push(`${mail.file} is not in the mail outbox`);
 
+  const portalApi = portal.map(({ salesOrder }) => {
+    const held = portalServer.state(salesOrder);
+    const puts = portalServer.requests(salesOrder);
+    return {
+      salesOrder,
+      status: held?.portalStatus ?? '-',
+      date: held?.requestedDeliveryDate ?? null,
+      answers: puts.map((put) => put.status),
+      keys: new Set(puts.map((put) => put.idempotencyKey)).size,
+    };
+  });
+  for (const [i, row] of portal.entries()) {
+    const api = portalApi[i];
+    if (api?.status !== row.status || api.date !== row.date)
+      problems.push(
+        `the portal API holds ${api?.status}/${api?.date} for ${row.salesOrder}, the table ${row.status}/${row.date}`,
+      );
+  }
+
   const handled = sum(processed);
   const countedProcessed = ['applied', 'stale', 'not_found', 'ignored'].reduce(
     (n, k) => n + (counted[k] ?? 0),
@@ -97,7 +130,7 @@ export async function readSummary(pool: Pool, serviceUrl: string, mailDir: strin
       `the service counted ${counted.rejected ?? 0} rejected events, dead_letter holds ${rejected.length}`,
     );
   }
-  return { counted, processed, rejected, portal, emails, outbox, problems };
+  return { counted, processed, rejected, portal, portalApi, emails, outbox, problems };
 }
 
 /** Differences between what the service did and what the story expects; empty when they agree. */
@@ -129,6 +162,18 @@ export function compare(summary: Summary, expected: typeof EXPECTED): string[] {
     expected.emails,
   );
   check('mail outbox', summary.outbox, { sent: expected.emails.length });
+  // How many PUTs an order takes depends on timing (a newer state replaces one not yet sent); what must hold:
+  // one timeout, on the order the story picked, and every order's last PUT accepted.
+  check(
+    'portal API timeouts',
+    summary.portalApi.filter((row) => row.answers.includes(0)).map((row) => row.salesOrder),
+    [expected.portalTimeout],
+  );
+  check(
+    'orders whose last PUT the portal API did not accept',
+    summary.portalApi.filter((row) => row.answers.at(-1) !== 200).map((row) => row.salesOrder),
+    [],
+  );
   return problems;
 }
 
@@ -153,6 +198,17 @@ export function printSummary(summary: Summary, show: (path: string) => string): 
     const date = (row.date ?? '-').padEnd(11);
     console.log(
       `  ${row.salesOrder}  ${row.status.padEnd(19)} ${date} ${row.customerReference ?? ''}${note}`,
+    );
+  }
+
+  console.log('\nFleet portal API (PUT /orders/<salesOrder>, the stand-in in sandbox/portalServer.ts)');
+  for (const row of summary.portalApi) {
+    const answers = row.answers.map((status) => (status === 0 ? 'timeout' : String(status))).join(', ');
+    const recovered = row.answers.includes(0) ? '  (a timeout, recovered: the push went again)' : '';
+    const pushes = `${row.keys} ${row.keys === 1 ? 'push' : 'pushes'}`;
+    const date = (row.date ?? '-').padEnd(11);
+    console.log(
+      `  ${row.salesOrder}  ${row.status.padEnd(19)} ${date} ${pushes}, answers: ${answers}${recovered}`,
     );
   }
 

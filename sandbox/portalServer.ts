@@ -16,6 +16,8 @@ export type PortalState = PortalBody;
 
 export type PortalFault = 'unavailable' | 'hang' | 'conflict' | 'badRequest';
 
+export type PortalFaultFn = (salesOrder: string, callNo: number) => PortalFault | undefined;
+
 export interface PortalRequest {
   /** Date.now() when the request arrived. */
   at: number;
@@ -40,6 +42,8 @@ export interface PortalServer {
   failNext(fault: PortalFault, times?: number, salesOrder?: string): void;
   /** Every PUT of `salesOrder` answers `fault` until cleared with undefined. */
   failAlways(salesOrder: string, fault: PortalFault | undefined): void;
+  /** Decides a fault for every PUT (`callNo`: 1-based, per order); undefined answers normally. */
+  setFault(fn: PortalFaultFn | undefined): void;
   close(): Promise<void>;
 }
 
@@ -57,8 +61,14 @@ export async function startPortalServer(
   const answered = new Map<string, number>();
   const once: Array<{ fault: PortalFault; left: number; salesOrder: string | undefined }> = [];
   const always = new Map<string, PortalFault>();
+  const calls = new Map<string, number>();
+  let faultFn: PortalFaultFn | undefined;
 
   function faultFor(salesOrder: string): PortalFault | undefined {
+    const callNo = (calls.get(salesOrder) ?? 0) + 1;
+    calls.set(salesOrder, callNo);
+    const drawn = faultFn?.(salesOrder, callNo);
+    if (drawn !== undefined) return drawn;
     const standing = always.get(salesOrder);
     if (standing !== undefined) return standing;
     const next = once.find((rule) => rule.left > 0 && (rule.salesOrder ?? salesOrder) === salesOrder);
@@ -147,6 +157,9 @@ export async function startPortalServer(
       log.filter((entry) => salesOrder === undefined || entry.salesOrder === salesOrder),
     failNext(fault, times = 1, salesOrder) {
       once.push({ fault, left: times, salesOrder });
+    },
+    setFault(fn) {
+      faultFn = fn;
     },
     failAlways(salesOrder, fault) {
       if (fault === undefined) always.delete(salesOrder);

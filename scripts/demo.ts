@@ -18,6 +18,7 @@ import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import pino from 'pino';
 import { type Answer, EXPECTED, INITIAL_ORDERS, RECIPIENTS, STORY } from '../demo/story.js';
 import { compare, printSummary, readSummary } from '../demo/summary.js';
+import { type PortalServer, startPortalServer } from '../sandbox/portalServer.js';
 import { type S4Server, startS4Server } from '../sandbox/s4Server.js';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
@@ -38,11 +39,15 @@ const show = (path: string) => {
 
 class DemoFailure extends Error {}
 
+/** The order whose first push to the portal hangs: the demo shows it recovered. */
+const PORTAL_TIMEOUT_ORDER = EXPECTED.portalTimeout;
+
 const started = performance.now();
 const seconds = () => ((performance.now() - started) / 1000).toFixed(1);
 let db: PGlite | undefined;
 let socket: PGLiteSocketServer | undefined;
 let s4: S4Server | undefined;
+let portal: PortalServer | undefined;
 let service: Service | undefined;
 
 try {
@@ -60,8 +65,15 @@ try {
 
   s4 = await startS4Server();
   for (const order of INITIAL_ORDERS) s4.setOrder(order);
+  // The fleet portal's API: its first answer to the tractor units' order never comes, so the push times out
+  // and goes again with the same Idempotency-Key.
+  portal = await startPortalServer();
+  portal.failNext('hang', 1, PORTAL_TIMEOUT_ORDER);
   // The SAP Cloud SDK reads destinations from this variable itself; the service only names the destination.
-  process.env.destinations = JSON.stringify([{ name: 'DEMO_S4', url: s4.url }]);
+  process.env.destinations = JSON.stringify([
+    { name: 'DEMO_S4', url: s4.url },
+    { name: 'DEMO_PORTAL', url: portal.url },
+  ]);
 
   const config = loadConfig({
     PORT: '0',
@@ -76,6 +88,9 @@ try {
     MAIL_FROM: 'fleet-order-notifier@demo.example',
     MAIL_TO: 'fleet-manager@demo.example',
     PORTAL_ORDER_URL: 'https://fleet-portal.demo.example/orders/{salesOrder}',
+    // Every order's state is PUT to the portal's API too; a hung answer counts as a timeout after a second.
+    PORTAL_DESTINATION: 'DEMO_PORTAL',
+    PORTAL_TIMEOUT_MS: '1000',
     // The service's JSON log goes to a file, so this console shows the story; it is there to read.
     LOG_LEVEL: 'info',
   });
@@ -135,7 +150,13 @@ try {
     await sleep(100);
   }
 
-  const summary = await readSummary(pool, service.url, MAIL_DIR);
+  // Pushes to the portal's API, too (the timed-out one waits its backoff first).
+  while ((await pool.query(`select 1 from portal_push where state = 'pending' limit 1`)).rowCount !== 0) {
+    if (Date.now() > deadline + 15_000) throw new DemoFailure('portal pushes still pending after 30 s');
+    await sleep(100);
+  }
+
+  const summary = await readSummary(pool, service.url, MAIL_DIR, portal);
   printSummary(summary, show);
   problems.push(...compare(summary, EXPECTED));
   await writeFile(join(DEMO_DIR, 'summary.json'), `${JSON.stringify({ ...summary, problems }, null, 2)}\n`);
@@ -198,6 +219,7 @@ async function stopAll(): Promise<void> {
   await socket?.stop();
   await db?.close();
   await s4?.close();
+  await portal?.close();
 }
 
 async function readAnswer(response: Response): Promise<{ answer: Answer | string; text: string }> {

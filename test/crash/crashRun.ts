@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
+import { startPortalServer } from '../../sandbox/portalServer.js';
 import { startS4Server } from '../../sandbox/s4Server.js';
 import { startSmtpServer } from '../../sandbox/smtpServer.js';
 import { createPublisher, createTestQueue } from '../support/broker.js';
@@ -25,8 +26,9 @@ import {
   outboxRows,
   unprocessedIdentities,
 } from './checks.js';
-import { createS4Faults, createSmtpFaults } from './faults.js';
+import { createPortalFaults, createS4Faults, createSmtpFaults } from './faults.js';
 import { createFleet } from './fleet.js';
+import { checkPortalApi, checkPortalPuts } from './portalChecks.js';
 import { startPostgresInstance } from './postgresInstance.js';
 import { type CrashReport, emptyReport } from './report.js';
 import { expectedPortal, type PlannedAction, planRun } from './scenario.js';
@@ -72,6 +74,7 @@ export async function runCrashScenario(options: CrashRunOptions): Promise<CrashR
       owned(startPostgresInstance(), (server) => server.stop()),
       owned(startS4Server(), (server) => server.close()),
       owned(startSmtpServer(), (server) => server.close()),
+      owned(startPortalServer(), (server) => server.close()),
       owned(createPublisher(), (client) => client.close()),
       // A quorum queue with a delivery limit, like Event Mesh's max redelivery count in production: a broker
       // that counts redeliveries turns a hot release loop into valid events in the dead-letter queue, where
@@ -85,13 +88,14 @@ export async function runCrashScenario(options: CrashRunOptions): Promise<CrashR
       if (part.status === 'rejected') throw part.reason;
       return part.value;
     };
-    const [mainJs, postgres, s4, smtp, publisher, queue] = [
+    const [mainJs, postgres, s4, smtp, portal, publisher, queue] = [
       value(parts[0]),
       value(parts[1]),
       value(parts[2]),
       value(parts[3]),
       value(parts[4]),
       value(parts[5]),
+      value(parts[6]),
     ] as const;
     const pool = new pg.Pool({ connectionString: postgres.url, max: 2, application_name: SUITE_APPLICATION });
     // The suite restarts this server on purpose: idle connections failing then is expected.
@@ -109,18 +113,30 @@ export async function runCrashScenario(options: CrashRunOptions): Promise<CrashR
       return decision;
     });
     const nextMailAcceptance = () => new Promise<void>((resolve) => acceptanceWaiters.push(resolve));
+    const portalFaults = createPortalFaults(options.seed, { unavailable: 0.1, hang: 0.03 });
+    portal.setFault(portalFaults.fn);
 
+    const endpoints = serviceEnv({
+      databaseUrl: postgres.url,
+      s4Url: s4.url,
+      smtpUrl: smtp.url,
+      queueAddress: queue.address,
+    });
     const fleet = createFleet({
       mainJs,
       logDir: runDir,
       count: options.instances,
       env: {
-        ...serviceEnv({
-          databaseUrl: postgres.url,
-          s4Url: s4.url,
-          smtpUrl: smtp.url,
-          queueAddress: queue.address,
-        }),
+        ...endpoints,
+        // Every state is pushed to the portal stand-in too; a push claimed by a killed instance goes again
+        // after this lease, with the same Idempotency-Key.
+        destinations: JSON.stringify([
+          ...(JSON.parse(endpoints.destinations ?? '[]') as unknown[]),
+          { name: 'PORTAL', url: portal.url },
+        ]),
+        PORTAL_DESTINATION: 'PORTAL',
+        PORTAL_TIMEOUT_MS: '1000',
+        PORTAL_LEASE_SECONDS: '5',
         DATABASE_POOL_SIZE: '8',
         S4_TIMEOUT_MS: '1000',
         // A mail claimed by a killed instance waits this long before another instance sends it.
@@ -219,6 +235,7 @@ export async function runCrashScenario(options: CrashRunOptions): Promise<CrashR
       const settleMs = Date.now() - settleStarted;
       const phaseFindings = [...unsettled];
       phaseFindings.push(...(await checkPortal(pool, expected)));
+      phaseFindings.push(...checkPortalApi(portal, expected));
       const phaseMails = smtp.messages.slice(mailsBefore);
       phaseFindings.push(...checkMail(phaseMails, changed, knownMail));
       for (const salesOrder of changed.keys()) {
@@ -279,6 +296,8 @@ export async function runCrashScenario(options: CrashRunOptions): Promise<CrashR
       databaseDown,
     );
     findings.push(...resends.findings, ...checkResentContent(smtp.messages));
+    const puts = checkPortalPuts(portal.requests(), fleet.kills, databaseDown);
+    findings.push(...puts.findings);
     for (const row of outbox.filter((r) => r.state === 'parked')) {
       findings.push(`mail ${row.messageId} of order ${row.salesOrder} was parked`);
     }
@@ -306,6 +325,14 @@ export async function runCrashScenario(options: CrashRunOptions): Promise<CrashR
     report.emails.resends = resends.resends;
     report.emails.longestDelay = longestDelay(smtpFaults.accepted, outbox);
     report.emails.parked = outbox.filter((row) => row.state === 'parked').length;
+    const requests = portal.requests();
+    report.portal = {
+      puts: requests.length,
+      pushes: new Set(requests.map((request) => request.idempotencyKey)).size,
+      unavailable: portalFaults.counts.unavailable,
+      hang: portalFaults.counts.hang,
+      repeats: puts.repeats,
+    };
     report.findings = findings;
     report.seconds = Math.round((Date.now() - started) / 100) / 10;
     completed = true;

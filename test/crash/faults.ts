@@ -1,6 +1,7 @@
 // Faults of the dependencies the suite stands in for: S/4HANA answers 503 or hangs past the service's
 // timeout for a share of reads, the mail relay refuses a share of sends for now (451). Every decision is
 // counted, and mail acceptances are timed, so duplicates can be traced back to what caused them.
+import type { PortalFault, PortalFaultFn } from '../../sandbox/portalServer.js';
 import type { S4Fault, S4FaultFn } from '../../sandbox/s4Server.js';
 import type { SmtpDecision, SmtpRefuseFn } from '../../sandbox/smtpServer.js';
 import { createRandom, unitFor } from './random.js';
@@ -74,6 +75,34 @@ export function createSmtpFaults(seed: number, share: number): SmtpFaults {
       }
       accepted.set(messageId, [...(accepted.get(messageId) ?? []), Date.now()]);
       return 'accept';
+    },
+  };
+}
+
+export interface PortalFaults {
+  fn: PortalFaultFn;
+  counts: { unavailable: number; hang: number };
+}
+
+/** The portal's API answers 503 or hangs past PORTAL_TIMEOUT_MS for a share of PUTs, drawn per order and call. */
+export function createPortalFaults(
+  seed: number,
+  shares: { unavailable: number; hang: number },
+): PortalFaults {
+  const counts = { unavailable: 0, hang: 0 };
+  return {
+    counts,
+    fn(salesOrder, callNo): PortalFault | undefined {
+      const draw = unitFor(seed, `portal ${salesOrder} ${callNo}`);
+      if (draw < shares.unavailable) {
+        counts.unavailable++;
+        return 'unavailable';
+      }
+      if (draw < shares.unavailable + shares.hang) {
+        counts.hang++;
+        return 'hang';
+      }
+      return undefined;
     },
   };
 }

@@ -1,6 +1,7 @@
 // What a crash run reports: counts of what was sent, broken and received, and every finding.
 import type { Resend } from './checks.js';
 import type { StopReport } from './fleet.js';
+import type { RepeatedPut } from './portalChecks.js';
 
 export interface CrashReport {
   seed: number;
@@ -50,6 +51,8 @@ export interface CrashReport {
     /** From queueing to the relay's first acceptance, the longest of the run. */
     longestDelay: { ms: number; messageId: string; salesOrder: string; claims: number } | undefined;
   };
+  /** PUTs the portal stand-in received, distinct Idempotency-Keys, faults it answered, repeats after an answer. */
+  portal: { puts: number; pushes: number; unavailable: number; hang: number; repeats: RepeatedPut[] };
   phases: Array<{ index: number; changes: number; settleMs: number; findings: number }>;
   shutdown: StopReport[];
 }
@@ -98,6 +101,7 @@ export function emptyReport(seed: number, logDir: string): CrashReport {
       ordersWithTwoInAPhase: 0,
       longestDelay: undefined,
     },
+    portal: { puts: 0, pushes: 0, unavailable: 0, hang: 0, repeats: [] },
     phases: [],
     shutdown: [],
   };
@@ -138,6 +142,12 @@ export function formatSummary(report: CrashReport): string {
         : `${emails.longestDelay.ms} ms (${emails.longestDelay.messageId}, order ${emails.longestDelay.salesOrder}, ` +
           `${emails.longestDelay.claims} claims)`
     }`,
+    `portal pushes: ${report.portal.puts} PUTs of ${report.portal.pushes} pushes (Idempotency-Keys), ` +
+      `${report.portal.unavailable} answered 503, ${report.portal.hang} hung; ${report.portal.repeats.length} ` +
+      `pushes repeated after the portal's answer` +
+      (report.portal.repeats.length
+        ? `: ${report.portal.repeats.map((r) => `${r.idempotencyKey} (order ${r.salesOrder}, ${r.afterAnswer}x, ${r.cause})`).join('; ')}`
+        : ''),
     `lost events: ${events.lost}`,
     `phases: ${report.phases.map((p) => `#${p.index} ${p.changes} changes, settled ${p.settleMs} ms`).join('; ')}`,
     `shutdown on SIGTERM: ${report.shutdown.map((s) => `${s.slot} ${s.ms} ms (exit ${s.code ?? s.signal})`).join(', ')}`,

@@ -2,9 +2,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { isIdle, queueCounts } from '../support/queueCounts.js';
 import { pendingMail, unprocessedIdentities } from './checks.js';
+import { pendingPushes } from './portalChecks.js';
 
 /**
- * Waits until every given event is processed, the mail outbox is sent and the queue holds nothing, ready or
+ * Waits until every given event is processed, the mail outbox is sent, every portal push is done or parked, and the queue holds nothing, ready or
  * unsettled. Returns what it was still waiting for, or nothing. Events that are not processed while the queue
  * is empty and no consumer holds anything can never be: they are reported lost at once, not at the timeout.
  */
@@ -35,6 +36,8 @@ export async function waitUntilSettled(
         }
       } else if (pending > 0) {
         waitingFor = `${pending} unsent emails`;
+      } else if ((await pendingPushes(pool)) > 0) {
+        waitingFor = 'pending portal pushes';
       } else {
         const counts = await queueCounts(queue);
         if (isIdle(counts)) return [];

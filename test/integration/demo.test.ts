@@ -114,6 +114,23 @@ describe('npm run demo', () => {
     expect(first.stdout).toMatch(/^ {2}1000476 .*\(no longer in S\/4HANA\)$/m);
   });
 
+  it("prints the portal API's final state of each order beside the portal table, one timeout recovered", () => {
+    const section = first.stdout.split('Fleet portal API')[1]?.split('\nEmails')[0] ?? '';
+    for (const [salesOrder, status] of [
+      ['1000473', 'Open'],
+      ['1000474', 'Delivered'],
+      ['1000475', 'Delivered'],
+      ['1000476', 'Open'],
+      ['1000477', 'DeliveryBlocked'],
+    ]) {
+      expect(section).toMatch(new RegExp(`^ {2}${salesOrder} +${status} .*answers: .*200(  \\(|$)`, 'm'));
+    }
+    expect(section).toMatch(
+      /^ {2}1000475 .*answers: timeout, .*200 {2}\(a timeout, recovered: the push went again\)$/m,
+    );
+    expect(section.match(/timeout/g)?.length).toBe(2);
+  });
+
   it('writes one parseable .eml file per real change, each with its X-Sales-Order, and lists it', async () => {
     const mails = await emails(demoDir);
     expect(mails.map((mail) => `${mail.salesOrder} ${mail.status} ${mail.date}`).sort()).toEqual(EMAILS);

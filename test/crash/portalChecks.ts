@@ -1,0 +1,98 @@
+// What the fleet portal's API must hold once a phase settled, and which repeated PUTs a crash run may show.
+// Like the mail checks, each returns findings instead of throwing.
+import type pg from 'pg';
+import type { PortalRequest, PortalServer } from '../../sandbox/portalServer.js';
+import type { ExpectedPortal } from './checks.js';
+
+export async function pendingPushes(pool: pg.Pool): Promise<number> {
+  const { rows } = await pool.query<{ n: number }>(
+    `select count(*)::int as "n" from portal_push where state = 'pending'`,
+  );
+  return rows[0]?.n ?? 0;
+}
+
+/** The portal stand-in holds S/4HANA's state of every order, as the portal table does. */
+export function checkPortalApi(portal: PortalServer, expected: Map<string, ExpectedPortal>): string[] {
+  const findings: string[] = [];
+  for (const [salesOrder, want] of expected) {
+    const held = portal.state(salesOrder);
+    const got = held && {
+      portalStatus: held.portalStatus,
+      date: held.requestedDeliveryDate,
+      customerReference: held.customerReference,
+      soldToParty: held.soldToParty,
+    };
+    if (JSON.stringify(got) !== JSON.stringify(want))
+      findings.push(
+        `the portal API holds ${JSON.stringify(got)} for ${salesOrder}, S/4HANA says ${JSON.stringify(want)}`,
+      );
+  }
+  return findings;
+}
+
+export interface RepeatedPut {
+  idempotencyKey: string;
+  salesOrder: string;
+  /** PUTs with this key after one the portal had answered 2xx or 409. */
+  afterAnswer: number;
+  cause: string;
+}
+
+/**
+ * Every PUT of the run, order by order. A PUT with a new Idempotency-Key is a new state: never one whose
+ * s4ChangedAt is older than a state the portal accepted before, never the same shown values as the push before
+ * it. A PUT repeating a key is a retry: after a failed try (503, a hang) that is the backoff; after the portal
+ * answered, it is a crash between the answer and the bookkeeping, so an instance killed or the database down
+ * near that answer must explain each one, exactly like an email resend.
+ */
+export function checkPortalPuts(
+  requests: PortalRequest[],
+  kills: Array<{ at: number }>,
+  databaseDown: Array<{ from: number; to: number }>,
+): { repeats: RepeatedPut[]; findings: string[] } {
+  const findings: string[] = [];
+  const repeats: RepeatedPut[] = [];
+  const byOrder = new Map<string, PortalRequest[]>();
+  for (const request of requests)
+    byOrder.set(request.salesOrder, [...(byOrder.get(request.salesOrder) ?? []), request]);
+  // An answer is booked a query after it arrives, retried for a few seconds while the database is away.
+  const slackMs = 3000;
+  for (const [salesOrder, puts] of byOrder) {
+    let newestAccepted = '';
+    const lastOfKey = new Map<string, PortalRequest>();
+    let previousNew: PortalRequest | undefined;
+    for (const put of puts) {
+      const key = put.idempotencyKey ?? '';
+      const changedAt = put.body?.s4ChangedAt ?? '';
+      if (changedAt < newestAccepted)
+        findings.push(`order ${salesOrder}: PUT of ${changedAt} after ${newestAccepted} was accepted`);
+      if (put.status >= 200 && put.status < 300 && changedAt > newestAccepted) newestAccepted = changedAt;
+      const earlier = lastOfKey.get(key);
+      lastOfKey.set(key, put);
+      if (earlier === undefined) {
+        if (previousNew !== undefined && shown(previousNew) === shown(put))
+          findings.push(`order ${salesOrder}: two pushes in a row of the same state ${shown(put)}`);
+        previousNew = put;
+        continue;
+      }
+      if (JSON.stringify(earlier.body) !== JSON.stringify(put.body))
+        findings.push(`order ${salesOrder}: key ${key} was sent with two bodies`);
+      const answered = (earlier.status >= 200 && earlier.status < 300) || earlier.status === 409;
+      if (!answered) continue;
+      const near = kills.some((kill) => Math.abs(kill.at - earlier.at) <= slackMs);
+      const down = databaseDown.some((d) => earlier.at >= d.from - slackMs && earlier.at <= d.to + slackMs);
+      const cause = near ? 'instance killed around the answer' : down ? 'database down after the answer' : '';
+      const repeat = repeats.find((r) => r.idempotencyKey === key);
+      if (repeat === undefined) repeats.push({ idempotencyKey: key, salesOrder, afterAnswer: 1, cause });
+      else repeat.afterAnswer++;
+      if (cause === '')
+        findings.push(`order ${salesOrder}: key ${key} PUT again after its answer without a crash`);
+    }
+  }
+  return { repeats, findings };
+}
+
+function shown(put: PortalRequest): string {
+  const { s4ChangedAt: _, ...rest } = put.body ?? ({} as NonNullable<PortalRequest['body']>);
+  return JSON.stringify(rest);
+}
