@@ -17,6 +17,8 @@ export interface ScenarioResult extends Scenario {
   duplicates: PhaseResult;
   mailsQueued: number;
   ordersInPortal: number;
+  /** Orders whose latest state the portal's API holds (pushes done) when the scenario ended; 0 without `portal`. */
+  portalPushesDone?: number;
 }
 
 /** One pass over every scenario, each prefetch's ceilings measured right before its scenarios. */

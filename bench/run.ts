@@ -11,6 +11,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { type PortalServer, startPortalServer } from '../sandbox/portalServer.js';
 import { type S4Server, startS4Server } from '../sandbox/s4Server.js';
 import { type SmtpSink, startSmtpServer } from '../sandbox/smtpServer.js';
 import { loadConfig } from '../src/config.js';
@@ -88,6 +89,7 @@ let publisher: BenchPublisher | undefined;
 let s4: S4Server | undefined;
 let smtp: SmtpSink | undefined;
 let otlp: OtlpSink | undefined;
+let portal: PortalServer | undefined;
 // Bounded as a whole: whatever hangs, the run ends and cleans up. A run takes about 1.5 minutes on an idle
 // two-core machine and three times that on a busy one.
 const limitMinutes = 5 + 5 * runs;
@@ -106,19 +108,27 @@ async function cleanUp(): Promise<void> {
     s4?.close(),
     smtp?.close(),
     otlp?.close(),
+    portal?.close(),
   ]);
 }
 
 try {
-  [db, queue, publisher, s4, smtp, otlp] = await Promise.all([
+  [db, queue, publisher, s4, smtp, otlp, portal] = await Promise.all([
     createBenchDatabase(),
     createTestQueue('fon-bench'),
     openPublisher(AMQP_HOST, AMQP_PORT),
     startS4Server(),
     startSmtpServer(),
     startOtlpSink(),
+    startPortalServer(),
   ]);
-  const results = await runAll(db, queue, publisher, s4, smtp, { otlpUrl: otlp.url });
+  const portalDestinations = JSON.stringify([
+    ...(JSON.parse(
+      serviceEnv({ databaseUrl: '', s4Url: s4.url, smtpUrl: '' }).destinations ?? '[]',
+    ) as unknown[]),
+    { name: 'PORTAL', url: portal.url },
+  ]);
+  const results = await runAll(db, queue, publisher, s4, smtp, { otlpUrl: otlp.url, portalDestinations });
   const traced = results.runs.some((run) => run.scenarios.some((s) => s.env !== undefined));
   if (traced && otlp.exports() === 0)
     throw new Error('the traced scenario exported no spans: is tracing wired?');
@@ -251,9 +261,10 @@ async function runAll(
           measured: duplicates,
           endMarker: markerEvent(),
         });
-        const mails = await db.pool.query<{ mails: number; orders: number }>(
+        const mails = await db.pool.query<{ mails: number; orders: number; pushed: number }>(
           `select (select count(*)::int from mail_outbox) as "mails",
-                  (select count(*)::int from portal_order_status) as "orders"`,
+                  (select count(*)::int from portal_order_status) as "orders",
+                  (select count(*)::int from portal_push where state = 'done') as "pushed"`,
         );
         result.scenarios.push({
           ...scenario,
@@ -261,6 +272,7 @@ async function runAll(
           duplicates: duplicateResult,
           mailsQueued: mails.rows[0]?.mails ?? 0,
           ordersInPortal: mails.rows[0]?.orders ?? 0,
+          portalPushesDone: mails.rows[0]?.pushed ?? 0,
         });
       }
     }

@@ -9,6 +9,8 @@
 export interface BenchSinks {
   /** An OTLP/HTTP trace receiver (otlpSink.ts). */
   otlpUrl: string;
+  /** The SDK's `destinations` with the S/4HANA stand-in and the portal stand-in as `PORTAL`. */
+  portalDestinations: string;
 }
 
 export interface Scenario {
@@ -23,6 +25,8 @@ export interface Scenario {
   variant?: 'traced';
   /** Settings this scenario adds to the service's environment (e.g. tracing on). */
   env?: (sinks: BenchSinks) => Record<string, string>;
+  /** What sets this scenario apart from the plain one of its latency and prefetch; the end of its name. */
+  variant?: string;
 }
 
 export const SCENARIOS: Scenario[] = [
@@ -43,6 +47,18 @@ export const SCENARIOS: Scenario[] = [
     duplicateShare: 1,
     variant: 'traced',
     env: (sinks) => ({ OTEL_EXPORTER_OTLP_ENDPOINT: sinks.otlpUrl }),
+    variant: 'traced',
+  },
+  // The same load with each state pushed to the portal's API as well (PORTAL_DESTINATION set to the stand-in):
+  // one more row in the effect's statement, and a claim and a booking after commit, on the same database.
+  {
+    name: 's4-0ms-prefetch-100-portal',
+    s4LatencyMs: 0,
+    prefetch: 100,
+    uniqueShare: 1,
+    duplicateShare: 1,
+    env: (sinks) => ({ destinations: sinks.portalDestinations, PORTAL_DESTINATION: 'PORTAL' }),
+    variant: 'portal',
   },
 ];
 

@@ -73,6 +73,20 @@ export const TARGETS: TargetDefinition[] = [
     values: shareOfZeroLatency(200, 100),
   },
   {
+    // Pushing every state to the portal's API (PORTAL_DESTINATION set to the stand-in) against the same load
+    // without it, in the same run.
+    name: 'new events/s with the portal push ÷ without, S/4HANA 0 ms, prefetch 100',
+    compare: '>=',
+    bound: 0.8,
+    judged: 'median',
+    values: ({ runs }) =>
+      runs.flatMap((run) => {
+        const withPush = run.scenarios.find((s) => s.name === scenarioName(0, 100, 'portal'));
+        const without = scenarioIn(run, 0, 100);
+        return withPush && without ? [withPush.unique.eventsPerSecond / without.unique.eventsPerSecond] : [];
+      }),
+  },
+  {
     // A burst at a realistic S/4HANA latency: while the concurrent reads are in flight, the orders waiting
     // meanwhile gather into collection reads of up to S4_READ_BATCH keys.
     name: 'S/4HANA requests per new event, burst at S/4HANA 50 ms, prefetch 100',
