@@ -139,6 +139,42 @@ describe('admin API access', () => {
   });
 });
 
+describe('portal pushes through the admin API', () => {
+  it('lists a parked push to a Viewer and puts it back in line only for an Admin, with the same Idempotency-Key', async () => {
+    const salesOrder = newOrder();
+    const pushId = '6f1f0f6e-8d5a-4c1e-9a53-0d3f8c2b7a10';
+    await db.pool.query(
+      `insert into portal_push (sales_order, portal_status, push_id, state, attempts, last_error)
+       values ($1, 'Open', $2::uuid, 'parked', 1, 'portal answered 400: bad field')`,
+      [salesOrder, pushId],
+    );
+    expect((await call('GET', '/api/portal-pushes', stub.token({ scopes: [] }))).statusCode).toBe(403);
+    const listed = (await call('GET', '/api/portal-pushes', viewer())).json();
+    expect(listed.items).toContainEqual(
+      expect.objectContaining({
+        salesOrder,
+        state: 'parked',
+        pushId,
+        lastError: 'portal answered 400: bad field',
+      }),
+    );
+
+    const refused = await call('POST', `/api/portal-pushes/${salesOrder}/retry`, viewer());
+    expect(refused.statusCode).toBe(403);
+    const state = async () =>
+      (await db.pool.query(`select state from portal_push where sales_order = $1`, [salesOrder])).rows[0]
+        ?.state;
+    expect(await state()).toBe('parked');
+
+    const retried = await call('POST', `/api/portal-pushes/${salesOrder}/retry`, admin());
+    expect(retried.statusCode).toBe(200);
+    expect(retried.json()).toEqual({ salesOrder, state: 'pending', pushId });
+    expect(await state()).toBe('pending');
+    expect((await call('POST', '/api/portal-pushes/4242424242/retry', admin())).statusCode).toBe(404);
+    expect((await call('POST', "/api/portal-pushes/not'a-key/retry", admin())).statusCode).toBe(400);
+  });
+});
+
 describe('reading what the service did', () => {
   it('shows the portal row, the notified pair, the mail history and the processed events of an order', async () => {
     const salesOrder = newOrder({ overallDeliveryStatus: 'B' });
