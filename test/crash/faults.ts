@@ -35,17 +35,7 @@ export function createS4Faults(seed: number, shares: { unavailable: number; hang
         counts.outage++;
         return 'unavailable';
       }
-      // Keyed by order and call number, so that a replay makes the same call of an order fail.
-      const draw = unitFor(seed, `s4 ${salesOrder} ${callNo}`);
-      if (draw < shares.unavailable) {
-        counts.unavailable++;
-        return 'unavailable';
-      }
-      if (draw < shares.unavailable + shares.hang) {
-        counts.hang++;
-        return 'hang';
-      }
-      return 'ok';
+      return drawFault(seed, `s4 ${salesOrder} ${callNo}`, shares, counts) ?? 'ok';
     },
   };
 }
@@ -92,17 +82,29 @@ export function createPortalFaults(
   const counts = { unavailable: 0, hang: 0 };
   return {
     counts,
-    fn(salesOrder, callNo): PortalFault | undefined {
-      const draw = unitFor(seed, `portal ${salesOrder} ${callNo}`);
-      if (draw < shares.unavailable) {
-        counts.unavailable++;
-        return 'unavailable';
-      }
-      if (draw < shares.unavailable + shares.hang) {
-        counts.hang++;
-        return 'hang';
-      }
-      return undefined;
-    },
+    fn: (salesOrder, callNo): PortalFault | undefined =>
+      drawFault(seed, `portal ${salesOrder} ${callNo}`, shares, counts),
   };
+}
+
+/**
+ * A 503 or a hang for a share of calls, counted. Keyed by what is called and the call's number, so that a replay
+ * makes the same call fail.
+ */
+function drawFault(
+  seed: number,
+  key: string,
+  shares: { unavailable: number; hang: number },
+  counts: { unavailable: number; hang: number },
+): 'unavailable' | 'hang' | undefined {
+  const draw = unitFor(seed, key);
+  if (draw < shares.unavailable) {
+    counts.unavailable++;
+    return 'unavailable';
+  }
+  if (draw < shares.unavailable + shares.hang) {
+    counts.hang++;
+    return 'hang';
+  }
+  return undefined;
 }

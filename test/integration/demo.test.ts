@@ -78,6 +78,15 @@ const EMAILS = [
   '1000477 DeliveryBlocked 2027-02-01',
 ];
 
+/** Each order and the portal status the story ends it in. */
+const FINAL_STATUSES = [
+  ['1000473', 'Open'],
+  ['1000474', 'Delivered'],
+  ['1000475', 'Delivered'],
+  ['1000476', 'Open'],
+  ['1000477', 'DeliveryBlocked'],
+];
+
 describe('npm run demo', () => {
   let demoDir: string;
   let first: Run;
@@ -102,13 +111,7 @@ describe('npm run demo', () => {
   });
 
   it('prints each order with the portal status it ends in', () => {
-    for (const [salesOrder, status] of [
-      ['1000473', 'Open'],
-      ['1000474', 'Delivered'],
-      ['1000475', 'Delivered'],
-      ['1000476', 'Open'],
-      ['1000477', 'DeliveryBlocked'],
-    ]) {
+    for (const [salesOrder, status] of FINAL_STATUSES) {
       expect(first.stdout).toMatch(new RegExp(`^ {2}${salesOrder} +${status} `, 'm'));
     }
     expect(first.stdout).toMatch(/^ {2}1000476 .*\(no longer in S\/4HANA\)$/m);
@@ -116,13 +119,7 @@ describe('npm run demo', () => {
 
   it("prints the portal API's final state of each order beside the portal table, one timeout recovered", () => {
     const section = first.stdout.split('Fleet portal API')[1]?.split('\nEmails')[0] ?? '';
-    for (const [salesOrder, status] of [
-      ['1000473', 'Open'],
-      ['1000474', 'Delivered'],
-      ['1000475', 'Delivered'],
-      ['1000476', 'Open'],
-      ['1000477', 'DeliveryBlocked'],
-    ]) {
+    for (const [salesOrder, status] of FINAL_STATUSES) {
       expect(section).toMatch(new RegExp(`^ {2}${salesOrder} +${status} .*answers: .*200(  \\(|$)`, 'm'));
     }
     expect(section).toMatch(
