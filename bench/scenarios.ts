@@ -22,11 +22,9 @@ export interface Scenario {
   /** Multiple of the run's duplicates (30 % of --events) this scenario publishes, drawn from its new events. */
   duplicateShare: number;
   /** What sets this scenario apart from the plain one of its latency and prefetch; part of its name. */
-  variant?: 'traced';
+  variant?: 'traced' | 'portal';
   /** Settings this scenario adds to the service's environment (e.g. tracing on). */
   env?: (sinks: BenchSinks) => Record<string, string>;
-  /** What sets this scenario apart from the plain one of its latency and prefetch; the end of its name. */
-  variant?: string;
 }
 
 export const SCENARIOS: Scenario[] = [
@@ -47,7 +45,6 @@ export const SCENARIOS: Scenario[] = [
     duplicateShare: 1,
     variant: 'traced',
     env: (sinks) => ({ OTEL_EXPORTER_OTLP_ENDPOINT: sinks.otlpUrl }),
-    variant: 'traced',
   },
   // The same load with each state pushed to the portal's API as well (PORTAL_DESTINATION set to the stand-in):
   // one more row in the effect's statement, and a claim and a booking after commit, on the same database.
