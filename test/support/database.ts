@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { POSTGRES_URL } from './services.js';
 
@@ -30,6 +31,17 @@ export async function createDatabase(prefix: string, template?: string): Promise
     async drop() {
       const client = new pg.Client({ connectionString: POSTGRES_URL });
       await client.connect();
+      // A pool's end() resolves before its backends have gone; forcing the drop then terminates sessions whose
+      // clients are still closing, and pg reports that as an error event nobody listens to any more. So wait
+      // (briefly) for them to leave, and force only what is really still connected.
+      for (let tries = 0; tries < 40; tries++) {
+        const { rows } = await client.query<{ n: number }>(
+          'select count(*)::int as n from pg_stat_activity where datname = $1::text',
+          [name],
+        );
+        if (rows[0]?.n === 0) break;
+        await sleep(50);
+      }
       await client.query(`drop database if exists ${name} with (force)`);
       await client.end();
     },
