@@ -88,13 +88,16 @@ export function createMetrics(pool: Pool, retentionDays: number, sources: Metric
       },
     });
   }
+  // Two gauges per outbox read the same figures: one query per outbox and scrape, shared by both.
+  const mailBacklog = sharedWhileRunning(() => outboxBacklog(pool));
+  const portalBacklog = sharedWhileRunning(() => pushBacklog(pool));
   new Gauge({
     name: 'fon_mail_outbox',
     help: 'Emails in the outbox by state; pending includes those waiting for a retry',
     labelNames: ['state'] as const,
     registers: [registry],
     async collect() {
-      const { pending, parked } = await outboxBacklog(pool);
+      const { pending, parked } = await mailBacklog();
       this.set({ state: 'pending' }, pending);
       this.set({ state: 'parked' }, parked);
     },
@@ -104,7 +107,7 @@ export function createMetrics(pool: Pool, retentionDays: number, sources: Metric
     help: 'Age of the oldest email not yet sent (0 when none)',
     registers: [registry],
     async collect() {
-      this.set((await outboxBacklog(pool)).oldestPendingSeconds);
+      this.set((await mailBacklog()).oldestPendingSeconds);
     },
   });
   new Gauge({
@@ -113,7 +116,7 @@ export function createMetrics(pool: Pool, retentionDays: number, sources: Metric
     labelNames: ['state'] as const,
     registers: [registry],
     async collect() {
-      const { pending, parked } = await pushBacklog(pool);
+      const { pending, parked } = await portalBacklog();
       this.set({ state: 'pending' }, pending);
       this.set({ state: 'parked' }, parked);
     },
@@ -123,7 +126,7 @@ export function createMetrics(pool: Pool, retentionDays: number, sources: Metric
     help: 'How long the order waiting longest for its portal push has waited (0 when none)',
     registers: [registry],
     async collect() {
-      this.set((await pushBacklog(pool)).oldestPendingSeconds);
+      this.set((await portalBacklog()).oldestPendingSeconds);
     },
   });
   new Gauge({
@@ -177,5 +180,16 @@ export function createMetrics(pool: Pool, retentionDays: number, sources: Metric
     reconnect(): void {
       reconnects.inc();
     },
+  };
+}
+
+/** Calls made while one is running share its promise: the gauges a scrape collects at once read once. */
+function sharedWhileRunning<T>(read: () => Promise<T>): () => Promise<T> {
+  let running: Promise<T> | undefined;
+  return () => {
+    running ??= read().finally(() => {
+      running = undefined;
+    });
+    return running;
   };
 }

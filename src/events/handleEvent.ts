@@ -80,14 +80,17 @@ export function createEventHandler(deps: EventHandlerDeps): HandleEvent {
     // One span per delivery, continuing the producer's trace when the event carries the tracing extension.
     return inSpan(
       'process sales-order event',
-      { kind: SpanKind.CONSUMER, attributes: eventAttributes(channel, event) },
+      { kind: SpanKind.CONSUMER },
       async (span) => {
+        // Built only for a recorded span: with tracing off nothing is allocated per message.
+        const recording = span.isRecording();
+        if (recording) span.setAttributes(eventAttributes(channel, event));
         const outcome = parsed.ok
           ? await oneAtATime.run(JSON.stringify([parsed.event.source, parsed.event.id]), () =>
               checkIdentityThenApply(deps, parsed.event, signal),
             )
           : reject('invalid_event', parsed.reason);
-        span.setAttributes(outcomeAttributes(outcome));
+        if (recording) span.setAttributes(outcomeAttributes(outcome));
         const seconds = Number(process.hrtime.bigint() - started) / 1e9;
         logOutcome(log, outcome, seconds);
         const handled = { outcome, event, log };

@@ -3,9 +3,9 @@
 // SMTP, and a crash mid-send lets the lease run out within seconds and another instance (or this one,
 // restarted) send it again with the same Message-ID. Emails of one order go out in outbox order: only the
 // oldest unsent email of an order is ever claimable.
-import type { QueryConfig } from 'pg';
 import { deleteOldest } from '../db/deleteOldest.js';
 import type { Executor } from '../db/transaction.js';
+import { type Backlog, readBacklog } from '../outbox/backlog.js';
 
 export interface OutboxMail {
   id: string;
@@ -111,29 +111,11 @@ export async function park(db: Executor, id: string, error: string): Promise<voi
   ]);
 }
 
-export interface OutboxBacklog {
-  pending: number;
-  parked: number;
-  /** Age of the oldest email not yet sent; 0 when none waits. */
-  oldestPendingSeconds: number;
-}
+export type OutboxBacklog = Backlog;
 
-/**
- * What the outbox still holds, for /health and /metrics. Reads only unsent rows (a partial index), never the
- * sent ones kept for MAIL_RETENTION_DAYS. `timeoutMs` bounds it where a probe must answer quickly.
- */
-export async function outboxBacklog(db: Executor, timeoutMs?: number): Promise<OutboxBacklog> {
-  const query: QueryConfig & { query_timeout?: number } = {
-    text: `select count(*) filter (where state = 'pending')::int as "pending",
-                  count(*) filter (where state = 'parked')::int as "parked",
-                  coalesce(extract(epoch from now() - min(created_at) filter (where state = 'pending')), 0)::float8
-                    as "oldestPendingSeconds"
-           from mail_outbox where state <> 'sent'`,
-    // pg honours a per-query timeout; its types only know the per-client one.
-    query_timeout: timeoutMs,
-  };
-  const { rows } = await db.query<OutboxBacklog>(query);
-  return rows[0] as OutboxBacklog;
+/** Unsent mail only, never the sent rows kept for MAIL_RETENTION_DAYS. */
+export function outboxBacklog(db: Executor, timeoutMs?: number): Promise<OutboxBacklog> {
+  return readBacklog(db, { table: 'mail_outbox', pendingSince: 'created_at', done: 'sent' }, timeoutMs);
 }
 
 /** Retention: sent mail older than the mail window. Pending and parked mail never expires: it has not reached anyone yet. */

@@ -2,8 +2,8 @@
 // transaction; the sender claims due rows under a lease, renews it while the portal answers, and books the
 // answer only for the claim it holds. A booking that finds a newer state queued meanwhile (another push_id)
 // leaves the row pending and frees it at once: the order goes again with the newer state.
-import type { QueryConfig } from 'pg';
 import type { Executor } from '../db/transaction.js';
+import { type Backlog, readBacklog } from '../outbox/backlog.js';
 
 export interface PortalPush {
   salesOrder: string;
@@ -134,25 +134,10 @@ export async function bookPush(db: Executor, claim: PushClaim, booking: Booking)
   return rowCount === 1;
 }
 
-export interface PushBacklog {
-  pending: number;
-  parked: number;
-  /** How long the order waiting longest for a push has waited; 0 when none waits. */
-  oldestPendingSeconds: number;
-}
+export type PushBacklog = Backlog;
 
-/** What the push outbox still holds, for /health and /metrics: rows not done only (a partial index). */
-export async function pushBacklog(db: Executor, timeoutMs?: number): Promise<PushBacklog> {
-  const query: QueryConfig & { query_timeout?: number } = {
-    text: `select count(*) filter (where state = 'pending')::int as "pending",
-                  count(*) filter (where state = 'parked')::int as "parked",
-                  coalesce(extract(epoch from now() - min(pending_since) filter (where state = 'pending')), 0)::float8
-                    as "oldestPendingSeconds"
-           from portal_push where state <> 'done'`,
-    query_timeout: timeoutMs,
-  };
-  const { rows } = await db.query<PushBacklog>(query);
-  return rows[0] as PushBacklog;
+export function pushBacklog(db: Executor, timeoutMs?: number): Promise<PushBacklog> {
+  return readBacklog(db, { table: 'portal_push', pendingSince: 'pending_since', done: 'done' }, timeoutMs);
 }
 
 /** Pushes that need an operator's eye: parked, or pending after a failed attempt. Longest waiting first. */

@@ -57,25 +57,25 @@ export function httpExchange(
   call: HttpCall,
   timeoutMs: number,
 ): Promise<HttpAnswer> {
-  const { hostname, port, protocol } = new URL(url);
-  return inSpan(
-    call.method,
-    {
-      kind: SpanKind.CLIENT,
-      attributes: {
+  return inSpan(call.method, { kind: SpanKind.CLIENT }, async (span) => {
+    // Only a recorded span pays for its attributes: with tracing off this is a no-op on every request.
+    const recording = span.isRecording();
+    if (recording) {
+      const { hostname, port, protocol } = new URL(url);
+      span.setAttributes({
         'http.request.method': call.method,
         'url.full': url,
         'server.address': hostname,
         'server.port': Number(port || (protocol === 'https:' ? 443 : 80)),
-      },
-    },
-    async (span) => {
-      const answer = await exchange(target, url, call, timeoutMs);
+      });
+    }
+    const answer = await exchange(target, url, call, timeoutMs);
+    if (recording) {
       span.setAttribute('http.response.status_code', answer.status);
       if (answer.status >= 400) span.setAttribute('error.type', String(answer.status));
-      return answer;
-    },
-  );
+    }
+    return answer;
+  });
 }
 
 function exchange(
