@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { renderChart } from './chart.js';
 import { CEILING_FIGURES, figureOf } from './figures.js';
 import type { BenchResults, Spread } from './results.js';
+import { SCENARIOS } from './scenarios.js';
 import { round } from './stats.js';
 import { targetCells } from './targets.js';
 
@@ -23,7 +24,7 @@ const README = resolve(ROOT, 'README.md');
 /** The scenario columns of the README's table, by figure key (figures.ts), with their README heading. */
 const COLUMNS: Array<{ key: string; heading: string }> = [
   { key: 'newPerSecond', heading: 'new events/s' },
-  { key: 'newShareOfDatabase', heading: '× DB ceiling' },
+  { key: 'newShareOfBound', heading: '× ceiling' },
   { key: 'duplicatesPerSecond', heading: 'duplicates/s' },
   { key: 'duplicatesShareOfDatabase', heading: '× DB dup ceiling' },
   { key: 's4RequestsPerNew', heading: 'S/4HANA requests per new event' },
@@ -51,6 +52,12 @@ function show(value: number): string {
 function cell(spread: Spread): string {
   if (spread.runs.length <= 1 || spread.min === spread.max) return show(spread.median);
   return `${show(spread.median)} (${show(spread.min)}–${show(spread.max)})`;
+}
+
+/** A scenario's first column: its S/4HANA latency, and what sets a variant apart from the plain scenario. */
+function scenarioLabel(name: string, s4LatencyMs: number): string {
+  const variant = SCENARIOS.find((s) => s.name === name)?.variant;
+  return variant === undefined ? `${s4LatencyMs} ms` : `${s4LatencyMs} ms, ${variant}`;
 }
 
 function markdownTable(header: string[], rows: string[][]): string {
@@ -86,7 +93,7 @@ function percent(share: number): string {
 export function performanceSection(results: BenchResults): string {
   const { machine, settings, summary } = results;
   const loads = results.runs.map((run) => show(run.loadAverageAtStart)).join(', ');
-  const ratio = widestSpread(results, 'newShareOfDatabase');
+  const ratio = widestSpread(results, 'newShareOfBound');
   const duplicateRatio = widestSpread(results, 'duplicatesShareOfDatabase');
   const absolute = widestSpread(results, 'newPerSecond');
   const parts = [
@@ -99,7 +106,8 @@ export function performanceSection(results: BenchResults): string {
       `${settings.runs} runs of ${number.format(settings.events)} events (load average ${loads} at the start of ` +
       `each run), default settings (pool ${settings.poolSize}, log level ${settings.logLevel}), ` +
       `${number.format(results.durationSeconds)} s in all. Each cell is the median over the runs with the ` +
-      'range in parentheses; × is the ratio to the ceiling measured in the same run, its median over the runs.' +
+      'range in parentheses; × is the ratio to the ceiling measured in the same run, its median over the runs (for ' +
+      'new events the lower of the database ceiling and prefetch ÷ S/4HANA latency, the bound of the scenario).' +
       (Math.max(...results.runs.map((run) => run.loadAverageAtStart)) > machine.cpus
         ? ' The machine was busy with other work (load above its core count): these figures are not the ones ' +
           'to hold the targets to.'
@@ -108,7 +116,7 @@ export function performanceSection(results: BenchResults): string {
     markdownTable(
       ['S/4HANA', 'prefetch', ...COLUMNS.map((c) => c.heading)],
       summary.scenarios.map((s) => [
-        `${s.s4LatencyMs} ms`,
+        scenarioLabel(s.name, s.s4LatencyMs),
         String(s.prefetch),
         ...COLUMNS.map((c) => cell(figureOf(s, c.key))),
       ]),
@@ -122,7 +130,7 @@ export function performanceSection(results: BenchResults): string {
       ]),
     ),
     '',
-    `Spread: over the ${settings.runs} runs, a scenario's ratio to its database ceiling moved by at most ` +
+    `Spread: over the ${settings.runs} runs, a scenario's ratio to its ceiling moved by at most ` +
       `${percent(ratio.share)} of its median for new events (${ratio.scenario || '–'}) and ` +
       `${percent(duplicateRatio.share)} for duplicates (${duplicateRatio.scenario || '–'}); ` +
       `absolute rates moved by up to ${percent(absolute.share)} (${absolute.scenario || '–'}).`,
