@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 import type { Channel, Handled } from './events/handleEvent.js';
 import { oldestProcessedAgeSeconds } from './events/inbox.js';
 import type { MailResult } from './notifications/mailSender.js';
@@ -8,6 +8,7 @@ import { ordersByPortalStatus } from './portal/openOrders.js';
 import type { PushResult } from './portal/portalSender.js';
 import { pushBacklog } from './portal/pushOutbox.js';
 import type { RequestResult } from './s4/batchedReads.js';
+import { backlogGauges, scrapedGauge, scrapedGaugeByLabel } from './scrapedGauges.js';
 
 export type Metrics = ReturnType<typeof createMetrics>;
 
@@ -20,138 +21,105 @@ export interface MetricsSources {
 export function createMetrics(pool: Pool, retentionDays: number, sources: MetricsSources = {}) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  const events = new Counter({
-    name: 'fon_events_total',
-    help: 'Events handled, by outcome: applied, stale, not_found, ignored, duplicate, released, rejected',
-    labelNames: ['channel', 'outcome', 'reason'] as const,
-    registers: [registry],
-  });
-  const duration = new Histogram({
-    name: 'fon_event_duration_seconds',
-    help: 'Time from receiving an event to its outcome',
-    labelNames: ['outcome'] as const,
-    buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers: [registry],
-  });
-  const s4Duration = new Histogram({
-    name: 'fon_s4_request_duration_seconds',
-    help: 'S/4HANA requests, by result: ok, not_found, throttled, refused, error',
-    labelNames: ['result'] as const,
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers: [registry],
-  });
-  const s4Requests = new Counter({
-    name: 'fon_s4_requests_total',
-    help: 'S/4HANA requests (not orders read), by result: ok, not_found, throttled, refused (a $filter answered 400), error',
-    labelNames: ['result'] as const,
-    registers: [registry],
-  });
-  const s4Keys = new Histogram({
-    name: 'fon_s4_keys_per_request',
-    help: 'Sales orders asked for in one S/4HANA request',
-    buckets: [1, 2, 5, 10, 20, 30, 50, 100, 200],
-    registers: [registry],
-  });
-  const s4Throttled = new Counter({
-    name: 'fon_s4_throttled_seconds_total',
-    help: 'Time all S/4HANA reads were paused on a 429 or 503 with Retry-After',
-    registers: [registry],
-  });
-  const mails = new Counter({
-    name: 'fon_mail_total',
-    help: 'Emails handled by the outbox sender, by result: sent, retry, parked, resent (accepted by SMTP, but the sent mark failed, so it goes again)',
-    labelNames: ['result'] as const,
-    registers: [registry],
-  });
-  const pushes = new Counter({
-    name: 'fon_portal_push_total',
-    help: "Pushes to the portal's API, by result: pushed (2xx), conflict (409/412: the portal holds a newer state), retry (transient failure), parked (refused, for an operator)",
-    labelNames: ['result'] as const,
-    registers: [registry],
-  });
+  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
+    new Counter<L>({ name, help, labelNames, registers: [registry] });
+  const histogram = <L extends string>(
+    name: string,
+    help: string,
+    buckets: number[],
+    labelNames: readonly L[] = [],
+  ) => new Histogram<L>({ name, help, labelNames, buckets, registers: [registry] });
+
+  const events = counter(
+    'fon_events_total',
+    'Events handled, by outcome: applied, stale, not_found, ignored, duplicate, released, rejected',
+    ['channel', 'outcome', 'reason'],
+  );
+  const duration = histogram(
+    'fon_event_duration_seconds',
+    'Time from receiving an event to its outcome',
+    [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    ['outcome'],
+  );
+  const s4Duration = histogram(
+    'fon_s4_request_duration_seconds',
+    'S/4HANA requests, by result: ok, not_found, throttled, refused, error',
+    [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    ['result'],
+  );
+  const s4Requests = counter(
+    'fon_s4_requests_total',
+    'S/4HANA requests (not orders read), by result: ok, not_found, throttled, refused (a $filter answered 400), error',
+    ['result'],
+  );
+  const s4Keys = histogram(
+    'fon_s4_keys_per_request',
+    'Sales orders asked for in one S/4HANA request',
+    [1, 2, 5, 10, 20, 30, 50, 100, 200],
+  );
+  const s4Throttled = counter(
+    'fon_s4_throttled_seconds_total',
+    'Time all S/4HANA reads were paused on a 429 or 503 with Retry-After',
+  );
+  const mails = counter(
+    'fon_mail_total',
+    'Emails handled by the outbox sender, by result: sent, retry, parked, resent (accepted by SMTP, but the sent mark failed, so it goes again)',
+    ['result'],
+  );
+  const pushes = counter(
+    'fon_portal_push_total',
+    "Pushes to the portal's API, by result: pushed (2xx), conflict (409/412: the portal holds a newer state), retry (transient failure), parked (refused, for an operator)",
+    ['result'],
+  );
   // Every result from the start, so a rate over them is defined before the first push.
   for (const result of ['pushed', 'conflict', 'retry', 'parked'] as const) pushes.inc({ result }, 0);
-  const reconnects = new Counter({
-    name: 'fon_amqp_reconnects_total',
-    help: 'AMQP connections lost and retried',
-    registers: [registry],
-  });
+  const reconnects = counter('fon_amqp_reconnects_total', 'AMQP connections lost and retried');
   const { amqpAttached } = sources;
   // Only where AMQP is configured: a webhook-only instance exporting 0 would look detached to every alert.
   if (amqpAttached !== undefined) {
-    new Gauge({
-      name: 'fon_amqp_attached',
-      help: '1 while the AMQP receiver is attached to its queue, else 0',
-      registers: [registry],
-      collect() {
-        this.set(amqpAttached() ? 1 : 0);
-      },
-    });
+    scrapedGauge(
+      registry,
+      'fon_amqp_attached',
+      '1 while the AMQP receiver is attached to its queue, else 0',
+      () => (amqpAttached() ? 1 : 0),
+    );
   }
-  // Two gauges per outbox read the same figures: one query per outbox and scrape, shared by both.
-  const mailBacklog = sharedWhileRunning(() => outboxBacklog(pool));
-  const portalBacklog = sharedWhileRunning(() => pushBacklog(pool));
-  new Gauge({
-    name: 'fon_mail_outbox',
-    help: 'Emails in the outbox by state; pending includes those waiting for a retry',
-    labelNames: ['state'] as const,
-    registers: [registry],
-    async collect() {
-      const { pending, parked } = await mailBacklog();
-      this.set({ state: 'pending' }, pending);
-      this.set({ state: 'parked' }, parked);
-    },
+  backlogGauges(registry, () => outboxBacklog(pool), {
+    byState: ['fon_mail_outbox', 'Emails in the outbox by state; pending includes those waiting for a retry'],
+    oldestPending: [
+      'fon_mail_outbox_oldest_pending_seconds',
+      'Age of the oldest email not yet sent (0 when none)',
+    ],
   });
-  new Gauge({
-    name: 'fon_mail_outbox_oldest_pending_seconds',
-    help: 'Age of the oldest email not yet sent (0 when none)',
-    registers: [registry],
-    async collect() {
-      this.set((await mailBacklog()).oldestPendingSeconds);
-    },
+  backlogGauges(registry, () => pushBacklog(pool), {
+    byState: [
+      'fon_portal_push_backlog',
+      'Orders whose state still waits to be pushed to the portal, by state; pending includes those waiting for a retry',
+    ],
+    oldestPending: [
+      'fon_portal_push_oldest_pending_seconds',
+      'How long the order waiting longest for its portal push has waited (0 when none)',
+    ],
   });
-  new Gauge({
-    name: 'fon_portal_push_backlog',
-    help: 'Orders whose state still waits to be pushed to the portal, by state; pending includes those waiting for a retry',
-    labelNames: ['state'] as const,
-    registers: [registry],
-    async collect() {
-      const { pending, parked } = await portalBacklog();
-      this.set({ state: 'pending' }, pending);
-      this.set({ state: 'parked' }, parked);
-    },
-  });
-  new Gauge({
-    name: 'fon_portal_push_oldest_pending_seconds',
-    help: 'How long the order waiting longest for its portal push has waited (0 when none)',
-    registers: [registry],
-    async collect() {
-      this.set((await portalBacklog()).oldestPendingSeconds);
-    },
-  });
-  new Gauge({
-    name: 'fon_portal_orders',
-    help: 'Orders in portal_order_status, by portal status',
-    labelNames: ['status'] as const,
-    registers: [registry],
-    async collect() {
-      this.reset();
-      for (const { status, count } of await ordersByPortalStatus(pool)) this.set({ status }, count);
-    },
-  });
-  new Gauge({
-    name: 'fon_processed_event_oldest_age_seconds',
-    help: 'Age of the oldest processed-event record; compare with fon_processed_event_retention_seconds',
-    registers: [registry],
-    async collect() {
-      this.set(await oldestProcessedAgeSeconds(pool));
-    },
-  });
-  new Gauge({
-    name: 'fon_processed_event_retention_seconds',
-    help: 'How long processed-event records are kept (DEDUP_RETENTION_DAYS)',
-    registers: [registry],
-  }).set(retentionDays * 86_400);
+  scrapedGaugeByLabel(
+    registry,
+    'fon_portal_orders',
+    'Orders in portal_order_status, by portal status',
+    'status',
+    async () => (await ordersByPortalStatus(pool)).map(({ status, count }) => [status, count] as const),
+  );
+  scrapedGauge(
+    registry,
+    'fon_processed_event_oldest_age_seconds',
+    'Age of the oldest processed-event record; compare with fon_processed_event_retention_seconds',
+    () => oldestProcessedAgeSeconds(pool),
+  );
+  scrapedGauge(
+    registry,
+    'fon_processed_event_retention_seconds',
+    'How long processed-event records are kept (DEDUP_RETENTION_DAYS)',
+    () => retentionDays * 86_400,
+  );
 
   return {
     registry,
@@ -180,16 +148,5 @@ export function createMetrics(pool: Pool, retentionDays: number, sources: Metric
     reconnect(): void {
       reconnects.inc();
     },
-  };
-}
-
-/** Calls made while one is running share its promise: the gauges a scrape collects at once read once. */
-function sharedWhileRunning<T>(read: () => Promise<T>): () => Promise<T> {
-  let running: Promise<T> | undefined;
-  return () => {
-    running ??= read().finally(() => {
-      running = undefined;
-    });
-    return running;
   };
 }
