@@ -13,9 +13,22 @@ import { buildTestService, eventually, type TestServiceOptions } from '../suppor
 import { type Observer, observe } from '../support/observe.js';
 import { orderMaker } from '../support/orders.js';
 import { startWorld, stopWorld, type World } from '../support/world.js';
-import { startXsuaaStub, type XsuaaStub, xsuaaEnv } from '../support/xsuaa.js';
+import {
+  type ServiceKey,
+  type StubClient,
+  startXsuaaStub,
+  type XsuaaStub,
+  xsuaaEnv,
+} from '../support/xsuaa.js';
 
 const TOPIC = 'topic:sap/S4HANAOD/fleet/ce/sap/s4/beh/salesorder/v1/SalesOrder/Changed/v1';
+// Another app's client in the subaccount, granted only the admin API's Viewer scope: its tokens are for this app
+// (their audience names it), but do not let it push.
+const REPORTING: StubClient = {
+  clientid: 'sb-fleet-report!t1',
+  clientsecret: 'report-secret',
+  authorities: ['fon!t1.Viewer'],
+};
 
 let world: World;
 let db: TestDatabase;
@@ -37,7 +50,7 @@ function securedService(): Promise<ServiceParts> {
 }
 
 beforeAll(async () => {
-  [world, xsuaa] = await Promise.all([startWorld(), startXsuaaStub()]);
+  [world, xsuaa] = await Promise.all([startWorld(), startXsuaaStub([REPORTING])]);
   ({ db, s4, smtp } = world);
   view = observe({ db, smtp });
   service = await webhookService({ mailPollMs: 100 });
@@ -71,6 +84,26 @@ async function portalStatus(salesOrder: string): Promise<string | undefined> {
 function binaryHeaders(headers: Record<string, string>): Record<string, string> {
   return { 'content-type': 'application/json', ...binaryEvent({}, 'ce-').attributes, ...headers };
 }
+
+/**
+ * A token as a webhook subscription with OAuth2 client credentials fetches it (standalone Event Mesh and EMIS
+ * alike): client id and secret against the token URL, the key's `url` + `/oauth/token`.
+ */
+async function clientCredentialsToken({ clientid, clientsecret, url }: ServiceKey): Promise<string> {
+  const res = await fetch(`${url}/oauth/token`, {
+    method: 'POST',
+    headers: {
+      authorization: `Basic ${Buffer.from(`${clientid}:${clientsecret}`).toString('base64')}`,
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    body: 'grant_type=client_credentials',
+  });
+  if (!res.ok) throw new Error(`the token endpoint answered ${res.status}`);
+  return ((await res.json()) as { access_token: string }).access_token;
+}
+
+const claimsOf = (jwt: string) =>
+  JSON.parse(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString('utf8')) as Record<string, unknown>;
 
 async function count(sql: string, params: unknown[]): Promise<number> {
   const { rows } = await db.pool.query<{ n: number }>(`select count(*)::int as "n" from ${sql}`, params);
@@ -341,20 +374,33 @@ describe('webhook authorization with XSUAA', () => {
     }
   });
 
-  it('answers 403 to a token without the EventSubmit scope', async () => {
+  it('answers 403 to the client-credentials token of a client without the EventSubmit authority', async () => {
     const salesOrder = newOrder();
-    const token = xsuaa.token({ scopes: ['Admin', 'Viewer'] });
+    const token = await clientCredentialsToken({ ...REPORTING, url: xsuaa.serviceKey.url });
     const res = await post(salesOrderEvent({ salesOrder }), { authorization: `Bearer ${token}` }, secured);
     expect(res.statusCode).toBe(403);
     expect(res.json()).toEqual({ error: 'forbidden', message: 'missing scope EventSubmit' });
     expect(s4.calls(salesOrder)).toBe(0);
   });
 
-  it('processes a delivery whose token carries EventSubmit', async () => {
+  it("processes a delivery end to end whose token a service key of the app's instance fetched", async () => {
     const salesOrder = newOrder({ overallDeliveryStatus: 'C' });
-    const token = xsuaa.token({ scopes: ['EventSubmit'] });
+    const token = await clientCredentialsToken(xsuaa.serviceKey);
+    // The app's own client, holding EventSubmit only because xs-security.json lists it in "authorities".
+    expect(claimsOf(token)).toMatchObject({
+      grant_type: 'client_credentials',
+      client_id: xsuaa.credentials.clientid,
+      authorities: expect.arrayContaining([`${xsuaa.credentials.xsappname}.EventSubmit`]),
+    });
+
     const res = await post(salesOrderEvent({ salesOrder }), { authorization: `Bearer ${token}` }, secured);
     expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ status: 'processed', result: 'applied' });
     expect(await portalStatus(salesOrder)).toBe('Delivered');
+    const [mail] = await eventually(
+      'the mail',
+      async () => view.mails(salesOrder).length === 1 && view.mails(salesOrder),
+    );
+    expect(mail?.headers['x-portal-status']).toBe('Delivered');
   });
 });

@@ -1,4 +1,6 @@
 import { generateKeyPairSync, type KeyObject, randomUUID, sign } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { XsuaaCredentials } from '../../src/http/auth.js';
 import { sendJson, startHttpsStub } from './httpsStub.js';
 
@@ -15,8 +17,25 @@ export interface TokenOptions {
   user?: string;
 }
 
+/** An OAuth client of the subaccount with the authorities (full scope names) its tokens carry. */
+export interface StubClient {
+  clientid: string;
+  clientsecret: string;
+  authorities: string[];
+}
+
+/** What `cf service-key fon-uaa <key>` shows of the credentials a webhook subscription needs. */
+export interface ServiceKey {
+  clientid: string;
+  clientsecret: string;
+  /** The token endpoint is this URL + `/oauth/token`. */
+  url: string;
+}
+
 export interface XsuaaStub {
   credentials: XsuaaCredentials;
+  /** A service key of the app's own instance: its client gets the authorities xs-security.json names. */
+  serviceKey: ServiceKey;
   token(opts?: TokenOptions): string;
   close(): Promise<void>;
 }
@@ -29,24 +48,104 @@ const b64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toStr
 const rsa = () => generateKeyPairSync('rsa', { modulusLength: 2048 });
 
 /**
- * A local XSUAA that publishes one RS256 key at /token_keys over HTTPS, as xssec requires, and signs tokens
- * for the app `fon!t1`. The certificate comes from test/support/globalSetup.tls.ts.
+ * The authorities XSUAA gives an instance's own client from its security descriptor: the `authorities` entries
+ * of this app (`$XSAPPNAME.<scope>`), named with the instance's xsappname.
  */
-export async function startXsuaaStub(): Promise<XsuaaStub> {
+export function ownAuthorities(descriptorPath: URL, xsappname: string): string[] {
+  const descriptor = JSON.parse(readFileSync(descriptorPath, 'utf8')) as { authorities?: string[] };
+  return (descriptor.authorities ?? [])
+    .filter((authority) => authority.startsWith('$XSAPPNAME.'))
+    .map((authority) => authority.replace('$XSAPPNAME', xsappname));
+}
+
+/** The client named by HTTP Basic or, as XSUAA also accepts, by client_id and client_secret in the form. */
+async function clientOf(req: IncomingMessage): Promise<{ id: string; secret: string; grant: string | null }> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+  const basic = /^Basic (.+)$/i.exec(req.headers.authorization ?? '')?.[1];
+  const grant = form.get('grant_type');
+  if (basic === undefined)
+    return { id: form.get('client_id') ?? '', secret: form.get('client_secret') ?? '', grant };
+  const pair = Buffer.from(basic, 'base64').toString('utf8');
+  const colon = pair.indexOf(':');
+  return { id: pair.slice(0, colon), secret: pair.slice(colon + 1), grant };
+}
+
+/**
+ * A local XSUAA for the app `fon!t1` over HTTPS (the certificate comes from test/support/globalSetup.tls.ts):
+ * one RS256 key at /token_keys, as xssec requires, and /oauth/token, which issues client-credentials tokens to
+ * the app's own client (authorities from the repository's xs-security.json) and to `otherClients`.
+ */
+export async function startXsuaaStub(otherClients: StubClient[] = []): Promise<XsuaaStub> {
   const signing = rsa();
   const stranger = rsa();
   const jwks = {
     keys: [{ ...signing.publicKey.export({ format: 'jwk' }), kid: 'k1', use: 'sig', alg: 'RS256' }],
   };
+  const own: StubClient = {
+    clientid: CLIENT_ID,
+    clientsecret: `${randomUUID()}$binding-secret`,
+    authorities: ownAuthorities(new URL('../../xs-security.json', import.meta.url), XSAPPNAME),
+  };
+  const clients = [own, ...otherClients];
+  let origin = '';
+
+  const signed = (payload: Record<string, unknown>, opts: TokenOptions = {}): string => {
+    const data = `${b64({ alg: 'RS256', typ: 'JWT', kid: 'k1', jku: `${origin}/token_keys` })}.${b64(payload)}`;
+    const key: KeyObject = (opts.otherKey ? stranger : signing).privateKey;
+    const signature = sign('sha256', Buffer.from(data), key);
+    if (opts.tamper) signature[10] = (signature[10] ?? 0) ^ 1;
+    return `${data}.${signature.toString('base64url')}`;
+  };
+
+  const claims = (clientid: string, scope: string[], lifetime: number) => {
+    const now = Math.floor(Date.now() / 1000);
+    const exp = now + lifetime;
+    return {
+      jti: randomUUID(),
+      iss: `${origin}/oauth/token`,
+      client_id: clientid,
+      cid: clientid,
+      azp: clientid,
+      zid: ZONE,
+      ext_attr: { enhancer: 'XSUAA', subaccountid: ZONE, zdn: 'fleet' },
+      iat: Math.min(now, exp - 60),
+      exp,
+      scope,
+    };
+  };
+
+  // XSUAA's answer to a client-credentials grant: the client's authorities as scopes, and as audiences the
+  // client and every app whose scopes it holds.
+  const tokenEndpoint = async (req: IncomingMessage, res: ServerResponse) => {
+    const { id, secret, grant } = await clientOf(req);
+    if (grant !== 'client_credentials') return sendJson(res, 400, { error: 'unsupported_grant_type' });
+    const client = clients.find(
+      (candidate) => candidate.clientid === id && candidate.clientsecret === secret,
+    );
+    if (client === undefined) return sendJson(res, 401, { error: 'unauthorized' });
+    const scope = ['uaa.resource', ...client.authorities];
+    const apps = client.authorities.map((authority) => authority.slice(0, authority.lastIndexOf('.')));
+    const payload = {
+      ...claims(client.clientid, scope, 600),
+      authorities: scope,
+      sub: client.clientid,
+      grant_type: 'client_credentials',
+      aud: [...new Set(['uaa', client.clientid, ...apps])],
+    };
+    sendJson(res, 200, { access_token: signed(payload), token_type: 'bearer', expires_in: 599 });
+  };
+
   const server = await startHttpsStub((req, res) => {
-    const found = new URL(req.url ?? '/', 'https://localhost').pathname === '/token_keys';
+    const path = new URL(req.url ?? '/', 'https://localhost').pathname;
+    if (req.method === 'POST' && path === '/oauth/token') return void tokenEndpoint(req, res);
+    const found = path === '/token_keys';
     sendJson(res, found ? 200 : 404, found ? jwks : {});
   });
-  const { origin, port } = server;
+  origin = server.origin;
 
   const token = (opts: TokenOptions = {}): string => {
-    const now = Math.floor(Date.now() / 1000);
-    const exp = now + (opts.expiresInSeconds ?? 600);
     const who = opts.user
       ? {
           grant_type: 'authorization_code',
@@ -55,29 +154,23 @@ export async function startXsuaaStub(): Promise<XsuaaStub> {
           user_id: randomUUID(),
         }
       : { grant_type: 'client_credentials', sub: CLIENT_ID };
+    const scopes = (opts.scopes ?? []).map((s) => `${XSAPPNAME}.${s}`);
     const payload = {
-      jti: randomUUID(),
-      iss: `${origin}/oauth/token`,
-      client_id: CLIENT_ID,
-      cid: CLIENT_ID,
-      azp: CLIENT_ID,
+      ...claims(CLIENT_ID, scopes, opts.expiresInSeconds ?? 600),
       aud: [CLIENT_ID, XSAPPNAME],
-      zid: ZONE,
-      ext_attr: { enhancer: 'XSUAA', subaccountid: ZONE, zdn: 'fleet' },
-      iat: Math.min(now, exp - 60),
-      exp,
-      scope: (opts.scopes ?? []).map((s) => `${XSAPPNAME}.${s}`),
       ...who,
     };
-    const data = `${b64({ alg: 'RS256', typ: 'JWT', kid: 'k1', jku: `${origin}/token_keys` })}.${b64(payload)}`;
-    const key: KeyObject = (opts.otherKey ? stranger : signing).privateKey;
-    const signature = sign('sha256', Buffer.from(data), key);
-    if (opts.tamper) signature[10] = (signature[10] ?? 0) ^ 1;
-    return `${data}.${signature.toString('base64url')}`;
+    return signed(payload, opts);
   };
 
   return {
-    credentials: { clientid: CLIENT_ID, xsappname: XSAPPNAME, uaadomain: `localhost:${port}`, url: origin },
+    credentials: {
+      clientid: CLIENT_ID,
+      xsappname: XSAPPNAME,
+      uaadomain: `localhost:${server.port}`,
+      url: origin,
+    },
+    serviceKey: { clientid: own.clientid, clientsecret: own.clientsecret, url: origin },
     token,
     close: server.close,
   };

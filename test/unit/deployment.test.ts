@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { posix } from 'node:path';
 import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
@@ -7,46 +6,29 @@ import { loadConfig } from '../../src/config.js';
 import { CONFIG_KEYS } from '../../src/configKeys.js';
 import { EVENT_HUB_PATH } from '../../src/http/eventHubRoutes.js';
 import { SCOPES } from '../../src/http/scopes.js';
+import {
+  type Binding,
+  deployment,
+  instancesNamedIn,
+  interpolate,
+  type Mta,
+  type MtaExtension,
+  type Params,
+  pushedManifest,
+  readRepoFile as read,
+} from '../support/descriptors.js';
 import { readSample } from '../support/realSamples.js';
 
-// The deployment descriptors are checked against each other and against the code, so that mta.yaml and
-// manifest.yml cannot drift apart and neither can name a scope, a setting or a start file the code lacks.
+// The deployment descriptors are checked against each other and against the code, so that mta.yaml with a broker's
+// extension descriptor and manifest.yml with that broker's vars file cannot drift apart, and neither can name a
+// scope, a setting, a start file or a service instance that is not there.
 
-type Params = Record<string, unknown>;
-interface Mta {
-  '_schema-version': string;
-  ID: string;
-  version: string;
-  modules: {
-    name: string;
-    type: string;
-    'build-parameters': { builder: string; commands: string[]; ignore: string[] };
-    parameters: Params;
-    properties: Record<string, unknown>;
-    requires: { name: string }[];
-  }[];
-  resources: {
-    name: string;
-    type: string;
-    active?: boolean;
-    parameters: Params;
-    requires?: { name: string }[];
-    'processed-after'?: string[];
-  }[];
-}
-interface MtaExtension {
-  ID: string;
-  extends: string;
-  modules: { name: string; properties: Record<string, unknown>; requires?: { name: string }[] }[];
-  resources: { name: string; active?: boolean; parameters: { config: Params } }[];
-}
-interface Manifest {
-  applications: (Params & { name: string; services: string[]; env: Record<string, unknown> })[];
-}
 interface XsSecurity {
   xsappname: string;
   'tenant-mode': string;
   scopes: { name: string; 'grant-as-authority-to-apps'?: string[] }[];
+  authorities?: string[];
+  'oauth2-configuration'?: { 'credential-types'?: string[] };
   'role-templates': { name: string; 'scope-references': string[] }[];
   'role-collections': { name: string; 'role-template-references': string[] }[];
 }
@@ -56,15 +38,12 @@ interface EventMeshDescriptor {
   version: string;
   options: Record<string, boolean>;
   rules: Record<'queueRules' | 'topicRules', Record<'publishFilter' | 'subscribeFilter', string[]>>;
-  authorities?: string[];
 }
-
-const root = new URL('../../', import.meta.url);
-const read = (file: string): string => readFileSync(new URL(file, root), 'utf8');
 
 const mta = parse(read('mta.yaml')) as Mta;
 const eventHubExtension = parse(read('event-hub.mtaext')) as MtaExtension;
-const manifest = parse(read('manifest.yml')) as Manifest;
+// manifest.yml as pushed for standalone Event Mesh, the broker mta.yaml binds without an extension.
+const { manifest } = pushedManifest('deploy/cf/event-mesh.yml');
 const xsSecurity = JSON.parse(read('xs-security.json')) as XsSecurity;
 const eventMesh = JSON.parse(read('event-mesh.json')) as EventMeshDescriptor;
 const pkg = JSON.parse(read('package.json')) as {
@@ -272,12 +251,13 @@ describe('xs-security.json', () => {
     );
   });
 
-  it('grants EventSubmit to the bound Event Mesh instance, which accepts it', () => {
-    const eventSubmit = xsSecurity.scopes.find((scope) => scope.name === `$XSAPPNAME.${SCOPES.eventSubmit}`);
-    expect(eventSubmit?.['grant-as-authority-to-apps']).toEqual([
-      `$XSSERVICENAME(${instanceOf('enterprise-messaging')})`,
-    ]);
-    expect(eventMesh.authorities).toContain('$ACCEPT_GRANTED_AUTHORITIES');
+  it("gives EventSubmit to the app's own client, whose service keys have secrets of their own", () => {
+    // A webhook subscription of any broker fetches its token with a service key of this instance; no broker
+    // instance is named, so the descriptor is the same whichever broker is deployed.
+    expect(xsSecurity.authorities).toEqual([`$XSAPPNAME.${SCOPES.eventSubmit}`]);
+    for (const scope of xsSecurity.scopes) expect(scope['grant-as-authority-to-apps']).toBeUndefined();
+    // Deleting the webhook's key revokes its secret without touching the app's binding.
+    expect(xsSecurity['oauth2-configuration']?.['credential-types']).toContain('binding-secret');
   });
 });
 
@@ -508,4 +488,82 @@ describe('one extension descriptor per AMQP broker', () => {
       });
     });
   }
+});
+
+// Each broker has one extension descriptor for `cf deploy` and one vars file for `cf push`; both must end in the
+// same app. mta.yaml alone deploys standalone Event Mesh, as event-mesh.mtaext says explicitly.
+const VARIANTS = [
+  { broker: 'standalone Event Mesh', extension: 'event-mesh.mtaext', vars: 'deploy/cf/event-mesh.yml' },
+  { broker: 'EMIS', extension: 'emis.mtaext', vars: 'deploy/cf/emis.yml' },
+  { broker: 'AEM', extension: 'aem.mtaext', vars: 'deploy/cf/aem.yml' },
+  { broker: 'Event Hub', extension: 'event-hub.mtaext', vars: 'deploy/cf/event-hub.yml' },
+];
+const extensionOf = (file: string) => parse(read(file)) as MtaExtension;
+
+describe('cf push with one vars file per broker', () => {
+  const ajv = new Ajv({ strict: false, allErrors: true });
+  const validManifest = ajv.compile(JSON.parse(readSample('schemas/cloudfoundry-application-manifest.json')));
+  const byName = (bindings: Binding[]) => [...bindings].sort((a, b) => a.name.localeCompare(b.name));
+
+  for (const { broker, extension, vars: varsFile } of VARIANTS) {
+    describe(`${varsFile} (${broker})`, () => {
+      const { manifest: pushed, vars, used } = pushedManifest(varsFile);
+      const [pushedApp] = pushed.applications;
+      const deployed = deployment(mta, extensionOf(extension));
+
+      it('yields a valid Cloud Foundry manifest, and every variable it defines is used', () => {
+        expect(validManifest(pushed), JSON.stringify(validManifest.errors)).toBe(true);
+        expect(Object.keys(vars).sort()).toEqual([...used].sort());
+      });
+
+      it(`binds the services ${extension} keeps active, with the same binding parameters`, () => {
+        const bindings = (pushedApp?.services ?? []).map((service) =>
+          typeof service === 'string' ? { name: service } : service,
+        );
+        expect(byName(bindings)).toEqual(byName(deployed.bindings));
+      });
+
+      it(`sets the environment mta.yaml sets with ${extension}, every value a string`, () => {
+        expect(pushedApp?.env).toEqual(deployed.env);
+        for (const [key, value] of Object.entries(pushedApp?.env ?? {}))
+          expect(typeof value, `${key} must be a quoted string in ${varsFile}`).toBe('string');
+      });
+    });
+  }
+
+  it('stops a push without a vars file, as cf push does', () => {
+    expect(() => interpolate(parse(read('manifest.yml')), {}, new Set())).toThrow(
+      /Expected to find variables/,
+    );
+  });
+});
+
+describe('the XSUAA instance under every descriptor', () => {
+  const cases = [
+    { name: 'mta.yaml alone', deployed: deployment(mta) },
+    ...VARIANTS.map(({ extension }) => ({
+      name: extension,
+      deployed: deployment(mta, extensionOf(extension)),
+    })),
+  ];
+
+  it('is found by its $XSSERVICENAME references, as a grant to an instance would name it', () => {
+    const granting = { scopes: [{ 'grant-as-authority-to-apps': ['$XSSERVICENAME(fon-event-mesh)'] }] };
+    expect(instancesNamedIn(granting)).toEqual(['fon-event-mesh']);
+  });
+
+  for (const { name, deployed } of cases) {
+    it(`names, and waits for, only instances that ${name} keeps active`, () => {
+      // An instance that is not created cannot be resolved by the XSUAA broker, nor waited for by the deployer.
+      for (const instance of instancesNamedIn(deployed.serviceConfig('fon-uaa')))
+        expect(deployed.active, `${instance} is inactive`).toContain(instance);
+      for (const resource of mta.resources.filter((candidate) => deployed.active.has(candidate.name)))
+        for (const before of resource['processed-after'] ?? [])
+          expect(deployed.active, `${resource.name} waits for inactive ${before}`).toContain(before);
+    });
+  }
+
+  it('is created from xs-security.json alone by cf push, which names no instance', () => {
+    expect(instancesNamedIn(xsSecurity)).toEqual([]);
+  });
 });
