@@ -63,6 +63,7 @@ const pageQuery = {
 
 type Page = { Querystring: { limit: number; offset: number } };
 type ById = { Params: { id: string } };
+type ReadPage = (db: Pool, limit: number, offset: number) => Promise<unknown[]>;
 
 const notFound = (reply: FastifyReply, message: string): FastifyReply =>
   reply.code(404).send({ error: 'not_found', message });
@@ -81,31 +82,33 @@ export function adminRoutes(deps: AdminDeps): (app: FastifyInstance) => Promise<
     const viewer = { onRequest: auth.requireScope(SCOPES.viewer) };
     const admin = { onRequest: auth.requireScope(SCOPES.admin) };
 
+    // A lookup answers what is known, or 404 saying what is not.
     app.get<{ Params: { salesOrder: string } }>(
       '/api/orders/:salesOrder',
       { ...viewer, schema: { params: salesOrderParams } },
-      async (request, reply) => {
-        const { salesOrder } = request.params;
-        const overview = await orderOverview(pool, salesOrder);
-        return overview ?? notFound(reply, `nothing is known about sales order ${salesOrder}`);
-      },
+      async ({ params: { salesOrder } }, reply) =>
+        (await orderOverview(pool, salesOrder)) ??
+        notFound(reply, `nothing is known about sales order ${salesOrder}`),
     );
 
     app.get<{ Querystring: { source: string; id: string } }>(
       '/api/events',
       { ...viewer, schema: { querystring: eventQuery } },
-      async (request, reply) => {
-        const history = await eventHistory(pool, request.query.source, request.query.id);
-        return history ?? notFound(reply, 'nothing is known about an event with this source and id');
-      },
+      async ({ query }, reply) =>
+        (await eventHistory(pool, query.source, query.id)) ??
+        notFound(reply, 'nothing is known about an event with this source and id'),
     );
 
     app.get('/api/summary', viewer, async () => summary(pool));
 
-    app.get<Page>('/api/mail', { ...viewer, schema: { querystring: pageQuery } }, async (request) => {
-      const { limit, offset } = request.query;
-      return { limit, offset, items: await mailNeedingAttention(pool, limit, offset) };
-    });
+    // A list an operator pages through: the page asked for, and its items.
+    const pagedList = (url: string, read: ReadPage) =>
+      app.get<Page>(url, { ...viewer, schema: { querystring: pageQuery } }, async (request) => {
+        const { limit, offset } = request.query;
+        return { limit, offset, items: await read(pool, limit, offset) };
+      });
+
+    pagedList('/api/mail', mailNeedingAttention);
 
     app.post<ById>(
       '/api/mail/:id/retry',
@@ -121,14 +124,7 @@ export function adminRoutes(deps: AdminDeps): (app: FastifyInstance) => Promise<
       },
     );
 
-    app.get<Page>(
-      '/api/portal-pushes',
-      { ...viewer, schema: { querystring: pageQuery } },
-      async (request) => {
-        const { limit, offset } = request.query;
-        return { limit, offset, items: await pushesNeedingAttention(pool, limit, offset) };
-      },
-    );
+    pagedList('/api/portal-pushes', pushesNeedingAttention);
 
     app.post<{ Params: { salesOrder: string } }>(
       '/api/portal-pushes/:salesOrder/retry',
@@ -145,18 +141,13 @@ export function adminRoutes(deps: AdminDeps): (app: FastifyInstance) => Promise<
       },
     );
 
-    app.get<Page>('/api/dead-letters', { ...viewer, schema: { querystring: pageQuery } }, async (request) => {
-      const { limit, offset } = request.query;
-      return { limit, offset, items: await listDeadLetters(pool, limit, offset) };
-    });
+    pagedList('/api/dead-letters', listDeadLetters);
 
     app.get<ById>(
       '/api/dead-letters/:id',
       { ...viewer, schema: { params: idParams } },
-      async (request, reply) => {
-        const letter = await readDeadLetter(pool, request.params.id);
-        return letter ?? notFound(reply, `no dead letter ${request.params.id}`);
-      },
+      async ({ params: { id } }, reply) =>
+        (await readDeadLetter(pool, id)) ?? notFound(reply, `no dead letter ${id}`),
     );
 
     app.post<ById>(
