@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { withTransaction } from '../db/transaction.js';
-import type { PortalOrder } from '../portal/portalStatus.js';
+import { type PortalOrder, SET_STATE_FROM_EXCLUDED, STATE_COLUMNS } from '../portal/portalStatus.js';
 import { queuePushSql } from '../portal/pushOutbox.js';
 import { activeTraceparent } from '../tracing.js';
 import type { ParsedEvent } from './cloudEvent.js';
@@ -59,22 +59,15 @@ export async function applyEffect(
     }>({
       name: pushToPortal ? 'apply-effect-push' : 'apply-effect',
       text: `with ${recordProcessedSql({ outcome: `'applied'`, payloadHash: '$5::text' })}, portal as (
-         insert into portal_order_status as current
-           (sales_order, portal_status, requested_delivery_date, sold_to_party, customer_reference,
-            s4_changed_at, s4_read_at)
+         insert into portal_order_status as current (sales_order, ${STATE_COLUMNS}, s4_read_at)
          select $4::text, $6::text, $7::date, $8::text, $9::text, $10::timestamptz, $11::timestamptz
          where exists (select from recorded)
-         on conflict (sales_order) do update set
-           portal_status = excluded.portal_status,
-           requested_delivery_date = excluded.requested_delivery_date,
-           sold_to_party = excluded.sold_to_party,
-           customer_reference = excluded.customer_reference,
-           s4_changed_at = excluded.s4_changed_at,
+         on conflict (sales_order) do update set ${SET_STATE_FROM_EXCLUDED},
            s4_read_at = excluded.s4_read_at,
            updated_at = now()
          where (coalesce(excluded.s4_changed_at, '-infinity'), excluded.s4_read_at)
             >= (coalesce(current.s4_changed_at, '-infinity'), current.s4_read_at)
-         returning 1
+         returning sales_order, ${STATE_COLUMNS}
        ), changed as (
          -- An update's SET reads the row it replaces: the pair notified so far becomes the previous pair, taken
          -- from the row version this statement locked, never from an older snapshot.
@@ -105,7 +98,7 @@ export async function applyEffect(
        )${pushToPortal ? `, ${queuePushSql(PUSH_ID)}` : ''}
        select exists (select from recorded) as "recorded", exists (select from portal) as "applied",
               exists (select from queued) as "mailQueued",
-              ${pushToPortal ? 'exists (select from pushed)' : 'false'} as "pushQueued"`,
+              ${pushToPortal ? 'exists (select from pushed where queued)' : 'false'} as "pushQueued"`,
       values: [
         event.source,
         event.id,

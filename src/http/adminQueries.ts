@@ -1,6 +1,7 @@
 // The admin API's SQL: reads across the tables, and the one operator write on the outbox (a retry).
 // Dates are formatted in SQL: pg would turn a `date` into a local-midnight Date object.
 import type { Executor } from '../db/transaction.js';
+import { type Requeued, requeue } from '../outbox/requeue.js';
 import { openOrdersBySoldTo, ordersByPortalStatus } from '../portal/openOrders.js';
 
 /** Most rows of each history an order overview returns, newest first. */
@@ -112,24 +113,13 @@ export async function mailNeedingAttention(db: Executor, limit: number, offset: 
   return rows;
 }
 
-export type RetryResult = { kind: 'retried'; messageId: string } | { kind: 'not_found' } | { kind: 'sent' };
-
 /**
- * Puts a parked or failing mail back in line, due now, with a fresh attempt budget. The Message-ID stays:
- * it is the same notification, and a recipient's client that saw an earlier copy recognises it.
- * A pending mail may be mid-send under its lease; retrying it then can send it twice, with that same
- * Message-ID.
+ * Puts a parked or failing mail back in line. A pending mail may be mid-send under its lease (its
+ * next_attempt_at), which this moves to now: retrying it then can send it twice, with the same Message-ID.
  */
-export async function retryMail(db: Executor, id: string): Promise<RetryResult> {
-  const { rows } = await db.query<{ messageId: string }>(
-    `update mail_outbox set state = 'pending', attempts = 0, next_attempt_at = now(), last_error = null
-     where id = $1::bigint and state <> 'sent'
-     returning message_id as "messageId"`,
-    [id],
-  );
-  if (rows[0] !== undefined) return { kind: 'retried', messageId: rows[0].messageId };
-  const found = await db.query(`select from mail_outbox where id = $1::bigint`, [id]);
-  return found.rowCount === 0 ? { kind: 'not_found' } : { kind: 'sent' };
+export function retryMail(db: Executor, id: string): Promise<Requeued<'sent'>> {
+  const of = { table: 'mail_outbox', key: 'id', done: 'sent', identity: 'message_id' } as const;
+  return requeue(db, of, id);
 }
 
 export async function listDeadLetters(db: Executor, limit: number, offset: number) {

@@ -120,7 +120,7 @@ export function adminRoutes(deps: AdminDeps): (app: FastifyInstance) => Promise<
         if (result.kind === 'not_found') return notFound(reply, `no mail ${id}`);
         if (result.kind === 'sent') return conflict(reply, `mail ${id} was already sent`);
         deps.wakeMailSender();
-        return { id, state: 'pending', messageId: result.messageId };
+        return { id, state: 'pending', messageId: result.identity };
       },
     );
 
@@ -137,7 +137,7 @@ export function adminRoutes(deps: AdminDeps): (app: FastifyInstance) => Promise<
           return notFound(reply, `no portal push for sales order ${salesOrder}`);
         if (result.kind === 'done') return conflict(reply, `the portal push of ${salesOrder} is done`);
         deps.wakePortalSender();
-        return { salesOrder, state: 'pending', pushId: result.pushId };
+        return { salesOrder, state: 'pending', pushId: result.identity };
       },
     );
 

@@ -40,3 +40,26 @@ export function toPortalOrder(order: SalesOrder, readAt: Date): PortalOrder {
     readAt,
   };
 }
+
+// An order's state as both tables that keep one hold it (portal_order_status, portal_push), defined once so that
+// the two upserts in the effect's statement write the same columns and a push compares what the portal shows.
+/** The values the portal shows: a change of any of them is a change the portal must be told of. */
+export const SHOWN_COLUMNS = [
+  'portal_status',
+  'requested_delivery_date',
+  'sold_to_party',
+  'customer_reference',
+] as const;
+
+/** The shown values and when S/4HANA last changed them, as a column list. */
+export const STATE_COLUMNS = [...SHOWN_COLUMNS, 's4_changed_at'].join(', ');
+
+/** The `set` items of an upsert that takes the state of the row it proposed. */
+export const SET_STATE_FROM_EXCLUDED = [...SHOWN_COLUMNS, 's4_changed_at']
+  .map((column) => `${column} = excluded.${column}`)
+  .join(', ');
+
+/** A row's shown values as one row value, `(p.portal_status, …)`; `prefix` names a copy (`pushed_`). */
+export function shownOf(alias: string, prefix = ''): string {
+  return `(${SHOWN_COLUMNS.map((column) => `${alias}.${prefix}${column}`).join(', ')})`;
+}

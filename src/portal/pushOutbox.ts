@@ -1,9 +1,12 @@
 // The portal push outbox's SQL (table portal_push, one row per order). The effect queues a state in its own
 // transaction; the sender claims due rows under a lease, renews it while the portal answers, and books the
 // answer only for the claim it holds. A booking that finds a newer state queued meanwhile (another push_id)
-// leaves the row pending and frees it at once: the order goes again with the newer state.
+// leaves the row pending and frees it at once: the order goes again with the newer state. A booking done also
+// records the state as the one the portal holds (pushed_*), which the effect compares a change back with.
 import type { Executor } from '../db/transaction.js';
 import { type Backlog, readBacklog } from '../outbox/backlog.js';
+import { type Requeued, requeue } from '../outbox/requeue.js';
+import { SET_STATE_FROM_EXCLUDED, SHOWN_COLUMNS, STATE_COLUMNS, shownOf } from './portalStatus.js';
 
 export interface PortalPush {
   salesOrder: string;
@@ -19,35 +22,34 @@ export interface PortalPush {
   claims: number;
 }
 
+// A state that may be withdrawn: pending, never tried since the state last pushed was booked (no claim since,
+// so no push of it can have reached the portal, not even one that timed out), and S/4HANA's new state shows
+// what that push showed. The portal holds it already: nothing is sent.
+const CHANGED_BACK = `p.state = 'pending' and p.claims = p.pushed_claim
+  and ${shownOf('p', 'pushed_')} is not distinct from ${shownOf('excluded')}`;
+
 /**
  * The effect's step that queues a push, as a common table expression `pushed` taking its row from `portal`
- * (the portal upsert, which returns only when this state became the portal's). Parameters: $4 sales order,
- * $6 status, $7 date, $8 sold-to party, $9 customer reference, $10 changed at, and `pushId`. Unchanged states
- * (the four values the portal shows equal to the row's) queue nothing; a state still pending is replaced.
+ * (the portal upsert, which returns the order's state only when it became the portal's) and `pushId`, the new
+ * state's Idempotency-Key. A state the row holds already (the one queued, or the one last pushed when done)
+ * queues nothing; a state changed back to the one last pushed withdraws a pending state never tried
+ * (CHANGED_BACK); any other state replaces a pending one, or follows one in flight. `queued` says which.
  */
 export function queuePushSql(pushId: string): string {
   return `pushed as (
-    insert into portal_push as p
-      (sales_order, portal_status, requested_delivery_date, sold_to_party, customer_reference, s4_changed_at, push_id)
-    select $4::text, $6::text, $7::date, $8::text, $9::text, $10::timestamptz, ${pushId} from portal
-    on conflict (sales_order) do update set
-      portal_status = excluded.portal_status,
-      requested_delivery_date = excluded.requested_delivery_date,
-      sold_to_party = excluded.sold_to_party,
-      customer_reference = excluded.customer_reference,
-      s4_changed_at = excluded.s4_changed_at,
+    insert into portal_push as p (sales_order, ${STATE_COLUMNS}, push_id)
+    select sales_order, ${STATE_COLUMNS}, ${pushId} from portal
+    on conflict (sales_order) do update set ${SET_STATE_FROM_EXCLUDED},
       push_id = excluded.push_id,
-      state = 'pending',
-      result = null,
+      state = case when ${CHANGED_BACK} then 'done' else 'pending' end,
+      result = case when ${CHANGED_BACK} then 'withdrawn' end,
+      done_at = case when ${CHANGED_BACK} then now() end,
       attempts = 0,
       next_attempt_at = now(),
       last_error = null,
-      pending_since = case when p.state = 'pending' then p.pending_since else now() end,
-      done_at = null
-    where (p.portal_status, p.requested_delivery_date, p.sold_to_party, p.customer_reference)
-          is distinct from (excluded.portal_status, excluded.requested_delivery_date, excluded.sold_to_party,
-                            excluded.customer_reference)
-    returning 1
+      pending_since = case when p.state = 'pending' then p.pending_since else now() end
+    where ${shownOf('p')} is distinct from ${shownOf('excluded')}
+    returning p.state = 'pending' as queued
   )`;
 }
 
@@ -104,22 +106,33 @@ export type Booking =
   | { kind: 'retry'; delaySeconds: number; error: string }
   | { kind: 'parked'; error: string };
 
+// The booking is of the state the claim pushed only if no newer one was queued meanwhile (the same push_id).
+const SAME = `p.push_id = $3::uuid`;
+const DONE = `${SAME} and $4::text = 'done'`;
+// What the portal now holds, for the next effect to compare with: this state, booked done by this claim.
+const RECORD_PUSHED = [
+  ...SHOWN_COLUMNS.map(
+    (column) => `pushed_${column} = case when ${DONE} then p.${column} else p.pushed_${column} end`,
+  ),
+  `pushed_claim = case when ${DONE} then p.claims else p.pushed_claim end`,
+].join(', ');
+
 /**
  * Books how a claim's push ended and frees the order. If a newer state was queued while the push was in flight
  * (the push_id changed) the row stays pending and due now. Returns false when the claim no longer held the row
  * (its lease ran out and another claim took it): nothing is booked then.
  */
 export async function bookPush(db: Executor, claim: PushClaim, booking: Booking): Promise<boolean> {
-  const same = `p.push_id = $3::uuid`;
   const { rowCount } = await db.query(
     `update portal_push p set
        leased_until = null,
-       state = case when ${same} then $4::text else p.state end,
-       result = case when ${same} then $5::text else p.result end,
-       done_at = case when ${same} and $4::text = 'done' then now() else p.done_at end,
-       next_attempt_at = case when ${same} then now() + make_interval(secs => $6::double precision)
+       state = case when ${SAME} then $4::text else p.state end,
+       result = case when ${SAME} then $5::text else p.result end,
+       done_at = case when ${DONE} then now() else p.done_at end,
+       next_attempt_at = case when ${SAME} then now() + make_interval(secs => $6::double precision)
                               else p.next_attempt_at end,
-       last_error = case when ${same} then $7::text else p.last_error end
+       last_error = case when ${SAME} then $7::text else p.last_error end,
+       ${RECORD_PUSHED}
      where p.sales_order = $1::text and p.claims = $2::int`,
     [
       claim.salesOrder,
@@ -153,20 +166,11 @@ export async function pushesNeedingAttention(db: Executor, limit: number, offset
   return rows;
 }
 
-export type PushRetry = { kind: 'retried'; pushId: string } | { kind: 'not_found' } | { kind: 'done' };
-
 /**
- * Puts a parked or failing push back in line, due now, with the same Idempotency-Key: it is the same state.
- * A lease in force is kept, so a push in flight is not doubled.
+ * Puts a parked or failing push back in line with the same Idempotency-Key: it is the same state. A lease in
+ * force (leased_until) is kept, so a push in flight is not doubled.
  */
-export async function retryPush(db: Executor, salesOrder: string): Promise<PushRetry> {
-  const { rows } = await db.query<{ pushId: string }>(
-    `update portal_push set state = 'pending', attempts = 0, next_attempt_at = now(), last_error = null
-     where sales_order = $1::text and state <> 'done'
-     returning push_id::text as "pushId"`,
-    [salesOrder],
-  );
-  if (rows[0] !== undefined) return { kind: 'retried', pushId: rows[0].pushId };
-  const found = await db.query(`select from portal_push where sales_order = $1::text`, [salesOrder]);
-  return found.rowCount === 0 ? { kind: 'not_found' } : { kind: 'done' };
+export function retryPush(db: Executor, salesOrder: string): Promise<Requeued<'done'>> {
+  const of = { table: 'portal_push', key: 'sales_order', done: 'done', identity: 'push_id' } as const;
+  return requeue(db, of, salesOrder);
 }

@@ -2,28 +2,38 @@
 // deliveries and instances produce, forced with row locks held by a second connection instead of latencies: the
 // other connection stands for another instance's transaction, open at exactly the point the case needs. Each case
 // first proves the call under test is waiting on that lock, then ends the other transaction and checks the result.
+// The portal push cases drive the effect and the portal sender in turn against the portal stand-in, holding a
+// push in flight at a gate where the case needs one.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type PortalServer, startPortalServer } from '../../sandbox/portalServer.js';
 import { salesOrderEvent } from '../../sandbox/s4Events.js';
 import { applyEffect, type EffectMail } from '../../src/events/applyEffect.js';
 import { type ParsedEvent, parseCloudEvent } from '../../src/events/cloudEvent.js';
 import { checkInbox } from '../../src/events/inbox.js';
+import { createLogger } from '../../src/logger.js';
+import { createPortalApi, type PortalApi } from '../../src/portal/portalApi.js';
+import { createPortalSender, type PushResult } from '../../src/portal/portalSender.js';
 import type { PortalOrder } from '../../src/portal/portalStatus.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { eventually } from '../support/harness.js';
+import { gate } from '../support/gate.js';
+import { eventually, registerDestination } from '../support/harness.js';
 
 let db: TestDatabase;
 /** The other instance: one connection whose transaction the test opens and ends. */
 let other: pg.Client;
+let portal: PortalServer;
+let portalApi: PortalApi;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
+  [db, portal] = await Promise.all([createTestDatabase(), startPortalServer()]);
   other = new pg.Client({ connectionString: db.url });
   await other.connect();
+  portalApi = createPortalApi({ destination: registerDestination(portal.url), timeoutMs: 5000 });
 });
 afterAll(async () => {
   await other.end();
-  await db.drop();
+  await Promise.all([db.drop(), portal.close()]);
 });
 
 const MAIL: EffectMail = {
@@ -255,5 +265,135 @@ describe('the identity check against another transaction', () => {
     await other.query('commit');
 
     expect((await waiting.result).attempts).toBe(3);
+  });
+});
+
+/** The shown values of three states of an order; changed back to A, it shows A's values at a later time. */
+const SHOWN = {
+  A: { requestedDeliveryDate: '2026-12-15', customerReference: 'PO-A' },
+  B: { requestedDeliveryDate: '2026-12-20', customerReference: 'PO-B' },
+  C: { requestedDeliveryDate: '2026-12-22', customerReference: 'PO-C' },
+} as const;
+
+/** Applies S/4HANA's state `name` of `salesOrder`, changed at 10:`minute`, with the portal push on. */
+async function change(salesOrder: string, name: keyof typeof SHOWN, minute: number) {
+  return applyEffect(
+    db.pool,
+    event(salesOrder),
+    { ...state(salesOrder, minute), ...SHOWN[name] },
+    MAIL,
+    true,
+  );
+}
+
+/** Runs a portal sender until it has booked `count` pushes, then stops it: the results, in booking order. */
+async function sendPushes(count: number, api = portalApi): Promise<PushResult[]> {
+  const results: PushResult[] = [];
+  const booked = gate();
+  const sender = createPortalSender({
+    pool: db.pool,
+    portal: api,
+    logger: createLogger('silent'),
+    onResult(result) {
+      results.push(result);
+      if (results.length === count) booked.open();
+    },
+  });
+  sender.start();
+  await booked.opened;
+  await sender.stop();
+  return results;
+}
+
+/** The customer reference and answer of every PUT the portal received for `salesOrder`. */
+const puts = (salesOrder: string) =>
+  portal.requests(salesOrder).map((request) => [request.body?.customerReference, request.status]);
+
+async function pushRow(salesOrder: string) {
+  const { rows } = await db.pool.query(
+    `select state, result, customer_reference as "customerReference" from portal_push where sales_order = $1`,
+    [salesOrder],
+  );
+  return rows[0];
+}
+
+/** B queued, then S/4HANA back at the state the portal holds (`held`): B is withdrawn unsent. */
+async function expectChangeBackWithdrawn(salesOrder: string, held: keyof typeof SHOWN, minute: number) {
+  expect((await change(salesOrder, 'B', minute)).pushQueued).toBe(true);
+  expect((await change(salesOrder, held, minute + 1)).pushQueued).toBe(false);
+  expect(await pushRow(salesOrder)).toEqual({
+    state: 'done',
+    result: 'withdrawn',
+    customerReference: SHOWN[held].customerReference,
+  });
+}
+
+describe('the portal push when S/4HANA changes an order back', () => {
+  it('withdraws a state queued and never tried when the order changes back to the state last pushed', async () => {
+    const salesOrder = String(nextOrder++);
+    await change(salesOrder, 'A', 1);
+    expect(await sendPushes(1)).toEqual(['pushed']);
+
+    await expectChangeBackWithdrawn(salesOrder, 'A', 2);
+    // Nothing was sent after A, and nothing is left to send: the portal keeps A.
+    expect(puts(salesOrder)).toEqual([['PO-A', 200]]);
+    expect(portal.state(salesOrder)?.customerReference).toBe('PO-A');
+  });
+
+  // C replaces B before B's retry: C is never tried, but the portal may hold B all the same.
+  it.each<[string, Array<'C'>]>([
+    ['was tried and failed', []],
+    ['was tried and failed, then replaced by one never tried', ['C']],
+  ])('pushes the state changed back to when the state in between %s', async (_, replacedBy) => {
+    const salesOrder = String(nextOrder++);
+    await change(salesOrder, 'A', 1);
+    expect(await sendPushes(1)).toEqual(['pushed']);
+    portal.failNext('unavailable', 1, salesOrder);
+    await change(salesOrder, 'B', 2);
+    expect(await sendPushes(1)).toEqual(['retry']);
+    for (const name of replacedBy) expect((await change(salesOrder, name, 3)).pushQueued).toBe(true);
+
+    // A 503 or a timeout may come after the portal applied B: A must go again.
+    expect((await change(salesOrder, 'A', 4)).pushQueued).toBe(true);
+    expect(await sendPushes(1)).toEqual(['pushed']);
+    expect(puts(salesOrder)).toEqual([
+      ['PO-A', 200],
+      ['PO-B', 503],
+      ['PO-A', 200],
+    ]);
+    // A's answer tells again what the portal holds: the next change back to it is withdrawn.
+    await expectChangeBackWithdrawn(salesOrder, 'A', 5);
+  });
+
+  it('follows a push in flight with the state changed back to, once its answer is in', async () => {
+    const salesOrder = String(nextOrder++);
+    await change(salesOrder, 'A', 1);
+    expect(await sendPushes(1)).toEqual(['pushed']);
+    await change(salesOrder, 'B', 2);
+    // B's push waits at the gate, claimed and leased, before its PUT goes.
+    const inFlight = gate();
+    const answer = gate();
+    const held: PortalApi = {
+      async put(push) {
+        if (push.customerReference === 'PO-B') {
+          inFlight.open();
+          await answer.opened;
+        }
+        return portalApi.put(push);
+      },
+    };
+    const sending = sendPushes(2, held);
+    await inFlight.opened;
+
+    expect((await change(salesOrder, 'A', 3)).pushQueued).toBe(true);
+    answer.open();
+    expect(await sending).toEqual(['pushed', 'pushed']);
+    expect(puts(salesOrder)).toEqual([
+      ['PO-A', 200],
+      ['PO-B', 200],
+      ['PO-A', 200],
+    ]);
+    expect(portal.state(salesOrder)?.customerReference).toBe('PO-A');
+    await expectChangeBackWithdrawn(salesOrder, 'A', 4);
   });
 });
