@@ -264,7 +264,7 @@ async function runAll(
         const mails = await db.pool.query<{ mails: number; orders: number; pushed: number }>(
           `select (select count(*)::int from mail_outbox) as "mails",
                   (select count(*)::int from portal_order_status) as "orders",
-                  (select count(*)::int from portal_push where state = 'done') as "pushed"`,
+                  (select count(*)::int from portal_push where state = 'done' and result <> 'withdrawn') as "pushed"`,
         );
         result.scenarios.push({
           ...scenario,
