@@ -1,6 +1,6 @@
-// The bound services' credentials (VCAP_SERVICES, as config.ts read it from the environment it was given) made
-// into typed settings. Problems are collected as in config.ts; nothing here reads the environment.
-import type { AmqpBroker } from './config.js';
+// The bound services' credentials (VCAP_SERVICES, as config/envReader.ts read it from the environment it was
+// given) made into typed settings. Problems are collected as in config/; nothing here reads the environment.
+import type { AmqpBroker } from './config/brokerConfig.js';
 import type { XsuaaCredentials } from './http/auth.js';
 import type { IasCredentials } from './http/eventHubAuth.js';
 import type { EventMeshManagement } from './messaging/eventMeshSetup.js';
@@ -32,13 +32,9 @@ export function isXsuaaCredentials(
 }
 
 export function iasCredentials(
-  credentials: Record<string, unknown> | undefined,
+  credentials: Record<string, unknown>,
   problems: string[],
 ): IasCredentials | undefined {
-  if (credentials === undefined) {
-    problems.push('INGEST includes event-hub, which needs a bound identity (IAS) service to check tokens');
-    return undefined;
-  }
   const { clientid, url, domains } = credentials;
   const missing = [typeof clientid === 'string' ? '' : 'clientid', typeof url === 'string' ? '' : 'url'];
   if (missing.some((field) => field !== '')) {
@@ -55,13 +51,9 @@ export function iasCredentials(
 }
 
 export function eventBrokerClientId(
-  credentials: Record<string, unknown> | undefined,
+  credentials: Record<string, unknown>,
   problems: string[],
 ): string | undefined {
-  if (credentials === undefined) {
-    problems.push('INGEST includes event-hub, which needs a bound event-broker service (its ias.clientId)');
-    return undefined;
-  }
   const clientId = (credentials.ias as { clientId?: unknown } | undefined)?.clientId;
   if (typeof clientId === 'string' && clientId !== '') return clientId;
   problems.push(

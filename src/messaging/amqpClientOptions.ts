@@ -1,7 +1,7 @@
 // The AMQP client's options for the configured broker, with the flow control the consumer relies on.
 import { rootCertificates } from 'node:tls';
 import type { ClientOptions } from '@sap/xb-msg-amqp-v100';
-import type { AmqpBroker, AmqpSettings } from '../config.js';
+import type { AmqpBroker, AmqpSettings } from '../config/brokerConfig.js';
 
 export function amqpClientOptions({ broker, prefetch }: AmqpSettings): ClientOptions {
   // Link credit alone does not bound unsettled messages in this client; the session window does.
