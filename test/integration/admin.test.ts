@@ -4,35 +4,26 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { binaryEvent, S4_SOURCE, salesOrderEvent } from '../../sandbox/s4Events.js';
-import type { S4Server } from '../../sandbox/s4Server.js';
-import type { SmtpSink } from '../../sandbox/smtpServer.js';
 import type { InboundMessage } from '../../src/events/cloudEvent.js';
 import type { Handled } from '../../src/events/handleEvent.js';
 import { refuse } from '../../src/events/refuse.js';
 import type { ServiceParts } from '../../src/service.js';
-import type { TestDatabase } from '../support/database.js';
 import { buildTestService, eventually } from '../support/harness.js';
 import { orderMaker } from '../support/orders.js';
-import { startWorld, stopWorld, type World } from '../support/world.js';
+import { useWorld } from '../support/world.js';
 import { startXsuaaStub, type XsuaaStub, xsuaaEnv } from '../support/xsuaa.js';
 
 const MAX_DELIVERIES = 2;
 
-let world: World;
-let db: TestDatabase;
-let s4: S4Server;
-let smtp: SmtpSink;
+const world = useWorld();
 let stub: XsuaaStub;
 let service: ServiceParts;
 const appLogs: string[] = [];
 
 beforeAll(async () => {
-  [world, stub] = await Promise.all([startWorld(), startXsuaaStub()]);
-  ({ db, s4, smtp } = world);
+  stub = await startXsuaaStub();
   service = await buildTestService({
-    databaseUrl: db.url,
-    s4Url: s4.url,
-    smtpUrl: smtp.url,
+    ...world.endpoints(),
     env: {
       MAX_DELIVERIES: String(MAX_DELIVERIES),
       LOG_LEVEL: 'info',
@@ -49,7 +40,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await service.stop();
-  await Promise.all([stopWorld(world), stub.close()]);
+  await stub.close();
 });
 
 const viewer = () => stub.token({ scopes: ['Viewer'] });
@@ -63,7 +54,7 @@ function call(method: 'GET' | 'POST', url: string, token?: string) {
   });
 }
 
-const { newOrder } = orderMaker(() => s4, 5_000_000);
+const { newOrder } = orderMaker(() => world.s4, 5_000_000);
 
 /** Delivers one message as a transport adapter does: the handler decides, a reject is refused (stored). */
 async function deliver(
@@ -73,7 +64,7 @@ async function deliver(
   const handled = await service.handle(inbound, { channel: 'amqp' });
   if (handled.outcome.kind !== 'reject') return handled;
   const refusal = await refuse(
-    db.pool,
+    world.db.pool,
     {
       channel: 'amqp',
       reason: handled.outcome.reason,
@@ -93,7 +84,7 @@ async function deliver(
 const json = (text: string) => Buffer.from(text, 'utf8');
 
 async function mailRow(salesOrder: string) {
-  const { rows } = await db.pool.query(
+  const { rows } = await world.db.pool.query(
     `select id::text as "id", state, attempts, message_id as "messageId" from mail_outbox where sales_order = $1`,
     [salesOrder],
   );
@@ -101,7 +92,7 @@ async function mailRow(salesOrder: string) {
 }
 
 async function insertMail(salesOrder: string, state: string, lastError: string | null, createdAt: string) {
-  const { rows } = await db.pool.query<{ id: string }>(
+  const { rows } = await world.db.pool.query<{ id: string }>(
     `insert into mail_outbox (sales_order, portal_status, recipients, message_id, state, attempts, last_error,
                               created_at, next_attempt_at, sent_at)
      values ($1, 'Open', '{fleet-manager@fleet.example}', $2, $3, 1, $4, $5::timestamptz,
@@ -143,7 +134,7 @@ describe('portal pushes through the admin API', () => {
   it('lists a parked push to a Viewer and puts it back in line only for an Admin, with the same Idempotency-Key', async () => {
     const salesOrder = newOrder();
     const pushId = '6f1f0f6e-8d5a-4c1e-9a53-0d3f8c2b7a10';
-    await db.pool.query(
+    await world.db.pool.query(
       `insert into portal_push (sales_order, portal_status, push_id, state, attempts, last_error)
        values ($1, 'Open', $2::uuid, 'parked', 1, 'portal answered 400: bad field')`,
       [salesOrder, pushId],
@@ -162,8 +153,8 @@ describe('portal pushes through the admin API', () => {
     const refused = await call('POST', `/api/portal-pushes/${salesOrder}/retry`, viewer());
     expect(refused.statusCode).toBe(403);
     const state = async () =>
-      (await db.pool.query(`select state from portal_push where sales_order = $1`, [salesOrder])).rows[0]
-        ?.state;
+      (await world.db.pool.query(`select state from portal_push where sales_order = $1`, [salesOrder]))
+        .rows[0]?.state;
     expect(await state()).toBe('parked');
 
     const retried = await call('POST', `/api/portal-pushes/${salesOrder}/retry`, admin());
@@ -183,7 +174,7 @@ describe('reading what the service did', () => {
       body: json(salesOrderEvent({ salesOrder, type: 'sap.s4.beh.salesorder.v1.SalesOrder.Changed.v1' })),
     });
     const [mail] = await eventually('the mail', async () => {
-      const sent = smtp.messages.filter((m) => m.headers['x-sales-order'] === salesOrder);
+      const sent = world.smtp.messages.filter((m) => m.headers['x-sales-order'] === salesOrder);
       return sent.length === 1 && (await mailRow(salesOrder))?.state === 'sent' ? sent : undefined;
     });
 
@@ -247,11 +238,11 @@ describe('reading what the service did', () => {
     });
 
     const failing = newOrder();
-    s4.setFault((order) => (order === failing ? 'unavailable' : 'ok'));
+    world.s4.setFault((order) => (order === failing ? 'unavailable' : 'ok'));
     const released = await deliver({
       body: json(salesOrderEvent({ salesOrder: failing, id: 'evt-failing' })),
     });
-    s4.setFault(undefined);
+    world.s4.setFault(undefined);
     expect(released.outcome.kind).toBe('release');
     res = await events(S4_SOURCE, 'evt-failing');
     expect(res.json()).toMatchObject({
@@ -277,7 +268,7 @@ describe('reading what the service did', () => {
   });
 
   it('counts orders, outbox and unreplayed dead letters afresh on every call', async () => {
-    const count = async (sql: string) => (await db.pool.query<{ n: number }>(sql)).rows[0]?.n;
+    const count = async (sql: string) => (await world.db.pool.query<{ n: number }>(sql)).rows[0]?.n;
     const before = (await call('GET', '/api/summary', viewer())).json();
     expect(before.ordersByPortalStatus.PartiallyDelivered).toBe(
       await count(
@@ -292,11 +283,11 @@ describe('reading what the service did', () => {
     );
 
     // Written behind the service's back: only a recount can see these.
-    await db.pool.query(
+    await world.db.pool.query(
       `insert into portal_order_status (sales_order, portal_status, s4_read_at)
        values ('SUMA1', 'DeliveryBlocked', now()), ('SUMA2', 'DeliveryBlocked', now())`,
     );
-    await db.pool.query(`delete from dead_letter where id = (select max(id) from dead_letter)`);
+    await world.db.pool.query(`delete from dead_letter where id = (select max(id) from dead_letter)`);
     const after = (await call('GET', '/api/summary', viewer())).json();
     expect(after.ordersByPortalStatus.DeliveryBlocked).toBe(
       (before.ordersByPortalStatus.DeliveryBlocked ?? 0) + 2,
@@ -325,13 +316,13 @@ describe('reading what the service did', () => {
 describe('acting on mail and dead letters', () => {
   it('retries a parked mail: pending again, then really sent with the same Message-ID and a fresh budget', async () => {
     const salesOrder = newOrder({ overallSDProcessStatus: 'B' });
-    smtp.setRefuse(() => 'permanent');
+    world.smtp.setRefuse(() => 'permanent');
     await deliver({ body: json(salesOrderEvent({ salesOrder })) });
     const parked = await eventually('the mail to be parked', async () => {
       const row = await mailRow(salesOrder);
       return row?.state === 'parked' ? row : undefined;
     });
-    smtp.setRefuse(undefined);
+    world.smtp.setRefuse(undefined);
     const listed = (await call('GET', '/api/mail', viewer())).json();
     expect(listed.items.map((m: { id: string }) => m.id)).toContain(parked.id);
 
@@ -341,7 +332,7 @@ describe('acting on mail and dead letters', () => {
 
     // The sender polls once a minute: the mail goes out within the test's patience only if the retry woke it.
     const [received] = await eventually('the retried mail', async () => {
-      const sent = smtp.messages.filter((m) => m.headers['x-sales-order'] === salesOrder);
+      const sent = world.smtp.messages.filter((m) => m.headers['x-sales-order'] === salesOrder);
       return sent.length === 1 ? sent : undefined;
     });
     expect(received?.messageId).toBe(parked.messageId);
@@ -385,13 +376,15 @@ describe('acting on mail and dead letters', () => {
     // Binary mode, so the replay must bring the stored attributes back as well as the body.
     const binary = binaryEvent({ salesOrder, id: `evt-${salesOrder}` });
     const message = { body: json(binary.body), binaryAttributes: binary.attributes };
-    s4.setFault((order) => (order === salesOrder ? 'unavailable' : 'ok'));
+    world.s4.setFault((order) => (order === salesOrder ? 'unavailable' : 'ok'));
     let handled = await deliver(message);
     for (let delivery = 1; delivery <= MAX_DELIVERIES; delivery++) handled = await deliver(message);
-    s4.setFault(undefined);
+    world.s4.setFault(undefined);
     expect(handled.outcome).toMatchObject({ kind: 'reject', code: 'delivery_limit' });
     const portal = () =>
-      db.pool.query('select portal_status from portal_order_status where sales_order = $1', [salesOrder]);
+      world.db.pool.query('select portal_status from portal_order_status where sales_order = $1', [
+        salesOrder,
+      ]);
     expect((await portal()).rows).toEqual([]);
 
     const res = await call('POST', `/api/dead-letters/${handled.letter}/replay`, admin());
@@ -401,7 +394,7 @@ describe('acting on mail and dead letters', () => {
 
     const again = await call('POST', `/api/dead-letters/${handled.letter}/replay`, admin());
     expect(again.statusCode).toBe(409);
-    const letters = await db.pool.query('select replayed_at from dead_letter where event_id = $1', [
+    const letters = await world.db.pool.query('select replayed_at from dead_letter where event_id = $1', [
       `evt-${salesOrder}`,
     ]);
     expect(letters.rows).toEqual([{ replayed_at: expect.any(Date) }]);
@@ -409,7 +402,7 @@ describe('acting on mail and dead letters', () => {
 
   it('replays a still-invalid dead letter to reject, leaves it unreplayed and stores no second dead letter', async () => {
     const invalid = await deliver({ body: json(salesOrderEvent({ salesOrder: 'not-a-key' })) });
-    const count = async () => (await db.pool.query('select id from dead_letter')).rowCount;
+    const count = async () => (await world.db.pool.query('select id from dead_letter')).rowCount;
     const letters = await count();
 
     for (let replay = 1; replay <= 2; replay++) {
@@ -421,7 +414,7 @@ describe('acting on mail and dead letters', () => {
         reason: 'data.SalesOrder must be 1 to 10 letters or digits, got "not-a-key"',
       });
     }
-    const { rows } = await db.pool.query('select replayed_at from dead_letter where id = $1', [
+    const { rows } = await world.db.pool.query('select replayed_at from dead_letter where id = $1', [
       invalid.letter,
     ]);
     expect(rows).toEqual([{ replayed_at: null }]);
@@ -436,7 +429,7 @@ describe('acting on mail and dead letters', () => {
     const salesOrder = newOrder();
     await deliver({ body: json(salesOrderEvent({ salesOrder })) });
     await eventually('the mail sent', async () =>
-      smtp.messages.some((m) => m.headers['x-sales-order'] === salesOrder),
+      world.smtp.messages.some((m) => m.headers['x-sales-order'] === salesOrder),
     );
     const { letter } = await deliver({ body: json('{"specversion":"1.0","id":"logged-1"') });
     expect((await call('POST', `/api/dead-letters/${letter}/replay`, admin())).statusCode).toBe(200);

@@ -10,19 +10,19 @@ import { eventually } from '../support/harness.js';
 import { orderMaker } from '../support/orders.js';
 import { serviceEnv } from '../support/serviceEnv.js';
 import { type ServiceProcess, spawnServiceProcess } from '../support/serviceProcess.js';
-import { startWorld, stopWorld, type World } from '../support/world.js';
+import { useWorld } from '../support/world.js';
 
 const tls = brokerTls();
-let world: World;
+const world = useWorld();
 let queue: TestQueue;
 const started: ServiceProcess[] = [];
 
 beforeAll(async () => {
-  [world, queue] = await Promise.all([startWorld(), createTestQueue('fon-aem')]);
+  queue = await createTestQueue('fon-aem');
 });
 afterAll(async () => {
   for (const service of started) if (service.alive()) service.child.kill('SIGKILL');
-  await Promise.all([stopWorld(world), queue?.delete()]);
+  await queue?.delete();
 });
 
 const { newOrder } = orderMaker(() => world.s4, 7_800_000);
@@ -30,9 +30,7 @@ const { newOrder } = orderMaker(() => world.s4, 7_800_000);
 function start(env: Record<string, string>): ServiceProcess {
   const service = spawnServiceProcess({
     ...serviceEnv({
-      databaseUrl: world.db.url,
-      s4Url: world.s4.url,
-      smtpUrl: world.smtp.url,
+      ...world.endpoints(),
       queueAddress: queue.address,
     }),
     LOG_LEVEL: 'info',

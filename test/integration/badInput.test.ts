@@ -1,17 +1,15 @@
 import amqplib from 'amqplib';
 import rhea from 'rhea';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { S4_SOURCE, salesOrderEvent } from '../../sandbox/s4Events.js';
-import { type S4Server, startS4Server } from '../../sandbox/s4Server.js';
-import { type SmtpSink, startSmtpServer } from '../../sandbox/smtpServer.js';
-import type { Service } from '../../src/service.js';
 import { hostileMessages, metadataHostileMessages, paddedEvent } from '../fixtures/hostileMessages.js';
-import { createTestQueue, openRheaConnection, type TestQueue } from '../support/broker.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { eventually, startTestService } from '../support/harness.js';
-import { type Observer, observe } from '../support/observe.js';
+import { openRheaConnection } from '../support/broker.js';
+import { eventually } from '../support/harness.js';
+import { observe } from '../support/observe.js';
 import { orderMaker } from '../support/orders.js';
 import { AMQP_URL } from '../support/services.js';
+import { useService } from '../support/useService.js';
+import { useWorld } from '../support/world.js';
 
 const MAX_MESSAGE_BYTES = 256 * 1024;
 const STORED_BODY_LIMIT = 1024 * 1024; // src/events/deadLetter.ts keeps at most this much of a body
@@ -26,32 +24,11 @@ interface WireMessage {
   amqpValue?: unknown;
 }
 
-let db: TestDatabase;
-let s4: S4Server;
-let smtp: SmtpSink;
-let queue: TestQueue;
-let service: Service;
-let view: Observer;
-
-beforeAll(async () => {
-  [db, s4, smtp, queue] = await Promise.all([
-    createTestDatabase(),
-    startS4Server(),
-    startSmtpServer(),
-    createTestQueue('fon-bad-input'),
-  ]);
-  view = observe({ db, smtp });
-  service = await startTestService({
-    databaseUrl: db.url,
-    s4Url: s4.url,
-    smtpUrl: smtp.url,
-    queueAddress: queue.address,
-    env: { MAX_MESSAGE_BYTES: String(MAX_MESSAGE_BYTES) },
-  });
-});
-afterAll(async () => {
-  await service?.stop();
-  await Promise.all([db?.drop(), s4?.close(), smtp?.close(), queue?.delete()]);
+const world = useWorld();
+const view = observe(world);
+const running = useService(world, {
+  queue: 'fon-bad-input',
+  env: { MAX_MESSAGE_BYTES: String(MAX_MESSAGE_BYTES) },
 });
 
 /**
@@ -60,7 +37,7 @@ afterAll(async () => {
  */
 async function publish(messages: WireMessage[]): Promise<string[]> {
   const connection = await openRheaConnection('fon-bad-input');
-  const sender = connection.open_sender({ target: { address: queue.address } });
+  const sender = connection.open_sender({ target: { address: running.queue.address } });
   await new Promise<void>((resolve) => sender.once('sendable', () => resolve()));
   const outcomes = new Map<unknown, (outcome: string) => void>();
   for (const event of ['accepted', 'rejected', 'released', 'modified'] as const) {
@@ -91,11 +68,11 @@ async function drainDeadLetterQueue(count: number, codes: string[]): Promise<Map
   const connection = await amqplib.connect(AMQP_URL);
   const channel = await connection.createChannel();
   await eventually(`${count} messages in the dead-letter queue`, async () => {
-    return (await channel.checkQueue(queue.deadLetterName)).messageCount >= count;
+    return (await channel.checkQueue(running.queue.deadLetterName)).messageCount >= count;
   });
   const found = new Map<string, Buffer[]>();
   for (;;) {
-    const message = await channel.get(queue.deadLetterName, { noAck: true });
+    const message = await channel.get(running.queue.deadLetterName, { noAck: true });
     if (message === false) break;
     // RabbitMQ carries AMQP 1.0 application-properties to 0-9-1 as one encoded header.
     const encoded = String(message.properties.headers?.['x-amqp-1.0-app-properties'] ?? '');
@@ -106,7 +83,7 @@ async function drainDeadLetterQueue(count: number, codes: string[]): Promise<Map
   return found;
 }
 
-const { newOrder } = orderMaker(() => s4, 7_100_000, {
+const { newOrder } = orderMaker(() => world.s4, 7_100_000, {
   soldToParty: undefined,
   overallSDProcessStatus: undefined,
   overallDeliveryStatus: 'B',
@@ -201,7 +178,7 @@ describe('hostile messages on the real broker', () => {
     const letters = await eventually(
       `${corpus.length} dead letters`,
       async () => {
-        const { rows } = await db.pool.query<{
+        const { rows } = await world.db.pool.query<{
           code: string;
           reason: string;
           body: Buffer;
@@ -230,29 +207,29 @@ describe('hostile messages on the real broker', () => {
     }
 
     const processed = await eventually('every valid event processed', async () => {
-      const { rows } = await db.pool.query<{ outcome: string; n: number }>(
+      const { rows } = await world.db.pool.query<{ outcome: string; n: number }>(
         `select outcome, count(*)::int as n from processed_event group by outcome order by outcome`,
       );
       const counts = Object.fromEntries(rows.map((row) => [row.outcome, row.n]));
       return counts.applied === validOrders.length && counts.ignored === 1 ? counts : undefined;
     });
     expect(processed).toEqual({ applied: validOrders.length, ignored: 1 });
-    const { rows: portal } = await db.pool.query<{ salesOrder: string; portalStatus: string }>(
+    const { rows: portal } = await world.db.pool.query<{ salesOrder: string; portalStatus: string }>(
       `select sales_order as "salesOrder", portal_status as "portalStatus" from portal_order_status
        order by sales_order`,
     );
     expect(portal).toEqual(
       validOrders.sort().map((salesOrder) => ({ salesOrder, portalStatus: 'PartiallyDelivered' })),
     );
-    await smtp.waitForCount(validOrders.length, 15_000);
+    await world.smtp.waitForCount(validOrders.length, 15_000);
     for (const salesOrder of validOrders) expect(view.mails(salesOrder), salesOrder).toHaveLength(1);
 
     // S/4HANA saw exactly one read per valid order, and none for any key a hostile message carried.
     for (const message of corpus) {
-      if (message.salesOrder !== undefined) expect(s4.calls(message.salesOrder), message.name).toBe(0);
+      if (message.salesOrder !== undefined) expect(world.s4.calls(message.salesOrder), message.name).toBe(0);
     }
-    for (const salesOrder of validOrders) expect(s4.calls(salesOrder)).toBe(1);
-    expect(s4.calls()).toBe(validOrders.length);
+    for (const salesOrder of validOrders) expect(world.s4.calls(salesOrder)).toBe(1);
+    expect(world.s4.calls()).toBe(validOrders.length);
 
     // The broker's dead-letter queue holds each hostile message once, and nothing else.
     const codes = [...corpus, ...valid].map((message) => message.code);
@@ -263,8 +240,8 @@ describe('hostile messages on the real broker', () => {
     expect(big && dlq.get(big.code)?.[0]?.equals(big.body)).toBe(true);
 
     // Still alive and attached, and still working.
-    expect(service.amqp?.isAttached()).toBe(true);
-    const health = await service.app.inject({ method: 'GET', url: '/health' });
+    expect(running.service.amqp?.isAttached()).toBe(true);
+    const health = await running.service.app.inject({ method: 'GET', url: '/health' });
     expect(health.json()).toMatchObject({ status: 'UP', ready: true, checks: { amqp: 'attached' } });
     const last = newOrder();
     await publish([
@@ -276,7 +253,7 @@ describe('hostile messages on the real broker', () => {
       },
     ]);
     await eventually('the last event processed', async () => view.mails(last).length === 1);
-    await eventually('the queue to hold nothing ready or in flight', () => queue.isIdle());
+    await eventually('the queue to hold nothing ready or in flight', () => running.queue.isIdle());
   }, 90_000);
 
   it('records the reason of refused messages whose metadata PostgreSQL cannot store as it comes', async () => {
@@ -287,7 +264,7 @@ describe('hostile messages on the real broker', () => {
     await publish(messages);
 
     const letters = await eventually(`${messages.length} dead letters`, async () => {
-      const { rows } = await db.pool.query<{ code: string; reason: string }>(
+      const { rows } = await world.db.pool.query<{ code: string; reason: string }>(
         `select headers->>'fonCase' as "code", reason from dead_letter where headers->>'fonCase' like 'hm-%'`,
       );
       return rows.length === messages.length ? rows : undefined;
@@ -295,11 +272,11 @@ describe('hostile messages on the real broker', () => {
     for (const message of messages) {
       const letter = letters.find((row) => row.code === message.code);
       expect(letter?.reason, message.name).toMatch(message.reason);
-      expect(s4.calls(message.salesOrder)).toBe(0);
+      expect(world.s4.calls(message.salesOrder)).toBe(0);
     }
     const dlq = await drainDeadLetterQueue(messages.length, codes);
     expect([...dlq.keys()].sort()).toEqual(codes);
-    await eventually('the queue to hold nothing ready or in flight', () => queue.isIdle());
+    await eventually('the queue to hold nothing ready or in flight', () => running.queue.isIdle());
   });
 
   it('keeps header lines, recipients and HTML from S/4HANA free text out of the email', async () => {
@@ -324,7 +301,7 @@ describe('hostile messages on the real broker', () => {
     if (mail === undefined) throw new Error('no mail');
 
     expect(mail.to).toEqual(['fleet-manager@fleet.example']);
-    expect(smtp.messages.flatMap((m) => m.to).filter((to) => to.includes('evil.example'))).toEqual([]);
+    expect(world.smtp.messages.flatMap((m) => m.to).filter((to) => to.includes('evil.example'))).toEqual([]);
     const headerBlock = mail.raw.slice(0, mail.raw.search(/\r?\n\r?\n/));
     expect(headerBlock).not.toMatch(/evil\.example|X-Injected|<script/i);
     expect(Object.keys(mail.headers)).not.toContain('bcc');
@@ -338,6 +315,6 @@ describe('hostile messages on the real broker', () => {
     expect(mail.html).toContain('&#60;b onclick=&#34;x&#34;&#62;&#38;amp;&#60;/b&#62;');
     // The text itself reaches the fleet manager, in the body where it cannot act as a header.
     expect(mail.text).toContain('Bcc: attacker@evil.example');
-    await eventually('the queue to hold nothing ready or in flight', () => queue.isIdle());
+    await eventually('the queue to hold nothing ready or in flight', () => running.queue.isIdle());
   });
 });

@@ -3,30 +3,21 @@
 // pause on 429 with Retry-After. Request counts and times come from the stand-in's own log, not the service's.
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { salesOrderEvent } from '../../sandbox/s4Events.js';
-import type { LoggedRequest, S4Server } from '../../sandbox/s4Server.js';
-import type { SmtpSink } from '../../sandbox/smtpServer.js';
+import type { LoggedRequest } from '../../sandbox/s4Server.js';
 import type { Service } from '../../src/service.js';
-import { createTestQueue, type Publisher, type TestQueue } from '../support/broker.js';
-import type { TestDatabase } from '../support/database.js';
+import { createTestQueue, type TestQueue } from '../support/broker.js';
 import { type Gate, gate } from '../support/gate.js';
 import { eventually, startTestService } from '../support/harness.js';
 import { orderMaker } from '../support/orders.js';
-import { startWorld, stopWorld } from '../support/world.js';
+import { useWorld } from '../support/world.js';
 
-let db: TestDatabase;
-let s4: S4Server;
-let smtp: SmtpSink;
-let publisher: Publisher;
+const world = useWorld();
 let queue: TestQueue;
 let service: Service | undefined;
 const holds: Gate[] = [];
 
-beforeAll(async () => {
-  ({ db, s4, smtp, publisher } = await startWorld());
-});
-afterAll(() => stopWorld({ db, s4, smtp, publisher }));
 beforeEach(async () => {
   queue = await createTestQueue('fon-batch');
 });
@@ -34,23 +25,23 @@ afterEach(async () => {
   await service?.stop();
   service = undefined;
   await queue.delete();
-  s4.setFault(undefined);
-  s4.setLatency(0);
-  s4.refuseFilters(false);
-  s4.setRetryAfter(1);
+  world.s4.setFault(undefined);
+  world.s4.setLatency(0);
+  world.s4.refuseFilters(false);
+  world.s4.setRetryAfter(1);
   for (const held of holds.splice(0)) held.open();
 });
 
-const { newOrder, changeOrder } = orderMaker(() => s4, 6_100_000);
+const { newOrder, changeOrder } = orderMaker(() => world.s4, 6_100_000);
 
 /** The stand-in's log of the requests that asked for any of `orders`. */
 function requestsFor(orders: readonly string[]): LoggedRequest[] {
   const wanted = new Set(orders);
-  return s4.requestLog().filter((request) => request.salesOrders.some((order) => wanted.has(order)));
+  return world.s4.requestLog().filter((request) => request.salesOrders.some((order) => wanted.has(order)));
 }
 
 async function processed(orders: readonly string[]): Promise<number> {
-  const { rows } = await db.pool.query<{ n: number }>(
+  const { rows } = await world.db.pool.query<{ n: number }>(
     'select count(*)::int as n from processed_event where sales_order = any($1::text[])',
     [orders],
   );
@@ -59,7 +50,7 @@ async function processed(orders: readonly string[]): Promise<number> {
 
 /** Dead letters in this file's database: none of its tests sends a message that deserves one. */
 async function deadLetters(): Promise<number> {
-  const { rows } = await db.pool.query<{ n: number }>('select count(*)::int as n from dead_letter');
+  const { rows } = await world.db.pool.query<{ n: number }>('select count(*)::int as n from dead_letter');
   return rows[0]?.n ?? 0;
 }
 
@@ -75,7 +66,7 @@ async function metric(name: string): Promise<number> {
 /** Publishes one event per order; returns the events' ids. */
 async function publish(orders: readonly string[]): Promise<string[]> {
   const ids = orders.map(() => randomUUID());
-  await publisher.send(
+  await world.publisher.send(
     queue.address,
     orders.map((salesOrder, i) => ({ body: salesOrderEvent({ salesOrder, id: ids[i] }) })),
   );
@@ -85,7 +76,7 @@ async function publish(orders: readonly string[]): Promise<string[]> {
 /** Waits until the service has counted a delivery of each event: it is past the identity check, at its read. */
 async function counted(ids: readonly string[]): Promise<void> {
   await eventually('the deliveries counted', async () => {
-    const { rows } = await db.pool.query<{ n: number }>(
+    const { rows } = await world.db.pool.query<{ n: number }>(
       'select count(*)::int as n from event_attempt where id = any($1::text[])',
       [ids],
     );
@@ -99,16 +90,14 @@ async function counted(ids: readonly string[]): Promise<void> {
 function holdNextRead(salesOrder: string): Gate {
   const held = gate();
   holds.push(held);
-  s4.scriptReads(salesOrder, [{ until: held.opened }, {}]);
+  world.s4.scriptReads(salesOrder, [{ until: held.opened }, {}]);
   return held;
 }
 
 describe.each(['v2', 'v4'] as const)('S/4HANA reads over OData %s', (api) => {
   const start = async (env: Record<string, string> = {}, logLines?: string[]) => {
     service = await startTestService({
-      databaseUrl: db.url,
-      s4Url: s4.url,
-      smtpUrl: smtp.url,
+      ...world.endpoints(),
       queueAddress: queue.address,
       env: { S4_API: api, ...env },
       logLines,
@@ -120,7 +109,7 @@ describe.each(['v2', 'v4'] as const)('S/4HANA reads over OData %s', (api) => {
     const salesOrder = newOrder({ overallDeliveryStatus: 'B', requestedDeliveryDate: '2026-12-24' });
     await publish([salesOrder]);
     await eventually('the event processed', async () => (await processed([salesOrder])) === 1);
-    const { rows } = await db.pool.query(
+    const { rows } = await world.db.pool.query(
       `select portal_status as "status", to_char(requested_delivery_date, 'YYYY-MM-DD') as "date",
               customer_reference as "reference", s4_changed_at as "changedAt"
        from portal_order_status where sales_order = $1`,
@@ -135,15 +124,15 @@ describe.each(['v2', 'v4'] as const)('S/4HANA reads over OData %s', (api) => {
       },
     ]);
     await eventually('the email', async () =>
-      smtp.messages.some((mail) => mail.headers['x-sales-order'] === salesOrder),
+      world.smtp.messages.some((mail) => mail.headers['x-sales-order'] === salesOrder),
     );
-    const mails = smtp.messages.filter((mail) => mail.headers['x-sales-order'] === salesOrder);
+    const mails = world.smtp.messages.filter((mail) => mail.headers['x-sales-order'] === salesOrder);
     expect(mails.map((mail) => mail.headers['x-portal-status'])).toEqual(['PartiallyDelivered']);
     expect(requestsFor([salesOrder]).map((request) => request.api)).toEqual([api]);
   });
 
   it('reads a burst of events over many orders in far fewer requests than orders, each order once', async () => {
-    s4.setLatency(150);
+    world.s4.setLatency(150);
     await start();
     const orders = Array.from({ length: 120 }, () => newOrder());
     await publish(orders);
@@ -155,12 +144,12 @@ describe.each(['v2', 'v4'] as const)('S/4HANA reads over OData %s', (api) => {
     const requests = requestsFor(orders);
     expect(requests.length).toBeLessThanOrEqual(orders.length / 4);
     expect(requests.some((request) => request.collection && request.salesOrders.length > 1)).toBe(true);
-    for (const order of orders) expect(s4.calls(order)).toBe(1);
+    for (const order of orders) expect(world.s4.calls(order)).toBe(1);
     expect(await metric('fon_s4_requests_total{result="ok"}')).toBe(requests.length);
   });
 
   it('sends one request per order with S4_READ_BATCH=1', async () => {
-    s4.setLatency(100);
+    world.s4.setLatency(100);
     await start({ S4_READ_BATCH: '1' });
     const orders = Array.from({ length: 20 }, () => newOrder());
     await publish(orders);
@@ -191,7 +180,7 @@ describe.each(['v2', 'v4'] as const)('S/4HANA reads over OData %s', (api) => {
     batchRead.open();
 
     await eventually('both events of the order processed', async () => (await processed([watched])) === 2);
-    const { rows } = await db.pool.query<{ status: string }>(
+    const { rows } = await world.db.pool.query<{ status: string }>(
       'select portal_status as "status" from portal_order_status where sales_order = $1',
       [watched],
     );
@@ -203,7 +192,7 @@ describe.each(['v2', 'v4'] as const)('S/4HANA reads over OData %s', (api) => {
   });
 
   it('falls back to one order per request when S/4HANA refuses the filter with 400, warning once', async () => {
-    s4.refuseFilters(true);
+    world.s4.refuseFilters(true);
     const lines: string[] = [];
     await start({ S4_MAX_CONCURRENT_READS: '1', S4_TIMEOUT_MS: '20000', LOG_LEVEL: 'warn' }, lines);
     const filler = newOrder();
@@ -228,10 +217,10 @@ describe.each(['v2', 'v4'] as const)('S/4HANA reads over OData %s', (api) => {
   });
 
   it('pauses every read for Retry-After: 2 after a 429, then reads everything, dead-lettering nothing', async () => {
-    s4.setRetryAfter(2);
+    world.s4.setRetryAfter(2);
     await start();
     const first = newOrder();
-    s4.setFault((order, callNo) => (order === first && callNo === 1 ? 'tooMany' : 'ok'));
+    world.s4.setFault((order, callNo) => (order === first && callNo === 1 ? 'tooMany' : 'ok'));
     await publish([first]);
     const throttled = await eventually('the throttled read', async () => requestsFor([first])[0]);
     // Orders announced during the pause wait for it too.
@@ -244,7 +233,7 @@ describe.each(['v2', 'v4'] as const)('S/4HANA reads over OData %s', (api) => {
     expect(later.length).toBeGreaterThan(0);
     // The service pauses from the moment the 429 arrived, which is after the stand-in logged the request.
     for (const request of later) expect(request.at - throttled.at).toBeGreaterThanOrEqual(1990);
-    expect(s4.calls(first)).toBe(2);
+    expect(world.s4.calls(first)).toBe(2);
     expect(await deadLetters()).toBe(0);
     expect(await queue.drainDeadLetters()).toEqual([]);
     expect(await metric('fon_s4_throttled_seconds_total')).toBe(2);

@@ -1,65 +1,40 @@
 // The core promise end to end, on the real PostgreSQL and RabbitMQ (AMQP 1.0), a real SMTP receiver and a
 // local S/4HANA stand-in: one portal state and one email per real change, whatever the broker delivers.
 
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { binaryEvent, salesOrderEvent } from '../../sandbox/s4Events.js';
-import type { S4Server } from '../../sandbox/s4Server.js';
-import type { SmtpSink } from '../../sandbox/smtpServer.js';
-import type { Service } from '../../src/service.js';
-import { createTestQueue, type Publisher, type TestQueue } from '../support/broker.js';
-import type { TestDatabase } from '../support/database.js';
-import { eventually, startTestService } from '../support/harness.js';
-import { type Observer, observe } from '../support/observe.js';
+import { eventually } from '../support/harness.js';
+import { observe } from '../support/observe.js';
 import { orderMaker } from '../support/orders.js';
 import { settled as settledWorld } from '../support/settle.js';
-import { startWorld, stopWorld } from '../support/world.js';
+import { useService } from '../support/useService.js';
+import { useWorld } from '../support/world.js';
 
-let db: TestDatabase;
-let s4: S4Server;
-let smtp: SmtpSink;
-let publisher: Publisher;
-let queue: TestQueue;
-let service: Service;
-let view: Observer;
-
-beforeAll(async () => {
-  ({ db, s4, smtp, publisher } = await startWorld());
-  view = observe({ db, smtp });
+const world = useWorld();
+const view = observe(world);
+// Registered before the service, so that it runs once the service has stopped: no mail arrives after the clear.
+afterEach(() => {
+  world.smtp.clear();
+  world.s4.setFault(undefined);
+  world.smtp.setRefuse(undefined);
 });
-afterAll(() => stopWorld({ db, s4, smtp, publisher }));
+const running = useService(world, { queue: 'fon-core', perTest: true });
 
-beforeEach(async () => {
-  queue = await createTestQueue('fon-core');
-  service = await startTestService({
-    databaseUrl: db.url,
-    s4Url: s4.url,
-    smtpUrl: smtp.url,
-    queueAddress: queue.address,
-  });
-});
-afterEach(async () => {
-  await service.stop();
-  await queue.delete();
-  smtp.clear();
-  s4.setFault(undefined);
-  smtp.setRefuse(undefined);
-});
-
-const { newOrder, changeOrder: newOrderState } = orderMaker(() => s4, 4_000_000);
+const { newOrder, changeOrder: newOrderState } = orderMaker(() => world.s4, 4_000_000);
 
 /**
  * Waits until `expected` events of the order are processed, the queue holds nothing ready or in flight and the
  * order's mail is sent: every delivery is handled, so nothing read afterwards can still change.
  */
 function settled(expected: number, salesOrder: string): Promise<void> {
-  return settledWorld(view, [queue], [salesOrder], expected);
+  return settledWorld(view, [running.queue], [salesOrder], expected);
 }
 
 describe('processing S/4HANA sales-order events', () => {
   it('applies the current S/4HANA state and emails once when the same event is delivered three times', async () => {
     const salesOrder = newOrder({ overallDeliveryStatus: 'B' });
     const event = salesOrderEvent({ salesOrder });
-    await publisher.send(queue.address, [{ body: event }, { body: event }, { body: event }]);
+    await world.publisher.send(running.queue.address, [{ body: event }, { body: event }, { body: event }]);
 
     // Settled: all three copies are handled (none ready or in flight) and the outbox is sent.
     await settled(1, salesOrder);
@@ -77,15 +52,15 @@ describe('processing S/4HANA sales-order events', () => {
     expect(mails[0]?.headers['x-requested-delivery-date']).toBe('2026-12-15');
     expect(mails[0]?.to).toEqual(['fleet-manager@fleet.example']);
     // A duplicate is recognised before S/4HANA is asked, and accepted: nothing is dead-lettered.
-    expect(s4.calls(salesOrder)).toBe(1);
-    expect(await queue.drainDeadLetters()).toEqual([]);
+    expect(world.s4.calls(salesOrder)).toBe(1);
+    expect(await running.queue.drainDeadLetters()).toEqual([]);
   });
 
   it('sends one email when three different events announce the same change', async () => {
     const salesOrder = newOrder({ overallSDProcessStatus: 'B' });
     const types = ['Changed.v1', 'OvrlSDProcStsChgd.v1', 'ItemChanged.v1'];
-    await publisher.send(
-      queue.address,
+    await world.publisher.send(
+      running.queue.address,
       types.map((type) => ({
         body: salesOrderEvent({ salesOrder, type: `sap.s4.beh.salesorder.v1.SalesOrder.${type}` }),
       })),
@@ -99,13 +74,13 @@ describe('processing S/4HANA sales-order events', () => {
 
   it('emails again only when status or requested delivery date really change', async () => {
     const salesOrder = newOrder();
-    await publisher.send(queue.address, [{ body: salesOrderEvent({ salesOrder }) }]);
+    await world.publisher.send(running.queue.address, [{ body: salesOrderEvent({ salesOrder }) }]);
     await settled(1, salesOrder);
     expect(view.mails(salesOrder)).toHaveLength(1);
 
     // A change the fleet manager does not care about: no email.
     newOrderState(salesOrder, { customerReference: 'PO-4712', lastChangeDateTime: '2026-11-30T11:00:00Z' });
-    await publisher.send(queue.address, [{ body: salesOrderEvent({ salesOrder }) }]);
+    await world.publisher.send(running.queue.address, [{ body: salesOrderEvent({ salesOrder }) }]);
     await settled(2, salesOrder);
     expect((await view.portalRow(salesOrder))?.customerReference).toBe('PO-4712');
     expect(await view.outbox(salesOrder)).toHaveLength(1);
@@ -115,7 +90,7 @@ describe('processing S/4HANA sales-order events', () => {
       requestedDeliveryDate: '2026-12-20',
       lastChangeDateTime: '2026-11-30T12:00:00Z',
     });
-    await publisher.send(queue.address, [{ body: salesOrderEvent({ salesOrder }) }]);
+    await world.publisher.send(running.queue.address, [{ body: salesOrderEvent({ salesOrder }) }]);
     await settled(3, salesOrder);
     expect(await view.outbox(salesOrder)).toHaveLength(2);
     expect(view.mails(salesOrder).map((mail) => mail.headers['x-requested-delivery-date'])).toEqual([
@@ -128,8 +103,8 @@ describe('processing S/4HANA sales-order events', () => {
 
   it('records an event for an order deleted in S/4HANA as not found, accepts it and sends nothing', async () => {
     const salesOrder = newOrder();
-    s4.deleteOrder(salesOrder);
-    await publisher.send(queue.address, [
+    world.s4.deleteOrder(salesOrder);
+    await world.publisher.send(running.queue.address, [
       { body: salesOrderEvent({ salesOrder, type: 'sap.s4.beh.salesorder.v1.SalesOrder.Deleted.v1' }) },
     ]);
 
@@ -137,13 +112,13 @@ describe('processing S/4HANA sales-order events', () => {
     expect(await view.processedCount({ salesOrder, outcome: 'not_found' })).toBe(1);
     expect(await view.portalRow(salesOrder)).toBeUndefined();
     expect(view.mails(salesOrder)).toHaveLength(0);
-    expect(await queue.drainDeadLetters()).toEqual([]);
+    expect(await running.queue.drainDeadLetters()).toEqual([]);
   });
 
   it('dead-letters a malformed payload with its reason and processes the valid events around it', async () => {
     const before = newOrder();
     const after = newOrder();
-    await publisher.send(queue.address, [
+    await world.publisher.send(running.queue.address, [
       { body: salesOrderEvent({ salesOrder: before }) },
       {
         body: '{"specversion":"1.0","id":"x1","source":"/s","type":"sap.s4.beh.salesorder.v1.SalesOrder.Changed.v1"',
@@ -155,7 +130,7 @@ describe('processing S/4HANA sales-order events', () => {
     await settled(1, before);
     await settled(1, after);
     const letters = await eventually('two dead letters', async () => {
-      const { rows } = await db.pool.query<{ reason: string; body: Buffer }>(
+      const { rows } = await world.db.pool.query<{ reason: string; body: Buffer }>(
         `select reason, body from dead_letter where channel = 'amqp' order by id`,
       );
       return rows.length === 2 ? rows : undefined;
@@ -167,35 +142,35 @@ describe('processing S/4HANA sales-order events', () => {
     ]);
     const dlq: string[] = [];
     await eventually('the dead-letter queue to hold both', async () => {
-      for (const letter of await queue.drainDeadLetters()) dlq.push(letter.body);
+      for (const letter of await running.queue.drainDeadLetters()) dlq.push(letter.body);
       return dlq.length >= 2;
     });
     expect(dlq).toHaveLength(2);
     expect(dlq.some((body) => body.includes('"id":"x1"'))).toBe(true);
-    expect(s4.calls()).toBeGreaterThan(0);
-    expect(s4.calls("1') or ('1")).toBe(0);
+    expect(world.s4.calls()).toBeGreaterThan(0);
+    expect(world.s4.calls("1') or ('1")).toBe(0);
   });
 
   it('retries while S/4HANA answers 503 and applies the state once it recovers', async () => {
     const salesOrder = newOrder({ overallDeliveryStatus: 'C' });
-    s4.setFault((order, callNo) => (order === salesOrder && callNo <= 4 ? 'unavailable' : 'ok'));
-    await publisher.send(queue.address, [{ body: salesOrderEvent({ salesOrder }) }]);
+    world.s4.setFault((order, callNo) => (order === salesOrder && callNo <= 4 ? 'unavailable' : 'ok'));
+    await world.publisher.send(running.queue.address, [{ body: salesOrderEvent({ salesOrder }) }]);
 
     await settled(1, salesOrder);
     expect((await view.portalRow(salesOrder))?.portalStatus).toBe('Delivered');
     // 3 tries per delivery in this harness: the first delivery was released, the second succeeded.
-    expect(s4.calls(salesOrder)).toBe(5);
+    expect(world.s4.calls(salesOrder)).toBe(5);
     expect(view.mails(salesOrder)).toHaveLength(1);
   });
 
   it('keeps the newer portal state when an older S/4HANA state is read later', async () => {
     const salesOrder = newOrder({ overallDeliveryStatus: 'C', lastChangeDateTime: '2026-11-30T12:00:00Z' });
-    await publisher.send(queue.address, [{ body: salesOrderEvent({ salesOrder }) }]);
+    await world.publisher.send(running.queue.address, [{ body: salesOrderEvent({ salesOrder }) }]);
     await settled(1, salesOrder);
 
     // A lagging replica answers with an older version of the order.
     newOrderState(salesOrder, { overallDeliveryStatus: 'B', lastChangeDateTime: '2026-11-30T09:00:00Z' });
-    await publisher.send(queue.address, [{ body: salesOrderEvent({ salesOrder }) }]);
+    await world.publisher.send(running.queue.address, [{ body: salesOrderEvent({ salesOrder }) }]);
     await settled(2, salesOrder);
 
     expect((await view.portalRow(salesOrder))?.portalStatus).toBe('Delivered');
@@ -206,8 +181,8 @@ describe('processing S/4HANA sales-order events', () => {
 
   it('delivers the email with the same Message-ID after SMTP refused it once', async () => {
     const salesOrder = newOrder();
-    smtp.setRefuse((mail) => (mail.callNo === 1 ? 'transient' : 'accept'));
-    await publisher.send(queue.address, [{ body: salesOrderEvent({ salesOrder }) }]);
+    world.smtp.setRefuse((mail) => (mail.callNo === 1 ? 'transient' : 'accept'));
+    await world.publisher.send(running.queue.address, [{ body: salesOrderEvent({ salesOrder }) }]);
 
     await settled(1, salesOrder);
     const mails = view.mails(salesOrder);
@@ -223,14 +198,14 @@ describe('processing S/4HANA sales-order events', () => {
       { salesOrder, id: 'binary-1', type: 'Created.v1' },
       'cloudEvents:',
     );
-    await publisher.send(queue.address, [{ body, properties: attributes }]);
+    await world.publisher.send(running.queue.address, [{ body, properties: attributes }]);
     await settled(1, salesOrder);
     expect((await view.portalRow(salesOrder))?.portalStatus).toBe('Open');
   });
 
   it('records events of other types as ignored without asking S/4HANA', async () => {
-    const calls = s4.calls();
-    await publisher.send(queue.address, [
+    const calls = world.s4.calls();
+    await world.publisher.send(running.queue.address, [
       {
         body: salesOrderEvent({
           type: 'sap.s4.beh.businesspartner.v1.BusinessPartner.Changed.v1',
@@ -242,6 +217,6 @@ describe('processing S/4HANA sales-order events', () => {
       'the ignored event',
       async () => (await view.processedCount({ outcome: 'ignored' })) === 1,
     );
-    expect(s4.calls()).toBe(calls);
+    expect(world.s4.calls()).toBe(calls);
   });
 });

@@ -1,42 +1,24 @@
 // What the fleet manager reads, end to end: events through the webhook, the S/4HANA stand-in, real PostgreSQL,
 // and the email as the real SMTP stand-in received it, parsed by mailparser.
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { salesOrderEvent } from '../../sandbox/s4Events.js';
-import type { S4Server, SalesOrderState } from '../../sandbox/s4Server.js';
-import type { ReceivedMail, SmtpSink } from '../../sandbox/smtpServer.js';
-import type { Service } from '../../src/service.js';
-import type { TestDatabase } from '../support/database.js';
+import type { SalesOrderState } from '../../sandbox/s4Server.js';
+import type { ReceivedMail } from '../../sandbox/smtpServer.js';
 import { eventually, startTestService } from '../support/harness.js';
 import { orderMaker } from '../support/orders.js';
-import { startWorld, stopWorld } from '../support/world.js';
+import { useService } from '../support/useService.js';
+import { useWorld } from '../support/world.js';
 
-let db: TestDatabase;
-let s4: S4Server;
-let smtp: SmtpSink;
-let service: Service;
-
+const world = useWorld();
 const PORTAL = 'https://portal.example/orders/{salesOrder}?view=status&lang=auto';
+const running = useService(world, { env: { PORTAL_ORDER_URL: PORTAL } });
 
-beforeAll(async () => {
-  ({ db, s4, smtp } = await startWorld());
-  service = await startTestService({
-    databaseUrl: db.url,
-    s4Url: s4.url,
-    smtpUrl: smtp.url,
-    env: { PORTAL_ORDER_URL: PORTAL },
-  });
-});
-afterAll(async () => {
-  await service?.stop();
-  await stopWorld({ db, s4, smtp });
-});
-
-const { newOrder, changeOrder } = orderMaker(() => s4, 6_000_000);
+const { newOrder, changeOrder } = orderMaker(() => world.s4, 6_000_000);
 let clock = Date.parse('2026-11-30T10:00:00Z');
 
 function mailsFor(salesOrder: string): ReceivedMail[] {
-  return smtp.messages.filter((mail) => mail.headers['x-sales-order'] === salesOrder);
+  return world.smtp.messages.filter((mail) => mail.headers['x-sales-order'] === salesOrder);
 }
 
 /** Changes the order in S/4HANA, as a later state (newer LastChangeDateTime). */
@@ -46,7 +28,7 @@ function change(salesOrder: string, state: Partial<SalesOrderState>): void {
 }
 
 /** Pushes an event for the order; resolves with the webhook's answer, after commit. */
-function push(salesOrder: string, target = service): Promise<Response> {
+function push(salesOrder: string, target = running.service): Promise<Response> {
   return fetch(`${target.url}/events`, {
     method: 'POST',
     headers: { 'content-type': 'application/cloudevents+json' },
@@ -55,7 +37,7 @@ function push(salesOrder: string, target = service): Promise<Response> {
 }
 
 /** Changes the order in S/4HANA (if asked), pushes an event for it and returns the email it caused. */
-async function notify(salesOrder: string, state?: Partial<SalesOrderState>, target = service) {
+async function notify(salesOrder: string, state?: Partial<SalesOrderState>, target = running.service) {
   if (state !== undefined) change(salesOrder, state);
   const before = mailsFor(salesOrder).length;
   expect((await push(salesOrder, target)).status).toBe(200);
@@ -138,7 +120,7 @@ describe('the previous pair', () => {
     const salesOrder = newOrder({ overallDeliveryStatus: 'B' });
     await notify(salesOrder);
     // A concurrent effect of the same order holds the portal row and has recorded a newer pair, not committed.
-    const concurrent = await db.pool.connect();
+    const concurrent = await world.db.pool.connect();
     try {
       await concurrent.query('begin');
       await concurrent.query('select from portal_order_status where sales_order = $1 for update', [
@@ -153,7 +135,7 @@ describe('the previous pair', () => {
       const answer = push(salesOrder);
       await eventually('the effect to wait for the portal row', async () => {
         // The effect's statement, waiting for a lock (its text is longer than pg_stat_activity keeps).
-        const { rows } = await db.pool.query<{ n: number }>(
+        const { rows } = await world.db.pool.query<{ n: number }>(
           `select count(*)::int as "n" from pg_stat_activity
            where datname = current_database() and wait_event_type = 'Lock' and query like 'with recorded as%'`,
         );
@@ -172,7 +154,7 @@ describe('the previous pair', () => {
 
 describe('language', () => {
   it('writes German to a sold-to party whose locale is de, and English to others', async () => {
-    await db.pool.query(
+    await world.db.pool.query(
       `insert into mail_recipient (sold_to_party, recipients, locale) values ($1, $2, 'de')`,
       ['17100042', ['flotte@kunde.example']],
     );
@@ -199,9 +181,7 @@ describe('language', () => {
 
   it('writes MAIL_LOCALE to sold-to parties without a locale of their own', async () => {
     const german = await startTestService({
-      databaseUrl: db.url,
-      s4Url: s4.url,
-      smtpUrl: smtp.url,
+      ...world.endpoints(),
       env: { MAIL_LOCALE: 'de' },
     });
     try {
@@ -221,7 +201,7 @@ describe('link to the order', () => {
     // Keys from events are letters and digits only; the email does not rely on that. An email for a key that
     // needs encoding is queued straight into the outbox, as the effect would queue it.
     const salesOrder = 'A/B 1&?#';
-    await db.pool.query(
+    await world.db.pool.query(
       `insert into mail_outbox (sales_order, portal_status, recipients, message_id, change, locale)
        values ($1, 'Open', $2, $3, 'new', 'en')`,
       [salesOrder, ['fleet-manager@fleet.example'], '<encoding-test@fleet.example>'],
@@ -275,7 +255,7 @@ describe('hostile S/4HANA free text', () => {
 
 describe('a resend after a crash', () => {
   it('has the Message-ID, subject and body of the first send, though order and language changed since', async () => {
-    await db.pool.query(`insert into mail_recipient (sold_to_party, recipients) values ($1, $2)`, [
+    await world.db.pool.query(`insert into mail_recipient (sold_to_party, recipients) values ($1, $2)`, [
       '17100043',
       ['resend@kunde.example'],
     ]);
@@ -283,12 +263,14 @@ describe('a resend after a crash', () => {
     await notify(salesOrder);
     const first = await notify(salesOrder, { requestedDeliveryDate: '2027-01-12' });
     // Since then the order changed again and its customer chose German.
-    await db.pool.query(`update mail_recipient set locale = 'de' where sold_to_party = $1`, ['17100043']);
+    await world.db.pool.query(`update mail_recipient set locale = 'de' where sold_to_party = $1`, [
+      '17100043',
+    ]);
     const next = await notify(salesOrder, { overallDeliveryStatus: 'C' });
     expect(next.subject).toMatch(/^Kundenauftrag/);
     // A crash after the relay accepted the email and before it was marked sent leaves it pending, due when its
     // lease runs out: this is that state, with the lease already over.
-    await db.pool.query(
+    await world.db.pool.query(
       `update mail_outbox set state = 'pending', sent_at = null, next_attempt_at = now() where message_id = $1`,
       [first.messageId],
     );

@@ -11,15 +11,15 @@ import { brokerTls } from '../support/brokerTls.js';
 import { type EventMeshStub, startEventMeshStub } from '../support/eventMeshStub.js';
 import { eventually, startTestService } from '../support/harness.js';
 import { orderMaker } from '../support/orders.js';
-import { startWorld, stopWorld, type World } from '../support/world.js';
+import { useWorld } from '../support/world.js';
 
-let world: World;
+const world = useWorld();
 let queue: TestQueue;
 let mesh: EventMeshStub | undefined;
 let service: Service | undefined;
 
 beforeAll(async () => {
-  [world, queue] = await Promise.all([startWorld(), createTestQueue('fon-emis')]);
+  queue = await createTestQueue('fon-emis');
 });
 afterEach(async () => {
   await service?.stop();
@@ -28,16 +28,14 @@ afterEach(async () => {
   mesh = undefined;
 });
 afterAll(async () => {
-  await Promise.all([stopWorld(world), queue?.delete()]);
+  await queue?.delete();
 });
 
 const { newOrder } = orderMaker(() => world.s4, 7_900_000);
 
 async function startWith(vcapServices: string): Promise<Service> {
   service = await startTestService({
-    databaseUrl: world.db.url,
-    s4Url: world.s4.url,
-    smtpUrl: world.smtp.url,
+    ...world.endpoints(),
     queueAddress: queue.address,
     // No AMQP_URL: the broker comes from the binding.
     env: { AMQP_URL: '', VCAP_SERVICES: vcapServices },
@@ -107,9 +105,7 @@ describe('Event Mesh in Integration Suite over AMQP 1.0 WebSocket', () => {
     const tls = brokerTls();
     mesh = await startEventMeshStub({ ca: readFileSync(tls.caPath, 'utf8') });
     const running = await startTestService({
-      databaseUrl: world.db.url,
-      s4Url: world.s4.url,
-      smtpUrl: world.smtp.url,
+      ...world.endpoints(),
       queueAddress: queue.address,
       waitForAttach: false,
       env: { AMQP_URL: '', VCAP_SERVICES: mesh.vcapServices({ clientsecret: 'not-the-certificate' }) },

@@ -6,16 +6,13 @@ import { CloudEvent, HTTP } from 'cloudevents';
 import fastify from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { binaryEvent, s4Event } from '../../sandbox/s4Events.js';
-import type { S4Server } from '../../sandbox/s4Server.js';
-import type { SmtpSink } from '../../sandbox/smtpServer.js';
 import { createNoAuth } from '../../src/http/auth.js';
 import { requireEventHubToken } from '../../src/http/eventHubAuth.js';
 import type { Service } from '../../src/service.js';
-import type { TestDatabase } from '../support/database.js';
 import { eventually, startTestService } from '../support/harness.js';
 import { eventHubBindings, type IasStub, startIasStub } from '../support/ias.js';
 import { orderMaker } from '../support/orders.js';
-import { startWorld, stopWorld } from '../support/world.js';
+import { useWorld } from '../support/world.js';
 
 const PATH = '/event-hub/events';
 const CHANGED = 'sap.s4.beh.salesorder.v1.SalesOrder.Changed.v1';
@@ -26,31 +23,25 @@ const EXTENSIONS = {
   'ce-kafkaoffset': '40713',
 };
 
-let db: TestDatabase;
-let s4: S4Server;
-let smtp: SmtpSink;
+const world = useWorld();
 let ias: IasStub;
 let otherTenant: IasStub;
 let service: Service;
 
 beforeAll(async () => {
-  ({ db, s4, smtp } = await startWorld());
   [ias, otherTenant] = await Promise.all([startIasStub(), startIasStub()]);
   service = await startTestService({
-    databaseUrl: db.url,
-    s4Url: s4.url,
-    smtpUrl: smtp.url,
+    ...world.endpoints(),
     env: { INGEST: 'event-hub', VCAP_SERVICES: eventHubBindings(ias) },
   });
 });
 afterAll(async () => {
   await service?.stop();
   await Promise.all([ias?.close(), otherTenant?.close()]);
-  await stopWorld({ db, s4, smtp });
 });
-afterEach(() => s4.setFault(undefined));
+afterEach(() => world.s4.setFault(undefined));
 
-const { newOrder } = orderMaker(() => s4, 6_100_000);
+const { newOrder } = orderMaker(() => world.s4, 6_100_000);
 
 /** A binary-mode delivery as Event Hub makes it: ce-* headers with its extensions, the data as JSON body. */
 function eventHubDelivery(
@@ -71,7 +62,7 @@ function post(delivery: { headers: Record<string, string>; body: string }, token
 }
 
 async function portalStatus(salesOrder: string): Promise<string | undefined> {
-  const { rows } = await db.pool.query<{ status: string }>(
+  const { rows } = await world.db.pool.query<{ status: string }>(
     `select portal_status as "status" from portal_order_status where sales_order = $1::text`,
     [salesOrder],
   );
@@ -79,7 +70,7 @@ async function portalStatus(salesOrder: string): Promise<string | undefined> {
 }
 
 async function processedCount(salesOrder: string): Promise<number> {
-  const { rows } = await db.pool.query<{ n: number }>(
+  const { rows } = await world.db.pool.query<{ n: number }>(
     `select count(*)::int as "n" from processed_event where sales_order = $1::text`,
     [salesOrder],
   );
@@ -95,7 +86,7 @@ describe('Event Hub deliveries with its token', () => {
     expect(res.json()).toEqual({ status: 'processed', result: 'applied' });
     expect(await portalStatus(salesOrder)).toBe('Delivered');
     await eventually('the mail', async () =>
-      smtp.messages.some((mail) => mail.headers['x-sales-order'] === salesOrder),
+      world.smtp.messages.some((mail) => mail.headers['x-sales-order'] === salesOrder),
     );
     const metrics = await service.app.inject({ method: 'GET', url: '/metrics' });
     expect(metrics.body).toMatch(/fon_events_total\{channel="event-hub",outcome="applied",reason=""\} [1-9]/);
@@ -114,7 +105,7 @@ describe('Event Hub deliveries with its token', () => {
     );
     expect(again.statusCode).toBe(200);
     expect(again.json()).toEqual({ status: 'duplicate' });
-    expect(s4.calls(salesOrder)).toBe(1);
+    expect(world.s4.calls(salesOrder)).toBe(1);
   });
 
   it('takes a copy re-serialized by the CloudEvents SDK with milliseconds in its time as a duplicate', async () => {
@@ -152,7 +143,7 @@ describe('Event Hub deliveries with its token', () => {
 
   it('answers 503 with Retry-After while S/4HANA fails, then applies the redelivery', async () => {
     const salesOrder = newOrder({ overallDeliveryStatus: 'B' });
-    s4.setFault((order) => (order === salesOrder ? 'unavailable' : 'ok'));
+    world.s4.setFault((order) => (order === salesOrder ? 'unavailable' : 'ok'));
     const delivery = eventHubDelivery(salesOrder);
 
     const failed = await post(delivery, ias.token());
@@ -160,7 +151,7 @@ describe('Event Hub deliveries with its token', () => {
     expect(Number(failed.headers['retry-after'])).toBeGreaterThan(0);
     expect(await processedCount(salesOrder)).toBe(0);
 
-    s4.setFault(undefined);
+    world.s4.setFault(undefined);
     const redelivered = await post(delivery, ias.token());
     expect(redelivered.statusCode).toBe(200);
     expect(await portalStatus(salesOrder)).toBe('PartiallyDelivered');
@@ -176,7 +167,7 @@ describe('Event Hub deliveries with its token', () => {
       status: 'dead-lettered',
       reason: 'data.SalesOrder must be 1 to 10 letters or digits, got "1\') or (\'1"',
     });
-    const { rows } = await db.pool.query(
+    const { rows } = await world.db.pool.query(
       `select channel, source, event_id as "eventId", content_type as "contentType", attributes, headers, body
        from dead_letter where id = $1::bigint`,
       [answer.deadLetterId],
@@ -214,7 +205,7 @@ describe('Event Hub endpoint authentication (AUTH=none does not switch it off)',
     const res = await post(eventHubDelivery(salesOrder), token());
     expect(res.statusCode).toBe(401);
     expect(res.headers['www-authenticate']).toMatch(/^Bearer/);
-    expect(s4.calls(salesOrder)).toBe(0);
+    expect(world.s4.calls(salesOrder)).toBe(0);
     expect(await processedCount(salesOrder)).toBe(0);
   });
 
@@ -226,7 +217,7 @@ describe('Event Hub endpoint authentication (AUTH=none does not switch it off)',
       error: 'forbidden',
       message: 'only the bound Event Hub may deliver events here',
     });
-    expect(s4.calls(salesOrder)).toBe(0);
+    expect(world.s4.calls(salesOrder)).toBe(0);
     expect(await processedCount(salesOrder)).toBe(0);
   });
 

@@ -8,31 +8,20 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { S4_SOURCE, salesOrderEvent } from '../../sandbox/s4Events.js';
-import type { S4Server } from '../../sandbox/s4Server.js';
-import type { SmtpSink } from '../../sandbox/smtpServer.js';
 import { MIGRATION_LOCK } from '../../src/db/migrate.js';
 import { type Executor, withTransaction } from '../../src/db/transaction.js';
 import { classify, TransientError } from '../../src/errors.js';
-import { createTestQueue, type Publisher, type TestQueue } from '../support/broker.js';
-import type { TestDatabase } from '../support/database.js';
+import { createTestQueue, type TestQueue } from '../support/broker.js';
 import { eventually, startTestService } from '../support/harness.js';
 import { orderMaker } from '../support/orders.js';
 import { serviceEnv } from '../support/serviceEnv.js';
 import { type ServiceProcess, spawnServiceProcess } from '../support/serviceProcess.js';
 import { startTcpProxy } from '../support/tcpProxy.js';
-import { startWorld, stopWorld } from '../support/world.js';
+import { useWorld } from '../support/world.js';
 
-let db: TestDatabase;
-let s4: S4Server;
-let smtp: SmtpSink;
-let publisher: Publisher;
+const world = useWorld();
 
-beforeAll(async () => {
-  ({ db, s4, smtp, publisher } = await startWorld());
-});
-afterAll(() => stopWorld({ db, s4, smtp, publisher }));
-
-const { newOrder } = orderMaker(() => s4, 7_600_000);
+const { newOrder } = orderMaker(() => world.s4, 7_600_000);
 
 async function backendPid(tx: Executor): Promise<number> {
   const { rows } = await tx.query<{ pid: number }>('select pg_backend_pid() as "pid"');
@@ -40,12 +29,12 @@ async function backendPid(tx: Executor): Promise<number> {
 }
 
 async function terminate(pid: number): Promise<void> {
-  await db.pool.query('select pg_terminate_backend($1::int)', [pid]);
+  await world.db.pool.query('select pg_terminate_backend($1::int)', [pid]);
 }
 
 /** A session of this database, other than `holder`, waiting for a lock `holder` keeps. */
 async function waitingOn(holder: Executor): Promise<number | undefined> {
-  const { rows } = await db.pool.query<{ pid: number }>(
+  const { rows } = await world.db.pool.query<{ pid: number }>(
     `select pid from pg_stat_activity
       where datname = current_database() and pid <> $1::int and wait_event_type = 'Lock'`,
     [await backendPid(holder)],
@@ -76,7 +65,7 @@ function onePool(connectionString: string): pg.Pool {
 }
 
 async function sessionState(pid: number): Promise<string | undefined> {
-  const { rows } = await db.pool.query<{ state: string }>(
+  const { rows } = await world.db.pool.query<{ state: string }>(
     'select state from pg_stat_activity where pid = $1::int',
     [pid],
   );
@@ -92,7 +81,7 @@ function expectLost(failure: unknown): void {
 describe('a transaction whose session is terminated', () => {
   it('fails as transient between two statements without an uncaught error, and its client is not reused', async () => {
     const uncaught = watchUncaught();
-    const pool = onePool(db.url);
+    const pool = onePool(world.db.url);
     try {
       let first = 0;
       const failure = await withTransaction(pool, async (tx) => {
@@ -122,7 +111,7 @@ describe('a transaction whose session is terminated', () => {
     // The relay holds the server's bytes back, then delivers the reply to a query and the termination that
     // followed it in one write: pg parses both in one go, handing the client to the next holder in between.
     const uncaught = watchUncaught();
-    const proxy = await startTcpProxy(db.url);
+    const proxy = await startTcpProxy(world.db.url);
     const pool = onePool(proxy.url);
     try {
       const pid = await backendPid(pool);
@@ -166,7 +155,7 @@ describe('the service process during a database failover', () => {
   it('stays up when the session of its effect transaction is terminated, and applies the event once after redelivery', async () => {
     onTestFailed(() => console.error(`--- service log ---\n${service?.log.slice(-40).join('\n')}`));
     service = spawnServiceProcess({
-      ...serviceEnv({ databaseUrl: db.url, s4Url: s4.url, smtpUrl: smtp.url, queueAddress: queue.address }),
+      ...serviceEnv({ ...world.endpoints(), queueAddress: queue.address }),
       DATABASE_POOL_SIZE: '4',
       LOG_LEVEL: 'info',
     });
@@ -177,7 +166,7 @@ describe('the service process during a database failover', () => {
 
     // Every write to the portal table waits while this lock is held, so the service's effect transaction is
     // open (BEGIN sent, its statement waiting) for as long as the test wants: a session to terminate.
-    const locker = await db.pool.connect();
+    const locker = await world.db.pool.connect();
     await locker.query('begin');
     await locker.query('lock table portal_order_status in exclusive mode');
     const waitingPid = async (): Promise<number | undefined> => {
@@ -189,7 +178,7 @@ describe('the service process during a database failover', () => {
 
     let terminated = 0;
     try {
-      await publisher.send(queue.address, [{ body: salesOrderEvent({ salesOrder, id }) }]);
+      await world.publisher.send(queue.address, [{ body: salesOrderEvent({ salesOrder, id }) }]);
       // Each try of the effect is terminated until the in-process retries are used up and the message goes
       // back to the broker; the redelivery then finds the database whole again.
       while (releases().length === 0) {
@@ -208,15 +197,17 @@ describe('the service process during a database failover', () => {
     }
 
     await eventually('the event applied', async () => {
-      const { rows } = await db.pool.query(
+      const { rows } = await world.db.pool.query(
         `select outcome from processed_event where source = $1::text and id = $2::text`,
         [S4_SOURCE, id],
       );
       return rows[0]?.outcome === 'applied';
     });
-    await smtp.waitForCount(1);
+    await world.smtp.waitForCount(1);
     await sleep(500); // room for a second, wrong email to show up
-    expect(smtp.messages.filter((mail) => mail.headers['x-sales-order'] === salesOrder)).toHaveLength(1);
+    expect(world.smtp.messages.filter((mail) => mail.headers['x-sales-order'] === salesOrder)).toHaveLength(
+      1,
+    );
     expect(terminated).toBeGreaterThanOrEqual(1);
 
     expect(running.alive()).toBe(true);
@@ -246,14 +237,12 @@ describe('the service process during a database failover', () => {
 describe('a start during a database failover', () => {
   it('retries its migrations when the session waiting for the migration lock is terminated', async () => {
     // Another instance migrating: the new one waits for the lock, and its session is terminated meanwhile.
-    const locker = await db.pool.connect();
+    const locker = await world.db.pool.connect();
     await locker.query('begin');
     await locker.query('select pg_advisory_xact_lock($1::bigint)', [MIGRATION_LOCK]);
     const logLines: string[] = [];
     const starting = startTestService({
-      databaseUrl: db.url,
-      s4Url: s4.url,
-      smtpUrl: smtp.url,
+      ...world.endpoints(),
       env: { LOG_LEVEL: 'warn' },
       logLines,
     }).then(

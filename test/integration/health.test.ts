@@ -6,21 +6,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Service } from '../../src/service.js';
 import { eventually, startTestService } from '../support/harness.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcpProxy.js';
-import { startWorld, stopWorld, type World } from '../support/world.js';
+import { useWorld } from '../support/world.js';
 
-let world: World;
+const world = useWorld();
 let proxy: TcpProxy;
 let service: Service;
 const POOL_SIZE = 3;
 const SLOW_QUERY = 'select pg_sleep(10)';
 
 beforeAll(async () => {
-  world = await startWorld();
   proxy = await startTcpProxy(world.db.url);
   service = await startTestService({
+    ...world.endpoints(),
     databaseUrl: proxy.url,
-    s4Url: world.s4.url,
-    smtpUrl: world.smtp.url,
     env: { DATABASE_POOL_SIZE: String(POOL_SIZE) },
   });
 });
@@ -28,7 +26,6 @@ afterAll(async () => {
   proxy?.forward();
   await service?.stop();
   await proxy?.close();
-  await stopWorld(world);
 });
 
 async function sleeping(): Promise<number> {

@@ -5,31 +5,23 @@
 // stand-in, a real SMTP receiver and, for Event Hub, IAS tokens with real signatures over real TLS.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { salesOrderEvent } from '../../sandbox/s4Events.js';
-import type { S4Server } from '../../sandbox/s4Server.js';
-import type { SmtpSink } from '../../sandbox/smtpServer.js';
 import type { Service } from '../../src/service.js';
-import type { TestDatabase } from '../support/database.js';
 import { eventually, startTestService } from '../support/harness.js';
 import { eventHubBindings, type IasStub, startIasStub } from '../support/ias.js';
 import { orderMaker } from '../support/orders.js';
-import { startWorld, stopWorld } from '../support/world.js';
+import { useWorld } from '../support/world.js';
 
 const BATCH = 'application/cloudevents-batch+json';
 const MAX_MESSAGE_BYTES = 16 * 1024;
 
-let db: TestDatabase;
-let s4: S4Server;
-let smtp: SmtpSink;
+const world = useWorld();
 let ias: IasStub;
 let service: Service;
 
 beforeAll(async () => {
-  ({ db, s4, smtp } = await startWorld());
   ias = await startIasStub();
   service = await startTestService({
-    databaseUrl: db.url,
-    s4Url: s4.url,
-    smtpUrl: smtp.url,
+    ...world.endpoints(),
     env: {
       INGEST: 'webhook,event-hub',
       VCAP_SERVICES: eventHubBindings(ias),
@@ -40,11 +32,10 @@ beforeAll(async () => {
 afterAll(async () => {
   await service?.stop();
   await ias?.close();
-  await stopWorld({ db, s4, smtp });
 });
-afterEach(() => s4.setFault(undefined));
+afterEach(() => world.s4.setFault(undefined));
 
-const { newOrder } = orderMaker(() => s4, 6_200_000);
+const { newOrder } = orderMaker(() => world.s4, 6_200_000);
 const ENDPOINTS = ['/events', '/event-hub/events'] as const;
 
 function postAs(path: (typeof ENDPOINTS)[number], body: string, contentType = BATCH) {
@@ -60,12 +51,15 @@ function postAs(path: (typeof ENDPOINTS)[number], body: string, contentType = BA
 const batchOf = (events: string[]) => `[${events.join(',\n')}]`;
 
 async function count(sql: string, params: unknown[]): Promise<number> {
-  const { rows } = await db.pool.query<{ n: number }>(`select count(*)::int as "n" from ${sql}`, params);
+  const { rows } = await world.db.pool.query<{ n: number }>(
+    `select count(*)::int as "n" from ${sql}`,
+    params,
+  );
   return rows[0]?.n ?? 0;
 }
 
 function mailsFor(salesOrder: string) {
-  return smtp.messages.filter((mail) => mail.headers['x-sales-order'] === salesOrder);
+  return world.smtp.messages.filter((mail) => mail.headers['x-sales-order'] === salesOrder);
 }
 
 describe.each(ENDPOINTS)('batch mode on %s', (path) => {
@@ -95,11 +89,11 @@ describe.each(ENDPOINTS)('batch mode on %s', (path) => {
       'data.SalesOrder must be 1 to 10 letters or digits, got "no spaces allowed"',
     );
     for (const salesOrder of orders) {
-      expect(s4.calls(salesOrder)).toBe(1);
+      expect(world.s4.calls(salesOrder)).toBe(1);
       expect(await count('processed_event where sales_order = $1::text', [salesOrder])).toBe(1);
     }
     await eventually('one mail per order', async () => orders.every((order) => mailsFor(order).length === 1));
-    const { rows } = await db.pool.query(
+    const { rows } = await world.db.pool.query(
       `select channel, content_type as "contentType", body from dead_letter where reason like 'data.SalesOrder%' and body = $1::bytea`,
       [Buffer.from(malformed)],
     );
@@ -116,7 +110,7 @@ describe.each(ENDPOINTS)('batch mode on %s', (path) => {
   it('answers 503 when S/4HANA fails for one order; the resent batch completes with one effect per event', async () => {
     const orders = Array.from({ length: 5 }, () => newOrder({ overallDeliveryStatus: 'C' }));
     const failing = orders[2] as string;
-    s4.setFault((order) => (order === failing ? 'unavailable' : 'ok'));
+    world.s4.setFault((order) => (order === failing ? 'unavailable' : 'ok'));
     const body = batchOf(orders.map((salesOrder) => salesOrderEvent({ salesOrder })));
 
     const first = await postAs(path, body);
@@ -131,7 +125,7 @@ describe.each(ENDPOINTS)('batch mode on %s', (path) => {
     ]);
     expect(await count('processed_event where sales_order = $1::text', [failing])).toBe(0);
 
-    s4.setFault(undefined);
+    world.s4.setFault(undefined);
     const resent = await postAs(path, body);
     expect(resent.statusCode).toBe(200);
     expect(resent.json().events.map((event: { status: string }) => event.status)).toEqual([
@@ -160,7 +154,7 @@ describe.each(ENDPOINTS)('batch mode on %s', (path) => {
     expect(body.length).toBeGreaterThan(MAX_MESSAGE_BYTES);
     const res = await postAs(path, body);
     expect(res.statusCode).toBe(413);
-    expect(orders.map((salesOrder) => s4.calls(salesOrder))).toEqual(orders.map(() => 0));
+    expect(orders.map((salesOrder) => world.s4.calls(salesOrder))).toEqual(orders.map(() => 0));
     expect(await count('processed_event where sales_order = any($1::text[])', [orders])).toBe(0);
   });
 
@@ -182,7 +176,7 @@ describe.each(ENDPOINTS)('batch mode on %s', (path) => {
       status: 'dead-lettered',
       reason: 'a CloudEvents batch must be a JSON array, got a map',
     });
-    const { rows } = await db.pool.query(
+    const { rows } = await world.db.pool.query(
       `select content_type as "contentType", body from dead_letter where id = $1::bigint`,
       [res.json().deadLetterId],
     );
@@ -206,13 +200,13 @@ describe.each(ENDPOINTS)('content types on %s', (path) => {
 
       expect(res.statusCode).toBe(202);
       expect(res.json()).toMatchObject({ status: 'dead-lettered', reason });
-      const { rows } = await db.pool.query(
+      const { rows } = await world.db.pool.query(
         `select content_type as "contentType", headers, body from dead_letter where id = $1::bigint`,
         [res.json().deadLetterId],
       );
       expect(rows[0]).toMatchObject({ contentType, body: Buffer.from(event) });
       expect(rows[0].headers['content-type']).toBe(contentType);
-      expect(s4.calls(salesOrder)).toBe(0);
+      expect(world.s4.calls(salesOrder)).toBe(0);
     },
   );
 });

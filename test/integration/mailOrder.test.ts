@@ -6,46 +6,36 @@ import { once } from 'node:events';
 import { createServer, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { salesOrderEvent } from '../../sandbox/s4Events.js';
-import type { S4Server } from '../../sandbox/s4Server.js';
-import type { ReceivedMail, SmtpSink } from '../../sandbox/smtpServer.js';
+import type { ReceivedMail } from '../../sandbox/smtpServer.js';
 import type { Service } from '../../src/service.js';
-import type { TestDatabase } from '../support/database.js';
 import { eventually, registerDestination, startTestService } from '../support/harness.js';
 import { orderMaker } from '../support/orders.js';
 import { serviceEnv } from '../support/serviceEnv.js';
-import { startWorld, stopWorld } from '../support/world.js';
+import { useWorld } from '../support/world.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const LEASE_SECONDS = 5;
 // What "about one lease" allows beyond the lease: the other instance's poll (200 ms here) and one send.
 const SLACK_MS = 2000;
 
-let db: TestDatabase;
-let s4: S4Server;
-let smtp: SmtpSink;
+const world = useWorld();
 const services: Service[] = [];
 const children: ChildProcess[] = [];
 
-beforeAll(async () => {
-  ({ db, s4, smtp } = await startWorld());
-});
-afterAll(() => stopWorld({ db, s4, smtp }));
 afterEach(async () => {
   for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
   await Promise.all(services.splice(0).map((service) => service.stop()));
-  smtp.setHold(undefined);
+  world.smtp.setHold(undefined);
 });
 
-const { newOrder, changeOrder } = orderMaker(() => s4, 6_100_000);
+const { newOrder, changeOrder } = orderMaker(() => world.s4, 6_100_000);
 
 /** An instance in this process, taking events by webhook, with the short lease the tests wait out. */
 async function startInstance(): Promise<Service> {
   const service = await startTestService({
-    databaseUrl: db.url,
-    s4Url: s4.url,
-    smtpUrl: smtp.url,
+    ...world.endpoints(),
     env: { MAIL_LEASE_SECONDS: String(LEASE_SECONDS) },
   });
   services.push(service);
@@ -54,13 +44,13 @@ async function startInstance(): Promise<Service> {
 
 /** The real service as its own process, so that it can be killed for real; resolves with its URL. */
 async function spawnInstance(smtpUrl: string): Promise<{ child: ChildProcess; url: string }> {
-  const destination = registerDestination(s4.url);
+  const destination = registerDestination(world.s4.url);
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: {
       PATH: process.env.PATH,
-      ...serviceEnv({ databaseUrl: db.url, s4Url: s4.url, smtpUrl, destination }),
+      ...serviceEnv({ databaseUrl: world.db.url, s4Url: world.s4.url, smtpUrl, destination }),
       MAIL_LEASE_SECONDS: String(LEASE_SECONDS),
       LOG_LEVEL: 'info',
     },
@@ -113,7 +103,7 @@ interface OutboxRow {
 }
 
 async function outboxOf(salesOrder: string): Promise<OutboxRow[]> {
-  const { rows } = await db.pool.query<OutboxRow>(
+  const { rows } = await world.db.pool.query<OutboxRow>(
     `select message_id as "messageId", state, attempts, next_attempt_at as "leaseEndsAt"
      from mail_outbox where sales_order = $1::text order by id`,
     [salesOrder],
@@ -122,7 +112,7 @@ async function outboxOf(salesOrder: string): Promise<OutboxRow[]> {
 }
 
 function mailsFor(salesOrders: string[]): ReceivedMail[] {
-  return smtp.messages.filter((mail) => salesOrders.includes(mail.headers['x-sales-order'] ?? ''));
+  return world.smtp.messages.filter((mail) => salesOrders.includes(mail.headers['x-sales-order'] ?? ''));
 }
 
 async function mailCounter(service: Service, result: string): Promise<number> {
@@ -175,7 +165,7 @@ describe('mail order and leases across instances', () => {
   it('sends once when SMTP holds DATA longer than the lease, because the sender renews it', async () => {
     const instances = [await startInstance(), await startInstance()];
     const salesOrder = newOrder();
-    smtp.setHold(() => (LEASE_SECONDS + 3) * 1000);
+    world.smtp.setHold(() => (LEASE_SECONDS + 3) * 1000);
     await announce(instances[0]?.url as string, salesOrder);
     const [mail] = await eventually(
       'the held email',
@@ -200,7 +190,7 @@ describe('the sent mark on a dropped database connection', () => {
   async function heldAtTheMark(service: Service, salesOrder: string) {
     let releaseData = () => {};
     let dataArrived = false;
-    smtp.setHold(({ callNo }) => {
+    world.smtp.setHold(({ callNo }) => {
       if (callNo > 1) return 0;
       dataArrived = true;
       return new Promise<void>((resolve) => {
@@ -209,14 +199,14 @@ describe('the sent mark on a dropped database connection', () => {
     });
     await announce(service.url, salesOrder);
     await eventually('the email to reach DATA', async () => dataArrived);
-    const locker = new pg.Client({ connectionString: db.url });
+    const locker = new pg.Client({ connectionString: world.db.url });
     await locker.connect();
     await locker.query('begin');
     await locker.query(`select from mail_outbox where sales_order = $1::text for update`, [salesOrder]);
     releaseData();
     /** Terminates the backend of the mark waiting on the lock, once it waits; returns whether there was one. */
     const killWaitingMark = async () => {
-      const { rows } = await db.pool.query<{ killed: boolean }>(
+      const { rows } = await world.db.pool.query<{ killed: boolean }>(
         `select pg_terminate_backend(pid) as "killed" from pg_stat_activity
          where datname = current_database() and wait_event_type = 'Lock'
            and query like 'update mail_outbox set state = ''sent''%'`,

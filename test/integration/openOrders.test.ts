@@ -1,36 +1,16 @@
 // Open-order counts per sold-to party (the view portal_open_orders), derived from each order's state: however
 // often the broker delivers an event, the counts equal a recount from S/4HANA's final state of the orders.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { salesOrderEvent } from '../../sandbox/s4Events.js';
 import type { SalesOrderState } from '../../sandbox/s4Server.js';
-import type { Service } from '../../src/service.js';
-import { createTestQueue, type TestQueue } from '../support/broker.js';
-import { startTestService } from '../support/harness.js';
-import { type Observer, observe } from '../support/observe.js';
+import { observe } from '../support/observe.js';
 import { settled } from '../support/settle.js';
-import { startWorld, stopWorld, type World } from '../support/world.js';
+import { useService } from '../support/useService.js';
+import { useWorld } from '../support/world.js';
 
-let world: World;
-let view: Observer;
-let queue: TestQueue;
-let service: Service;
-
-beforeAll(async () => {
-  world = await startWorld();
-  view = observe({ db: world.db, smtp: world.smtp });
-  queue = await createTestQueue('fon-open-orders');
-  service = await startTestService({
-    databaseUrl: world.db.url,
-    s4Url: world.s4.url,
-    smtpUrl: world.smtp.url,
-    queueAddress: queue.address,
-  });
-});
-afterAll(async () => {
-  await service?.stop();
-  await queue?.delete();
-  await stopWorld(world);
-});
+const world = useWorld();
+const view = observe(world);
+const running = useService(world, { queue: 'fon-open-orders' });
 
 const PARTIES = ['17100001', '17100002', '17100003'];
 // Open, in process, partly delivered, blocked, delivered, rejected: the last two are not open.
@@ -79,8 +59,8 @@ describe('open orders per sold-to party', () => {
         const id = `${salesOrder}-${round}`;
         return [{ body: salesOrderEvent({ salesOrder, id }) }, { body: salesOrderEvent({ salesOrder, id }) }];
       });
-    await world.publisher.send(queue.address, every(0));
-    await settled(view, [queue], orders, orders.length, 60_000);
+    await world.publisher.send(running.queue.address, every(0));
+    await settled(view, [running.queue], orders, orders.length, 60_000);
 
     let i = 0;
     for (const soldToParty of PARTIES)
@@ -105,8 +85,8 @@ describe('open orders per sold-to party', () => {
       return seen < 4 ? 'unavailable' : 'ok';
     });
     // Two events per change, each delivered twice, and an unrelated re-read of every order.
-    await world.publisher.send(queue.address, [...every(1), ...every(2)]);
-    await settled(view, [queue], orders, orders.length * 3, 90_000);
+    await world.publisher.send(running.queue.address, [...every(1), ...every(2)]);
+    await settled(view, [running.queue], orders, orders.length * 3, 90_000);
     world.s4.setFault(undefined);
 
     const expected = recount(orders.map((salesOrder) => world.s4.getOrder(salesOrder) as SalesOrderState));
@@ -116,11 +96,11 @@ describe('open orders per sold-to party', () => {
     );
     expect(Object.fromEntries(rows.map((row) => [row.soldToParty, row.openOrders]))).toEqual(expected);
 
-    const summary = (await service.app.inject({ method: 'GET', url: '/api/summary' })).json();
+    const summary = (await running.service.app.inject({ method: 'GET', url: '/api/summary' })).json();
     expect(summary.openOrdersBySoldToParty).toEqual(
       PARTIES.map((soldToParty) => ({ soldToParty, openOrders: expected[soldToParty] })),
     );
-    const metrics = (await service.app.inject({ method: 'GET', url: '/metrics' })).body;
+    const metrics = (await running.service.app.inject({ method: 'GET', url: '/metrics' })).body;
     expect(metrics).toContain('fon_portal_orders{status="Delivered"} 6');
     expect(metrics).toContain('fon_portal_orders{status="Rejected"} 6');
     expect(metrics).toContain('fon_portal_orders{status="Open"} 6');

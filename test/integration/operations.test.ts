@@ -2,47 +2,37 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import amqplib from 'amqplib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { salesOrderEvent } from '../../sandbox/s4Events.js';
-import type { S4Server } from '../../sandbox/s4Server.js';
-import type { SmtpSink } from '../../sandbox/smtpServer.js';
-import { createTestQueue, type Publisher } from '../support/broker.js';
-import type { TestDatabase } from '../support/database.js';
+import { createTestQueue } from '../support/broker.js';
 import { eventually, startTestService } from '../support/harness.js';
 import { AMQP_URL } from '../support/services.js';
-import { startWorld, stopWorld } from '../support/world.js';
+import { useWorld } from '../support/world.js';
 
-let db: TestDatabase;
-let s4: S4Server;
-let smtp: SmtpSink;
-let publisher: Publisher;
+const world = useWorld();
 
 beforeAll(async () => {
-  ({ db, s4, smtp, publisher } = await startWorld());
-  s4.setOrder({
+  world.s4.setOrder({
     salesOrder: '7000001',
     lastChangeDateTime: '2026-11-30T10:00:00Z',
     requestedDeliveryDate: '2026-12-01',
   });
 });
-afterAll(() => stopWorld({ db, s4, smtp, publisher }));
 
 describe('health, metrics and logs', () => {
   it('reports the database, the AMQP link and the outbox, counts events in /metrics, and logs without secrets', async () => {
     const queue = await createTestQueue('fon-ops');
     const logLines: string[] = [];
     const service = await startTestService({
-      databaseUrl: db.url,
-      s4Url: s4.url,
-      smtpUrl: smtp.url,
+      ...world.endpoints(),
       queueAddress: queue.address,
       env: { LOG_LEVEL: 'info' },
       logLines,
     });
     try {
       const event = salesOrderEvent({ salesOrder: '7000001', id: 'ops-1' });
-      await publisher.send(queue.address, [{ body: event }, { body: event }, { body: '{"broken"' }]);
-      await smtp.waitForCount(1);
+      await world.publisher.send(queue.address, [{ body: event }, { body: event }, { body: '{"broken"' }]);
+      await world.smtp.waitForCount(1);
       await eventually('all three handled', async () => (await queue.depth()) === 0 && logLines.length > 0);
 
       const health = await service.app.inject({ method: 'GET', url: '/health' });
@@ -91,9 +81,7 @@ describe('health, metrics and logs', () => {
     const name = `fon-ops-missing-${randomBytes(4).toString('hex')}`;
     const logLines: string[] = [];
     const service = await startTestService({
-      databaseUrl: db.url,
-      s4Url: s4.url,
-      smtpUrl: smtp.url,
+      ...world.endpoints(),
       queueAddress: `/amq/queue/${name}`,
       waitForAttach: false,
       logLines,
@@ -133,30 +121,28 @@ describe('health, metrics and logs', () => {
 describe('shutdown', () => {
   it('stops within the platform budget and returns an in-flight message to the queue', async () => {
     const queue = await createTestQueue('fon-ops-stop');
-    s4.setOrder({ salesOrder: '7000002', lastChangeDateTime: '2026-11-30T10:00:00Z' });
-    s4.setFault((salesOrder) => (salesOrder === '7000002' ? 'hang' : 'ok'));
+    world.s4.setOrder({ salesOrder: '7000002', lastChangeDateTime: '2026-11-30T10:00:00Z' });
+    world.s4.setFault((salesOrder) => (salesOrder === '7000002' ? 'hang' : 'ok'));
     const service = await startTestService({
-      databaseUrl: db.url,
-      s4Url: s4.url,
-      smtpUrl: smtp.url,
+      ...world.endpoints(),
       queueAddress: queue.address,
       env: { S4_TIMEOUT_MS: '4000' },
     });
     try {
-      await publisher.send(queue.address, [
+      await world.publisher.send(queue.address, [
         { body: salesOrderEvent({ salesOrder: '7000002', id: 'stop-1' }) },
       ]);
-      await eventually('the S/4HANA read to hang', async () => s4.calls('7000002') > 0);
+      await eventually('the S/4HANA read to hang', async () => world.s4.calls('7000002') > 0);
 
       const started = Date.now();
       await service.stop();
       // Cloud Foundry sends SIGKILL 10 s after SIGTERM; the stop's own budget is 8 s, so it is over before that.
       expect(Date.now() - started).toBeLessThan(10_000);
       await eventually('the message back in the queue', async () => (await queue.depth()) === 1);
-      const { rows } = await db.pool.query(`select 1 from processed_event where id = 'stop-1'`);
+      const { rows } = await world.db.pool.query(`select 1 from processed_event where id = 'stop-1'`);
       expect(rows).toHaveLength(0);
     } finally {
-      s4.setFault(undefined);
+      world.s4.setFault(undefined);
       await queue.delete();
     }
   });
@@ -169,7 +155,7 @@ describe('shutdown', () => {
     const since = new Date();
     const sessions = async () =>
       (
-        await db.pool.query<{ n: number }>(
+        await world.db.pool.query<{ n: number }>(
           `select count(*)::int as "n" from pg_stat_activity
            where datname = current_database() and pid <> pg_backend_pid() and backend_start >= $1::timestamptz`,
           [since],
@@ -178,9 +164,7 @@ describe('shutdown', () => {
     try {
       await expect(
         startTestService({
-          databaseUrl: db.url,
-          s4Url: s4.url,
-          smtpUrl: smtp.url,
+          ...world.endpoints(),
           env: { PORT: String(port) },
         }),
       ).rejects.toThrow(/EADDRINUSE/);

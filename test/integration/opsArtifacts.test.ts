@@ -3,14 +3,11 @@
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import type { S4Server } from '../../sandbox/s4Server.js';
-import type { SmtpSink } from '../../sandbox/smtpServer.js';
-import { createTestQueue, type Publisher } from '../support/broker.js';
-import type { TestDatabase } from '../support/database.js';
+import { createTestQueue } from '../support/broker.js';
 import { startTestService } from '../support/harness.js';
-import { startWorld, stopWorld } from '../support/world.js';
+import { useWorld } from '../support/world.js';
 
 const run = promisify(execFile);
 const DASHBOARD = new URL('../../ops/grafana/fleet-order-notifier.json', import.meta.url);
@@ -55,19 +52,13 @@ function exported(text: string): Set<string> {
   return new Set([...text.matchAll(/^# TYPE (\S+) /gm)].map((match) => match[1] as string));
 }
 
-let db: TestDatabase;
-let s4: S4Server;
-let smtp: SmtpSink;
-let publisher: Publisher;
+const world = useWorld();
 let metricsText: string;
 
 beforeAll(async () => {
-  ({ db, s4, smtp, publisher } = await startWorld());
   const queue = await createTestQueue('fon-ops-artifacts');
   const service = await startTestService({
-    databaseUrl: db.url,
-    s4Url: s4.url,
-    smtpUrl: smtp.url,
+    ...world.endpoints(),
     queueAddress: queue.address,
   });
   try {
@@ -77,7 +68,6 @@ beforeAll(async () => {
     await queue.delete();
   }
 });
-afterAll(() => stopWorld({ db, s4, smtp, publisher }));
 
 describe('Grafana dashboard', () => {
   it('queries only metrics that the service exports on /metrics', async () => {

@@ -15,39 +15,29 @@
 //   names the portal's final state, and every emailed state is one S/4HANA actually served.
 // - Which states get applied in between depends on timing, so the stochastic tests check these rules for whatever
 //   interleaving happened; one test forces the stale interleaving to check its exact outcome.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { salesOrderEvent } from '../../sandbox/s4Events.js';
-import type { S4Server, SalesOrderState } from '../../sandbox/s4Server.js';
-import type { SmtpSink } from '../../sandbox/smtpServer.js';
+import type { SalesOrderState } from '../../sandbox/s4Server.js';
 import type { Service } from '../../src/service.js';
-import { createTestQueue, type Publisher, type TestQueue } from '../support/broker.js';
-import type { TestDatabase } from '../support/database.js';
+import { createTestQueue, type TestQueue } from '../support/broker.js';
 import { type Gate, gate } from '../support/gate.js';
 import { eventually, startTestService } from '../support/harness.js';
-import { type Observer, observe } from '../support/observe.js';
+import { observe } from '../support/observe.js';
 import { settled } from '../support/settle.js';
-import { startWorld, stopWorld } from '../support/world.js';
+import { useWorld } from '../support/world.js';
 
-let db: TestDatabase;
-let s4: S4Server;
-let smtp: SmtpSink;
-let publisher: Publisher;
-let view: Observer;
+const world = useWorld();
+const view = observe(world);
 const queues: TestQueue[] = [];
 const services: Service[] = [];
 const gates: Gate[] = [];
 
-beforeAll(async () => {
-  ({ db, s4, smtp, publisher } = await startWorld());
-  view = observe({ db, smtp });
-});
-afterAll(() => stopWorld({ db, s4, smtp, publisher }));
 afterEach(async () => {
   // A failed test may leave a read held: let it answer so that the instances can stop.
   for (const held of gates.splice(0)) held.open();
   await Promise.all(services.splice(0).map((service) => service.stop()));
   await Promise.all(queues.splice(0).map((queue) => queue.delete()));
-  s4.setLatency(0);
+  world.s4.setLatency(0);
 });
 
 async function newQueue(): Promise<TestQueue> {
@@ -59,9 +49,7 @@ async function newQueue(): Promise<TestQueue> {
 /** One instance of the service on `queue`; all instances share the database, S/4HANA and the mail relay. */
 async function startInstance(queue: TestQueue, env: Record<string, string> = {}): Promise<Service> {
   const service = await startTestService({
-    databaseUrl: db.url,
-    s4Url: s4.url,
-    smtpUrl: smtp.url,
+    ...world.endpoints(),
     queueAddress: queue.address,
     env,
   });
@@ -100,8 +88,8 @@ function stateSequence(count: number): SalesOrderState[] {
 /** Makes S/4HANA's state of each order move on with every read: read n answers state n, the last one from then on. */
 function moveOnEveryRead(orders: SalesOrderState[][]): void {
   for (const states of orders) {
-    s4.setOrder(states[0] as SalesOrderState);
-    s4.scriptReads(
+    world.s4.setOrder(states[0] as SalesOrderState);
+    world.s4.scriptReads(
       states[0]?.salesOrder as string,
       states.map((state) => ({ state })),
     );
@@ -110,7 +98,7 @@ function moveOnEveryRead(orders: SalesOrderState[][]): void {
 
 /** The index of the state each read served, for an order scripted by `moveOnEveryRead`. */
 function served(states: SalesOrderState[]): number[] {
-  const reads = s4.calls(states[0]?.salesOrder as string);
+  const reads = world.s4.calls(states[0]?.salesOrder as string);
   return Array.from({ length: reads }, (_, read) => Math.min(read, states.length - 1));
 }
 
@@ -148,9 +136,9 @@ describe('events of one order processed at the same time', () => {
     const salesOrder = states[0]?.salesOrder as string;
     moveOnEveryRead([states]);
     // Reads take a while, so the two instances' reads of the order overlap and events pile up behind them.
-    s4.setLatency(30);
+    world.s4.setLatency(30);
 
-    await publisher.send(
+    await world.publisher.send(
       queue.address,
       Array.from({ length: 40 }, () => ({ body: salesOrderEvent({ salesOrder }) })),
     );
@@ -169,10 +157,10 @@ describe('events of one order processed at the same time', () => {
     await Promise.all([startInstance(queue), startInstance(queue)]);
     const orders = Array.from({ length: 12 }, () => stateSequence(5));
     moveOnEveryRead(orders);
-    s4.setLatency(10);
+    world.s4.setLatency(10);
 
     const perOrder = 10;
-    await publisher.send(
+    await world.publisher.send(
       queue.address,
       orders.flatMap((states) =>
         Array.from({ length: perOrder }, () => ({
@@ -195,13 +183,13 @@ describe('events of one order processed at the same time', () => {
     const [stateA, stateB] = stateSequence(2) as [SalesOrderState, SalesOrderState];
     const { salesOrder } = stateA;
     const readOfA = heldRead();
-    s4.scriptReads(salesOrder, [{ state: stateA, until: readOfA.opened }, { state: stateB }]);
+    world.s4.scriptReads(salesOrder, [{ state: stateA, until: readOfA.opened }, { state: stateB }]);
 
-    await publisher.send(first.address, [
+    await world.publisher.send(first.address, [
       { body: salesOrderEvent({ salesOrder, id: 'read-before-the-change' }) },
     ]);
-    await eventually('the first read to be under way', async () => s4.calls(salesOrder) === 1);
-    await publisher.send(second.address, [
+    await eventually('the first read to be under way', async () => world.s4.calls(salesOrder) === 1);
+    await world.publisher.send(second.address, [
       { body: salesOrderEvent({ salesOrder, id: 'read-after-the-change' }) },
     ]);
     await eventually('the newer state applied', async () => (await processed(salesOrder)).length === 1);
@@ -212,7 +200,7 @@ describe('events of one order processed at the same time', () => {
       { id: 'read-after-the-change', outcome: 'applied' },
       { id: 'read-before-the-change', outcome: 'stale' },
     ]);
-    expect(s4.calls(salesOrder)).toBe(2);
+    expect(world.s4.calls(salesOrder)).toBe(2);
     expect((await view.portalRow(salesOrder))?.date).toBe(stateB.requestedDeliveryDate);
     expect((await view.outbox(salesOrder)).map((mail) => mail.date)).toEqual([stateB.requestedDeliveryDate]);
     expect(view.mails(salesOrder)).toHaveLength(1);
@@ -232,16 +220,16 @@ describe('events of one order processed at the same time', () => {
     const [stateA, stateB] = stateSequence(2) as [SalesOrderState, SalesOrderState];
     const { salesOrder } = stateA;
     const [readOfA, readOfB] = [heldRead(), heldRead()];
-    s4.scriptReads(salesOrder, [
+    world.s4.scriptReads(salesOrder, [
       { state: stateA, until: readOfA.opened },
       { state: stateB, until: readOfB.opened },
     ]);
     const event = salesOrderEvent({ salesOrder, id: 'delivered-twice' });
 
-    await publisher.send(first.address, [{ body: event }]);
-    await eventually('the first read to be under way', async () => s4.calls(salesOrder) === 1);
-    await publisher.send(second.address, [{ body: event }]);
-    await eventually('the second read to be under way', async () => s4.calls(salesOrder) === 2);
+    await world.publisher.send(first.address, [{ body: event }]);
+    await eventually('the first read to be under way', async () => world.s4.calls(salesOrder) === 1);
+    await world.publisher.send(second.address, [{ body: event }]);
+    await eventually('the second read to be under way', async () => world.s4.calls(salesOrder) === 2);
     readOfA.open();
     await eventually('the first delivery committed', async () => (await processed(salesOrder)).length === 1);
     readOfB.open();
@@ -258,11 +246,11 @@ describe('events of one order processed at the same time', () => {
     const queue = await newQueue();
     const instances = await Promise.all([startInstance(queue), startInstance(queue)]);
     const [state] = stateSequence(1) as [SalesOrderState];
-    s4.setOrder(state);
-    s4.setLatency(20);
+    world.s4.setOrder(state);
+    world.s4.setLatency(20);
     const event = salesOrderEvent({ salesOrder: state.salesOrder });
 
-    await publisher.send(
+    await world.publisher.send(
       queue.address,
       Array.from({ length: 20 }, () => ({ body: event })),
     );
@@ -276,7 +264,7 @@ describe('events of one order processed at the same time', () => {
     expect(view.mails(state.salesOrder)).toHaveLength(1);
     // Within an instance a redelivery waits for its original and finds it processed; across instances each may
     // have read once before either committed.
-    expect(s4.calls(state.salesOrder)).toBeLessThanOrEqual(2);
+    expect(world.s4.calls(state.salesOrder)).toBeLessThanOrEqual(2);
   });
 });
 

@@ -2,31 +2,19 @@
 // a reused identity with another payload is refused, and a duplicate that outlived its record does no harm.
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { S4_SOURCE, salesOrderEvent } from '../../sandbox/s4Events.js';
-import type { S4Server } from '../../sandbox/s4Server.js';
-import type { SmtpSink } from '../../sandbox/smtpServer.js';
-import type { Service } from '../../src/service.js';
-import { createTestQueue, type Publisher, type TestQueue } from '../support/broker.js';
-import type { TestDatabase } from '../support/database.js';
-import { eventually, startTestService } from '../support/harness.js';
-import { type Observer, observe } from '../support/observe.js';
+import { createTestQueue, type TestQueue } from '../support/broker.js';
+import { eventually } from '../support/harness.js';
+import { observe } from '../support/observe.js';
 import { orderMaker } from '../support/orders.js';
 import { serviceEnv } from '../support/serviceEnv.js';
 import { type ServiceProcess, spawnServiceProcess } from '../support/serviceProcess.js';
-import { startWorld, stopWorld } from '../support/world.js';
+import { useService } from '../support/useService.js';
+import { useWorld } from '../support/world.js';
 
-let db: TestDatabase;
-let s4: S4Server;
-let smtp: SmtpSink;
-let publisher: Publisher;
-let view: Observer;
+const world = useWorld();
+const view = observe(world);
 
-beforeAll(async () => {
-  ({ db, s4, smtp, publisher } = await startWorld());
-  view = observe({ db, smtp });
-});
-afterAll(() => stopWorld({ db, s4, smtp, publisher }));
-
-const { newOrder, changeOrder } = orderMaker(() => s4, 7_300_000, {
+const { newOrder, changeOrder } = orderMaker(() => world.s4, 7_300_000, {
   soldToParty: undefined,
   overallSDProcessStatus: undefined,
   overallDeliveryStatus: 'B',
@@ -38,7 +26,7 @@ async function processed(id: string) {
 }
 
 async function deadLetters(eventId: string): Promise<string[]> {
-  const { rows } = await db.pool.query<{ reason: string }>(
+  const { rows } = await world.db.pool.query<{ reason: string }>(
     `select reason from dead_letter where event_id = $1::text order by id`,
     [eventId],
   );
@@ -56,27 +44,12 @@ async function drainAtLeast(queue: TestQueue, count: number): Promise<string[]> 
 }
 
 describe('one identity, one effect', () => {
-  let queue: TestQueue;
-  let service: Service;
-
-  beforeAll(async () => {
-    queue = await createTestQueue('fon-identity');
-    service = await startTestService({
-      databaseUrl: db.url,
-      s4Url: s4.url,
-      smtpUrl: smtp.url,
-      queueAddress: queue.address,
-    });
-  });
-  afterAll(async () => {
-    await service?.stop();
-    await queue?.delete();
-  });
+  const running = useService(world, { queue: 'fon-identity' });
 
   it('dead-letters a known source and id arriving with a different payload as a conflict and changes nothing', async () => {
     const salesOrder = newOrder();
     const id = 'conflict-1';
-    await publisher.send(queue.address, [{ body: salesOrderEvent({ salesOrder, id }) }]);
+    await world.publisher.send(running.queue.address, [{ body: salesOrderEvent({ salesOrder, id }) }]);
     await eventually('the first mail', async () => view.mails(salesOrder).length === 1);
     const before = await view.portalRow(salesOrder);
     const hash = (await processed(id))?.payloadHash;
@@ -84,8 +57,8 @@ describe('one identity, one effect', () => {
     // S/4HANA moved on: applying anything for this order now would change the portal and send a mail.
     changeOrder(salesOrder, { overallDeliveryStatus: 'C', lastChangeDateTime: '2026-11-30T11:00:00Z' });
     const other = newOrder();
-    const reads = s4.calls();
-    await publisher.send(queue.address, [
+    const reads = world.s4.calls();
+    await world.publisher.send(running.queue.address, [
       { body: salesOrderEvent({ salesOrder: other, id }) },
       { body: salesOrderEvent({ salesOrder, id, type: 'sap.s4.beh.salesorder.v1.SalesOrder.Deleted.v1' }) },
     ]);
@@ -98,37 +71,37 @@ describe('one identity, one effect', () => {
       'conflict: this source and id were processed with a different payload',
       'conflict: this source and id were processed with a different payload',
     ]);
-    const dlq = await drainAtLeast(queue, 2);
+    const dlq = await drainAtLeast(running.queue, 2);
     expect(dlq.map((body) => body.includes(`"id":"${id}"`))).toEqual([true, true]);
-    const metrics = await service.app.inject({ method: 'GET', url: '/metrics' });
+    const metrics = await running.service.app.inject({ method: 'GET', url: '/metrics' });
     expect(metrics.body).toContain('fon_events_total{channel="amqp",outcome="rejected",reason="conflict"} 2');
 
     expect(await view.portalRow(salesOrder)).toEqual(before);
     expect(await view.portalRow(other)).toBeUndefined();
     expect((await processed(id))?.payloadHash).toBe(hash);
-    expect(s4.calls()).toBe(reads);
+    expect(world.s4.calls()).toBe(reads);
     expect(await view.outbox(salesOrder)).toHaveLength(1);
     expect(view.mails(salesOrder)).toHaveLength(1);
-    expect(await queue.depth()).toBe(0);
+    expect(await running.queue.depth()).toBe(0);
   });
 
   it('reads S/4HANA again for a duplicate whose record expired and sends no second mail', async () => {
     const salesOrder = newOrder();
     const id = 'expired-duplicate-1';
     const event = salesOrderEvent({ salesOrder, id });
-    await publisher.send(queue.address, [{ body: event }]);
+    await world.publisher.send(running.queue.address, [{ body: event }]);
     await eventually('the first mail', async () => view.mails(salesOrder).length === 1);
     const before = await view.portalRow(salesOrder);
 
     // Retention removed the record; the broker then redelivers the same message.
-    await db.pool.query(`delete from processed_event where source = $1::text and id = $2::text`, [
+    await world.db.pool.query(`delete from processed_event where source = $1::text and id = $2::text`, [
       S4_SOURCE,
       id,
     ]);
-    await publisher.send(queue.address, [{ body: event }]);
+    await world.publisher.send(running.queue.address, [{ body: event }]);
 
     await eventually('the event processed again', async () => (await processed(id))?.outcome === 'applied');
-    expect(s4.calls(salesOrder)).toBe(2);
+    expect(world.s4.calls(salesOrder)).toBe(2);
     const after = await view.portalRow(salesOrder);
     expect(after).toEqual({ ...before, readAt: expect.any(Date) });
     expect(after?.readAt.getTime()).toBeGreaterThan(before?.readAt.getTime() ?? Number.POSITIVE_INFINITY);
@@ -147,7 +120,7 @@ describe('a message that kills the process', () => {
     queue = await createTestQueue('fon-poison');
   });
   afterAll(async () => {
-    s4.setFault(undefined);
+    world.s4.setFault(undefined);
     for (const { child } of processes)
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await queue?.delete();
@@ -156,9 +129,7 @@ describe('a message that kills the process', () => {
   async function startProcess(): Promise<ServiceProcess> {
     const started = spawnServiceProcess({
       ...serviceEnv({
-        databaseUrl: db.url,
-        s4Url: s4.url,
-        smtpUrl: smtp.url,
+        ...world.endpoints(),
         queueAddress: queue.address,
         destination: 'S4_POISON',
       }),
@@ -186,7 +157,7 @@ describe('a message that kills the process', () => {
     let kills = 0;
     // The read for the poison order never answers and the process dies on it: as if it crashed every time.
     // The newest process is the one reading: it may ask before startProcess() has even returned it.
-    s4.setFault((salesOrder) => {
+    world.s4.setFault((salesOrder) => {
       if (salesOrder !== poison) return 'ok';
       kills++;
       processes.at(-1)?.child.kill('SIGKILL');
@@ -194,7 +165,7 @@ describe('a message that kills the process', () => {
     });
 
     const before = [newOrder(), newOrder()];
-    await publisher.send(
+    await world.publisher.send(
       queue.address,
       before.map((salesOrder) => ({ body: salesOrderEvent({ salesOrder }) })),
     );
@@ -204,7 +175,7 @@ describe('a message that kills the process', () => {
     );
 
     const behind = [newOrder(), newOrder()];
-    await publisher.send(queue.address, [
+    await world.publisher.send(queue.address, [
       { body: salesOrderEvent({ salesOrder: poison, id: poisonId }) },
       ...behind.map((salesOrder) => ({ body: salesOrderEvent({ salesOrder }) })),
     ]);
@@ -225,7 +196,7 @@ describe('a message that kills the process', () => {
 
     expect(kills).toBe(3);
     expect(processes).toHaveLength(4);
-    expect(s4.calls(poison)).toBe(3);
+    expect(world.s4.calls(poison)).toBe(3);
     const reasons = await deadLetters(poisonId);
     expect(reasons).toEqual([
       expect.stringMatching(
@@ -239,7 +210,7 @@ describe('a message that kills the process', () => {
       behind.every((salesOrder) => view.mails(salesOrder).length === 1),
     );
     const after = newOrder();
-    await publisher.send(queue.address, [{ body: salesOrderEvent({ salesOrder: after }) }]);
+    await world.publisher.send(queue.address, [{ body: salesOrderEvent({ salesOrder: after }) }]);
     await eventually('the mail for an event after the poison', async () => view.mails(after).length === 1);
 
     for (const salesOrder of [...before, ...behind, after]) {

@@ -12,23 +12,22 @@ import type { SalesOrderState } from '../../sandbox/s4Server.js';
 import type { Service } from '../../src/service.js';
 import { createTestQueue, type TestQueue } from '../support/broker.js';
 import { eventually, registerDestination, startTestService } from '../support/harness.js';
-import { type Observer, observe } from '../support/observe.js';
+import { observe } from '../support/observe.js';
 import { settled } from '../support/settle.js';
-import { startWorld, stopWorld, type World } from '../support/world.js';
+import { useWorld } from '../support/world.js';
 
-let world: World;
+const world = useWorld();
+const view = observe(world);
 let portal: PortalServer;
 let portalDestination: string;
-let view: Observer;
 let queue: TestQueue;
 const services: Service[] = [];
 
 beforeAll(async () => {
-  [world, portal] = await Promise.all([startWorld(), startPortalServer()]);
+  portal = await startPortalServer();
   portalDestination = registerDestination(portal.url);
-  view = observe({ db: world.db, smtp: world.smtp });
 });
-afterAll(() => Promise.all([stopWorld(world), portal.close()]));
+afterAll(() => portal.close());
 afterEach(async () => {
   await Promise.all(services.splice(0).map((service) => service.stop()));
   await queue?.delete();
@@ -40,9 +39,7 @@ async function startInstances(count: number, env: Record<string, string> = {}): 
   const started = await Promise.all(
     Array.from({ length: count }, () =>
       startTestService({
-        databaseUrl: world.db.url,
-        s4Url: world.s4.url,
-        smtpUrl: world.smtp.url,
+        ...world.endpoints(),
         queueAddress: queue.address,
         env: { PORTAL_DESTINATION: portalDestination, PORTAL_TIMEOUT_MS: '500', ...env },
       }),

@@ -5,46 +5,22 @@
 // meaning only still tell a redelivery apart after the upgrade.
 
 import { CloudEvent, HTTP } from 'cloudevents';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { s4Event } from '../../sandbox/s4Events.js';
-import type { S4Server } from '../../sandbox/s4Server.js';
-import type { SmtpSink } from '../../sandbox/smtpServer.js';
-import type { Service } from '../../src/service.js';
-import { createTestQueue, type OutgoingEvent, type Publisher, type TestQueue } from '../support/broker.js';
-import type { TestDatabase } from '../support/database.js';
-import { eventually, startTestService } from '../support/harness.js';
+import type { OutgoingEvent } from '../support/broker.js';
+import { eventually } from '../support/harness.js';
 import { s4Sample } from '../support/realSamples.js';
-import { startWorld, stopWorld } from '../support/world.js';
+import { useService } from '../support/useService.js';
+import { useWorld } from '../support/world.js';
 
 const CONFLICT = 'conflict: this source and id were processed with a different payload';
 const EVENT_HUB_EXTENSIONS = { sapconsumertenant: 'a1b2c3d4-tenant', kafkapartition: 3, kafkaoffset: 18_270 };
 
-let db: TestDatabase;
-let s4: S4Server;
-let smtp: SmtpSink;
-let publisher: Publisher;
-let queue: TestQueue;
-let service: Service;
-
-beforeAll(async () => {
-  ({ db, s4, smtp, publisher } = await startWorld());
-  queue = await createTestQueue('fon-meaning');
-  service = await startTestService({
-    databaseUrl: db.url,
-    s4Url: s4.url,
-    smtpUrl: smtp.url,
-    queueAddress: queue.address,
-    env: { INGEST: 'amqp,webhook' },
-  });
-});
-afterAll(async () => {
-  await service?.stop();
-  await queue?.delete();
-  await stopWorld({ db, s4, smtp, publisher });
-});
+const world = useWorld();
+const running = useService(world, { queue: 'fon-meaning', env: { INGEST: 'amqp,webhook' } });
 
 function setOrder(salesOrder: string): void {
-  s4.setOrder({
+  world.s4.setOrder({
     salesOrder,
     soldToParty: '17100001',
     requestedDeliveryDate: '2026-12-15',
@@ -81,14 +57,14 @@ function prefixed(attributes: Record<string, unknown>): Record<string, unknown> 
 }
 
 async function counted(channel: string, outcome: string, reason = ''): Promise<number> {
-  const metrics = await service.app.inject({ method: 'GET', url: '/metrics' });
+  const metrics = await running.service.app.inject({ method: 'GET', url: '/metrics' });
   const line = `fon_events_total{channel="${channel}",outcome="${outcome}",reason="${reason}"} `;
   const found = metrics.body.split('\n').find((candidate) => candidate.startsWith(line));
   return found === undefined ? 0 : Number(found.slice(line.length));
 }
 
 async function deadLetterReasons(eventId: string): Promise<string[]> {
-  const { rows } = await db.pool.query<{ reason: string }>(
+  const { rows } = await world.db.pool.query<{ reason: string }>(
     `select reason from dead_letter where event_id = $1::text order by id`,
     [eventId],
   );
@@ -96,7 +72,7 @@ async function deadLetterReasons(eventId: string): Promise<string[]> {
 }
 
 function mailsFor(salesOrder: string) {
-  return smtp.messages.filter((mail) => mail.headers['x-sales-order'] === salesOrder);
+  return world.smtp.messages.filter((mail) => mail.headers['x-sales-order'] === salesOrder);
 }
 
 describe('over AMQP', () => {
@@ -106,20 +82,20 @@ describe('over AMQP', () => {
       Record<string, unknown> & { id: string; data: { SalesOrder: string } }
     >;
     for (const event of events) setOrder(event.data.SalesOrder);
-    await publisher.send(
-      queue.address,
+    await world.publisher.send(
+      running.queue.address,
       events.map((event) => ({ body: JSON.stringify(event) })),
     );
     await eventually('three mails', async () =>
       events.every((event) => mailsFor(event.data.SalesOrder).length === 1),
     );
 
-    await publisher.send(queue.address, events.flatMap(copiesOf));
+    await world.publisher.send(running.queue.address, events.flatMap(copiesOf));
     await eventually('nine duplicates', async () => (await counted('amqp', 'duplicate')) === 9);
     expect(await counted('amqp', 'rejected', 'conflict')).toBe(0);
-    expect(await queue.drainDeadLetters()).toEqual([]);
+    expect(await running.queue.drainDeadLetters()).toEqual([]);
 
-    await publisher.send(queue.address, [
+    await world.publisher.send(running.queue.address, [
       { body: JSON.stringify({ ...real, type: 'sap.s4.beh.salesorder.v1.SalesOrder.Deleted.v1' }) },
       { body: JSON.stringify({ ...real, data: { SalesOrder: real.data.SalesOrder, SoldToParty: '1' } }) },
     ]);
@@ -130,7 +106,7 @@ describe('over AMQP', () => {
       }),
     ).toEqual([CONFLICT, CONFLICT]);
     for (const event of events) {
-      expect(s4.calls(event.data.SalesOrder)).toBe(1);
+      expect(world.s4.calls(event.data.SalesOrder)).toBe(1);
       expect(mailsFor(event.data.SalesOrder)).toHaveLength(1);
     }
   });
@@ -139,7 +115,7 @@ describe('over AMQP', () => {
     const { text, event } = s4Sample('s4hclnt100-salesorder-changed.from-script');
     setOrder(event.data.SalesOrder);
     // The record as the earlier version wrote it: payload_hash over every attribute as written, unprefixed.
-    await db.pool.query(
+    await world.db.pool.query(
       `insert into processed_event (source, id, type, sales_order, outcome, payload_hash)
        values ($1::text, $2::text, $3::text, $4::text, 'applied', $5::text)`,
       [
@@ -152,23 +128,25 @@ describe('over AMQP', () => {
     );
     const duplicatesBefore = await counted('amqp', 'duplicate');
 
-    await publisher.send(queue.address, [{ body: text }]);
+    await world.publisher.send(running.queue.address, [{ body: text }]);
     await eventually(
       'the duplicate',
       async () => (await counted('amqp', 'duplicate')) === duplicatesBefore + 1,
     );
     expect(await deadLetterReasons(event.id)).toEqual([]);
-    expect(s4.calls(event.data.SalesOrder)).toBe(0);
+    expect(world.s4.calls(event.data.SalesOrder)).toBe(0);
 
     // A copy whose attributes a relay rewrote cannot be told from a conflict against a hash of the bytes.
-    await publisher.send(queue.address, [{ body: HTTP.structured(new CloudEvent(event)).body as string }]);
+    await world.publisher.send(running.queue.address, [
+      { body: HTTP.structured(new CloudEvent(event)).body as string },
+    ]);
     expect(
       await eventually('the conflict', async () => {
         const reasons = await deadLetterReasons(event.id);
         return reasons.length === 1 && reasons;
       }),
     ).toEqual([`${CONFLICT} (recorded by an earlier version, compared as written)`]);
-    expect(s4.calls(event.data.SalesOrder)).toBe(0);
+    expect(world.s4.calls(event.data.SalesOrder)).toBe(0);
   });
 });
 
@@ -177,7 +155,7 @@ describe('over the Event Mesh webhook', () => {
     const event = s4Event({ salesOrder: '5100003' }) as Record<string, unknown>;
     setOrder('5100003');
     const post = (message: { headers: Record<string, unknown>; body: unknown }) =>
-      service.app.inject({
+      running.service.app.inject({
         method: 'POST',
         url: '/events',
         headers: message.headers as Record<string, string>,
@@ -201,6 +179,6 @@ describe('over the Event Mesh webhook', () => {
     );
     expect(changed.statusCode).toBe(202);
     expect(changed.json().reason).toBe(CONFLICT);
-    expect(s4.calls('5100003')).toBe(1);
+    expect(world.s4.calls('5100003')).toBe(1);
   });
 });

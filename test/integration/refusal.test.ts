@@ -7,19 +7,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { S4_SOURCE, salesOrderEvent } from '../../sandbox/s4Events.js';
 import { createTestQueue, type TestQueue } from '../support/broker.js';
 import { buildTestService, eventually, startTestService } from '../support/harness.js';
-import { startWorld, stopWorld, type World } from '../support/world.js';
+import { useWorld } from '../support/world.js';
 
 const MAX_DELIVERIES = 2;
 const LAST_ERROR = 'TransientError: S/4HANA answered 503';
 
-let world: World;
-beforeAll(async () => {
-  world = await startWorld();
-});
-afterAll(() => stopWorld(world));
-
-/** The stand-ins this file's services talk to. */
-const endpoints = () => ({ databaseUrl: world.db.url, s4Url: world.s4.url, smtpUrl: world.smtp.url });
+const world = useWorld();
 
 /** The service's sessions give up on a lock after 300 ms, so a held lock fails the statement waiting for it. */
 function impatientEnv(): Record<string, string> {
@@ -80,7 +73,7 @@ describe('refusing a message whose dead letter cannot be stored yet', () => {
     await atDeliveryLimit(id);
     const logLines: string[] = [];
     const service = await startTestService({
-      ...endpoints(),
+      ...world.endpoints(),
       queueAddress: queue.address,
       env: { ...impatientEnv(), LOG_LEVEL: 'warn' },
       logLines,
@@ -122,7 +115,7 @@ describe('refusing a message whose dead letter cannot be stored yet', () => {
     const id = 'refusal-webhook-1';
     await atDeliveryLimit(id);
     const service = await buildTestService({
-      ...endpoints(),
+      ...world.endpoints(),
       env: impatientEnv(),
     });
     const post = () =>

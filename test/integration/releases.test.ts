@@ -2,42 +2,30 @@
 // the message is never dead-lettered without its reason; and releases that follow each other wait longer and
 // longer, so an outage does not burn the broker's redelivery budget.
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { salesOrderEvent } from '../../sandbox/s4Events.js';
-import type { S4Server } from '../../sandbox/s4Server.js';
-import type { SmtpSink } from '../../sandbox/smtpServer.js';
 import type { Service } from '../../src/service.js';
-import { createTestQueue, type Publisher, type TestQueue } from '../support/broker.js';
-import type { TestDatabase } from '../support/database.js';
+import { createTestQueue, type TestQueue } from '../support/broker.js';
 import { eventually, startTestService } from '../support/harness.js';
 import { orderMaker } from '../support/orders.js';
-import { startWorld, stopWorld } from '../support/world.js';
+import { useWorld } from '../support/world.js';
 
-let db: TestDatabase;
-let s4: S4Server;
-let smtp: SmtpSink;
-let publisher: Publisher;
+const world = useWorld();
 let queue: TestQueue;
 let service: Service;
 
-beforeAll(async () => {
-  ({ db, s4, smtp, publisher } = await startWorld());
-});
-afterAll(() => stopWorld({ db, s4, smtp, publisher }));
 afterEach(async () => {
   await service?.stop();
   await queue?.delete();
-  s4.setFault(undefined);
+  world.s4.setFault(undefined);
 });
 
-const { newOrder } = orderMaker(() => s4, 7_600_000);
+const { newOrder } = orderMaker(() => world.s4, 7_600_000);
 
 async function start(logLines: string[] = []): Promise<void> {
   queue = await createTestQueue('fon-releases');
   service = await startTestService({
-    databaseUrl: db.url,
-    s4Url: s4.url,
-    smtpUrl: smtp.url,
+    ...world.endpoints(),
     queueAddress: queue.address,
     logLines,
     env: { LOG_LEVEL: 'warn' },
@@ -46,7 +34,7 @@ async function start(logLines: string[] = []): Promise<void> {
 
 /** Backends of this database waiting for a lock while inserting a dead letter. */
 async function deadLetterInsertsWaiting(): Promise<number[]> {
-  const { rows } = await db.pool.query<{ pid: number }>(
+  const { rows } = await world.db.pool.query<{ pid: number }>(
     `select pid from pg_stat_activity
      where datname = current_database() and wait_event_type = 'Lock' and query like 'insert into dead_letter%'`,
   );
@@ -57,12 +45,12 @@ describe('releases over AMQP', () => {
   it('releases a message whose dead letter cannot be stored yet, and rejects it with its reason once it can', async () => {
     await start();
     // Another session holds the dead-letter table, so the service's insert of the reason waits.
-    const holder = new pg.Client({ connectionString: db.url });
+    const holder = new pg.Client({ connectionString: world.db.url });
     await holder.connect();
     try {
       await holder.query('begin');
       await holder.query('lock table dead_letter in access exclusive mode');
-      await publisher.send(queue.address, [{ body: '{"specversion":"1.0","id":"unstorable-1"' }]);
+      await world.publisher.send(queue.address, [{ body: '{"specversion":"1.0","id":"unstorable-1"' }]);
 
       // The insert fails for a passing reason: its session is terminated, as in a database failover.
       const [waiting] = await eventually('the dead letter insert to wait', async () => {
@@ -87,7 +75,7 @@ describe('releases over AMQP', () => {
       return drained.length > 0 ? drained : undefined;
     });
     expect(letters.map((letter) => letter.body)).toEqual(['{"specversion":"1.0","id":"unstorable-1"']);
-    const { rows } = await db.pool.query<{ reason: string }>(
+    const { rows } = await world.db.pool.query<{ reason: string }>(
       `select reason from dead_letter where body = convert_to($1::text, 'UTF8')`,
       ['{"specversion":"1.0","id":"unstorable-1"'],
     );
@@ -100,14 +88,14 @@ describe('releases over AMQP', () => {
     const salesOrder = newOrder();
     // Each delivery reads S/4HANA 3 times (the harness's retry policy) before it is released; 4 deliveries fail.
     const reads: number[] = [];
-    s4.setFault((order) => {
+    world.s4.setFault((order) => {
       if (order !== salesOrder) return 'ok';
       reads.push(Date.now());
       return reads.length <= 12 ? 'unavailable' : 'ok';
     });
-    await publisher.send(queue.address, [{ body: salesOrderEvent({ salesOrder }) }]);
+    await world.publisher.send(queue.address, [{ body: salesOrderEvent({ salesOrder }) }]);
     await eventually('the fifth delivery applied', async () => {
-      const { rows } = await db.pool.query(`select 1 from processed_event where sales_order = $1`, [
+      const { rows } = await world.db.pool.query(`select 1 from processed_event where sales_order = $1`, [
         salesOrder,
       ]);
       return rows.length === 1;

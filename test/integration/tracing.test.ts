@@ -6,12 +6,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { salesOrderEvent } from '../../sandbox/s4Events.js';
-import type { S4Server } from '../../sandbox/s4Server.js';
-import type { SmtpSink } from '../../sandbox/smtpServer.js';
-import { createTestQueue, type Publisher, type TestQueue } from '../support/broker.js';
-import type { TestDatabase } from '../support/database.js';
+import { createTestQueue, type TestQueue } from '../support/broker.js';
 import { eventually, startTestService } from '../support/harness.js';
-import { startWorld, stopWorld } from '../support/world.js';
+import { useWorld } from '../support/world.js';
 
 interface OtlpSpan {
   traceId: string;
@@ -41,10 +38,7 @@ const PRODUCER_SPAN = '00f067aa0ba902b7';
 const AMQP_TRACE = '0af7651916cd43dd8448eb211c80319c';
 const AMQP_SPAN = 'b7ad6b7169203331';
 
-let db: TestDatabase;
-let s4: S4Server;
-let smtp: SmtpSink;
-let publisher: Publisher;
+const world = useWorld();
 let queue: TestQueue;
 let receiver: Server;
 const spans: Span[] = [];
@@ -65,10 +59,9 @@ function flatten(otlp: OtlpSpan): Span {
 }
 
 beforeAll(async () => {
-  ({ db, s4, smtp, publisher } = await startWorld());
   queue = await createTestQueue('fon-tracing');
   for (const salesOrder of ['7200001', '7200002', '7200003']) {
-    s4.setOrder({
+    world.s4.setOrder({
       salesOrder,
       lastChangeDateTime: '2026-11-30T10:00:00Z',
       requestedDeliveryDate: '2026-12-20',
@@ -99,9 +92,7 @@ beforeAll(async () => {
   const endpoint = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
 
   const service = await startTestService({
-    databaseUrl: db.url,
-    s4Url: s4.url,
-    smtpUrl: smtp.url,
+    ...world.endpoints(),
     queueAddress: queue.address,
     env: {
       INGEST: 'amqp,webhook',
@@ -122,7 +113,7 @@ beforeAll(async () => {
     });
     expect(structured.status).toBe(200);
     // Binary over AMQP, the extension as an application property.
-    await publisher.send(queue.address, [
+    await world.publisher.send(queue.address, [
       {
         body: JSON.stringify({ SalesOrder: '7200002' }),
         contentType: 'application/json',
@@ -141,7 +132,7 @@ beforeAll(async () => {
       headers: { 'content-type': 'application/json' },
       body: salesOrderEvent({ id: 'untraced', salesOrder: '7200003' }),
     });
-    await smtp.waitForCount(3);
+    await world.smtp.waitForCount(3);
     await eventually('the three deliveries to settle', () => queue.isIdle());
   } finally {
     // Shutdown flushes the span processor: every span is exported before stop() returns.
@@ -152,7 +143,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await queue?.delete();
   await new Promise((resolve) => receiver?.close(resolve));
-  await stopWorld({ db, s4, smtp, publisher });
 });
 
 function delivery(id: string): Span {
@@ -202,11 +192,14 @@ describe('traces over OTLP/HTTP', () => {
     for (const child of children) expect(child.traceId).toBe(PRODUCER_TRACE);
     const [identity, read, transaction] = children as [Span, Span, Span];
     expect(identity).toMatchObject({ kind: INTERNAL, attributes: { 'db.system.name': 'postgresql' } });
-    expect(transaction).toMatchObject({ kind: INTERNAL, attributes: { 'db.system.name': 'postgresql' } });
+    expect(transaction).toMatchObject({
+      kind: INTERNAL,
+      attributes: { 'db.system.name': 'postgresql' },
+    });
     expect(read).toMatchObject({ kind: CLIENT, attributes: { 'sap.sales_order': '7200001' } });
     const gets = childrenOf(read);
     expect(gets).toHaveLength(1);
-    const s4Url = new URL(s4.url);
+    const s4Url = new URL(world.s4.url);
     expect(gets[0]).toMatchObject({
       name: 'GET',
       kind: CLIENT,

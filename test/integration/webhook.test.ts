@@ -5,14 +5,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { binaryEvent, S4_SOURCE, salesOrderEvent } from '../../sandbox/s4Events.js';
-import type { S4Server } from '../../sandbox/s4Server.js';
-import type { SmtpSink } from '../../sandbox/smtpServer.js';
 import type { ServiceParts } from '../../src/service.js';
-import type { TestDatabase } from '../support/database.js';
 import { buildTestService, eventually, type TestServiceOptions } from '../support/harness.js';
-import { type Observer, observe } from '../support/observe.js';
+import { observe } from '../support/observe.js';
 import { orderMaker } from '../support/orders.js';
-import { startWorld, stopWorld, type World } from '../support/world.js';
+import { useWorld } from '../support/world.js';
 import {
   type ServiceKey,
   type StubClient,
@@ -30,18 +27,15 @@ const REPORTING: StubClient = {
   authorities: ['fon!t1.Viewer'],
 };
 
-let world: World;
-let db: TestDatabase;
-let s4: S4Server;
-let smtp: SmtpSink;
+const world = useWorld();
+const view = observe(world);
 let xsuaa: XsuaaStub;
 let service: ServiceParts;
 let app: FastifyInstance;
-let view: Observer;
 
 /** The service with events by webhook only, built as in production but not started. */
 function webhookService(options: Partial<TestServiceOptions> = {}): Promise<ServiceParts> {
-  return buildTestService({ databaseUrl: db.url, s4Url: s4.url, smtpUrl: smtp.url, ...options });
+  return buildTestService({ ...world.endpoints(), ...options });
 }
 
 /** The same, with real XSUAA token validation: the bound xsuaa service is the local key endpoint. */
@@ -50,22 +44,20 @@ function securedService(): Promise<ServiceParts> {
 }
 
 beforeAll(async () => {
-  [world, xsuaa] = await Promise.all([startWorld(), startXsuaaStub([REPORTING])]);
-  ({ db, s4, smtp } = world);
-  view = observe({ db, smtp });
+  xsuaa = await startXsuaaStub([REPORTING]);
   service = await webhookService({ mailPollMs: 100 });
   service.mailSender.start();
   app = service.app;
 });
 afterAll(async () => {
   await service.stop();
-  await Promise.all([stopWorld(world), xsuaa.close()]);
+  await xsuaa.close();
 });
 afterEach(() => {
-  s4.setFault(undefined);
+  world.s4.setFault(undefined);
 });
 
-const { newOrder } = orderMaker(() => s4, 5_000_000);
+const { newOrder } = orderMaker(() => world.s4, 5_000_000);
 
 function post(body: string, headers: Record<string, string> = {}, target: FastifyInstance = app) {
   return target.inject({
@@ -106,7 +98,10 @@ const claimsOf = (jwt: string) =>
   JSON.parse(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString('utf8')) as Record<string, unknown>;
 
 async function count(sql: string, params: unknown[]): Promise<number> {
-  const { rows } = await db.pool.query<{ n: number }>(`select count(*)::int as "n" from ${sql}`, params);
+  const { rows } = await world.db.pool.query<{ n: number }>(
+    `select count(*)::int as "n" from ${sql}`,
+    params,
+  );
   return rows[0]?.n ?? 0;
 }
 
@@ -164,7 +159,7 @@ describe('webhook deliveries', () => {
 
     expect(res.statusCode).toBe(200);
     expect(await portalStatus(salesOrder)).toBe('InProcess');
-    const { rows } = await db.pool.query(
+    const { rows } = await world.db.pool.query(
       `select id, type from processed_event where sales_order = $1::text`,
       [salesOrder],
     );
@@ -181,20 +176,20 @@ describe('webhook deliveries', () => {
     expect(first.statusCode).toBe(200);
     expect(again.statusCode).toBe(200);
     expect(again.json()).toEqual({ status: 'duplicate' });
-    expect(s4.calls(salesOrder)).toBe(1);
+    expect(world.s4.calls(salesOrder)).toBe(1);
     expect(await count('mail_outbox where sales_order = $1', [salesOrder])).toBe(1);
     expect(view.mails(salesOrder)).toHaveLength(1);
   });
 
   it('answers 503 with Retry-After and records nothing while S/4HANA fails beyond the retry budget, then applies the redelivery', async () => {
     const salesOrder = newOrder({ overallDeliveryStatus: 'C' });
-    s4.setFault((order) => (order === salesOrder ? 'unavailable' : 'ok'));
+    world.s4.setFault((order) => (order === salesOrder ? 'unavailable' : 'ok'));
     const event = salesOrderEvent({ salesOrder });
 
     const failed = await post(event);
     expect(failed.statusCode).toBe(503);
     expect(Number(failed.headers['retry-after'])).toBeGreaterThan(0);
-    expect(s4.calls(salesOrder)).toBe(3); // the whole retry budget was spent inside the request
+    expect(world.s4.calls(salesOrder)).toBe(3); // the whole retry budget was spent inside the request
     expect(await count('processed_event where sales_order = $1', [salesOrder])).toBe(0);
     expect(await portalStatus(salesOrder)).toBeUndefined();
     expect(await count('mail_outbox where sales_order = $1', [salesOrder])).toBe(0);
@@ -202,7 +197,7 @@ describe('webhook deliveries', () => {
       await count(`dead_letter where channel = 'webhook' and body = $1::bytea`, [Buffer.from(event)]),
     ).toBe(0);
 
-    s4.setFault(undefined);
+    world.s4.setFault(undefined);
     const redelivered = await post(event);
     expect(redelivered.statusCode).toBe(200);
     expect(await portalStatus(salesOrder)).toBe('Delivered');
@@ -220,7 +215,7 @@ describe('webhook deliveries', () => {
       status: 'dead-lettered',
       reason: expect.stringMatching(/^body is not valid JSON/),
     });
-    const { rows } = await db.pool.query(
+    const { rows } = await world.db.pool.query(
       `select channel, reason, content_type as "contentType", headers, body
        from dead_letter where id = $1::bigint`,
       [answer.deadLetterId],
@@ -236,12 +231,12 @@ describe('webhook deliveries', () => {
   });
 
   it('dead-letters an event whose sales order key is unsafe without calling S/4HANA', async () => {
-    const calls = s4.calls();
+    const calls = world.s4.calls();
     const res = await post(salesOrderEvent({ salesOrder: "1') or ('1" }));
 
     expect(res.statusCode).toBe(202);
     expect(res.json().reason).toBe('data.SalesOrder must be 1 to 10 letters or digits, got "1\') or (\'1"');
-    expect(s4.calls()).toBe(calls);
+    expect(world.s4.calls()).toBe(calls);
   });
 
   it('dead-letters a binary-mode event whose header is not valid percent-encoded UTF-8, keeping its attributes', async () => {
@@ -252,7 +247,7 @@ describe('webhook deliveries', () => {
 
     expect(res.statusCode).toBe(202);
     expect(res.json().reason).toBe('header ce-id is not valid percent-encoded UTF-8');
-    const { rows } = await db.pool.query(`select headers from dead_letter where id = $1::bigint`, [
+    const { rows } = await world.db.pool.query(`select headers from dead_letter where id = $1::bigint`, [
       res.json().deadLetterId,
     ]);
     expect(rows[0].headers['ce-id']).toBe('overlong-%C0%A0');
@@ -282,7 +277,7 @@ describe('webhook deliveries', () => {
     const small = await webhookService({ env: { MAX_MESSAGE_BYTES: '1024' } });
     try {
       const letters = async () =>
-        (await db.pool.query(`select 1 from dead_letter where reason like '%1024%'`)).rowCount;
+        (await world.db.pool.query(`select 1 from dead_letter where reason like '%1024%'`)).rowCount;
       const before = await letters();
       const over = await post(salesOrderEvent({ data: { padding: 'x'.repeat(2100) } }), {}, small.app);
       expect(over.statusCode).toBe(413);
@@ -303,14 +298,14 @@ describe('webhook deliveries', () => {
 describe('webhook shutdown', () => {
   it('answers a delivery still waiting to retry S/4HANA with 503 once the app closes', async () => {
     const salesOrder = newOrder();
-    s4.setFault((order) => (order === salesOrder ? 'unavailable' : 'ok'));
+    world.s4.setFault((order) => (order === salesOrder ? 'unavailable' : 'ok'));
     // Retry waits of up to a minute: only the abort on close lets this delivery answer.
     const patient = await webhookService({
       retryPolicy: { attempts: 5, baseDelayMs: 60_000, maxDelayMs: 60_000 },
     });
     const closing = patient.app;
     const answer = post(salesOrderEvent({ salesOrder }), {}, closing);
-    await eventually('the first S/4HANA read', async () => s4.calls(salesOrder) >= 1);
+    await eventually('the first S/4HANA read', async () => world.s4.calls(salesOrder) >= 1);
     await closing.close();
 
     const res = await answer;
@@ -335,7 +330,7 @@ describe('webhook authorization with XSUAA', () => {
     const salesOrder = newOrder();
     const res = await post(salesOrderEvent({ salesOrder }), {}, secured);
     expect(res.statusCode).toBe(401);
-    expect(s4.calls(salesOrder)).toBe(0);
+    expect(world.s4.calls(salesOrder)).toBe(0);
   });
 
   it('answers 401 to an unauthenticated 2 MiB delivery before its body is read', async () => {
@@ -367,7 +362,7 @@ describe('webhook authorization with XSUAA', () => {
       expect(res.statusCode).toBe(401);
       expect(res.headers['www-authenticate']).toBe('Bearer');
       expect(delivery.writableFinished).toBe(false);
-      expect(s4.calls(salesOrder)).toBe(0);
+      expect(world.s4.calls(salesOrder)).toBe(0);
     } finally {
       patience.abort();
       delivery.destroy();
@@ -380,7 +375,7 @@ describe('webhook authorization with XSUAA', () => {
     const res = await post(salesOrderEvent({ salesOrder }), { authorization: `Bearer ${token}` }, secured);
     expect(res.statusCode).toBe(403);
     expect(res.json()).toEqual({ error: 'forbidden', message: 'missing scope EventSubmit' });
-    expect(s4.calls(salesOrder)).toBe(0);
+    expect(world.s4.calls(salesOrder)).toBe(0);
   });
 
   it("processes a delivery end to end whose token a service key of the app's instance fetched", async () => {

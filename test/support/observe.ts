@@ -40,11 +40,12 @@ export interface ProcessedFilter {
   id?: string;
 }
 
+/** Reads `world` when asked, so a file can name its view before the world has started. */
 export function observe(world: { db: TestDatabase; smtp: SmtpSink }) {
-  const { pool } = world.db;
+  const pool = () => world.db.pool;
   return {
     async portalRow(salesOrder: string): Promise<PortalRow | undefined> {
-      const { rows } = await pool.query<PortalRow>(
+      const { rows } = await pool().query<PortalRow>(
         `select portal_status as "portalStatus", to_char(requested_delivery_date, 'YYYY-MM-DD') as "date",
                 sold_to_party as "soldToParty", customer_reference as "customerReference",
                 s4_changed_at as "changedAt", s4_read_at as "readAt"
@@ -56,7 +57,7 @@ export function observe(world: { db: TestDatabase; smtp: SmtpSink }) {
 
     /** Processed events matching every given field, in the order they were committed. */
     async processed(filter: ProcessedFilter = {}): Promise<ProcessedRow[]> {
-      const { rows } = await pool.query<ProcessedRow>(
+      const { rows } = await pool().query<ProcessedRow>(
         `select source, id, type, sales_order as "salesOrder", outcome, payload_hash as "payloadHash"
          from processed_event
          where ($1::text is null or sales_order = $1) and ($2::text is null or outcome = $2)
@@ -73,7 +74,7 @@ export function observe(world: { db: TestDatabase; smtp: SmtpSink }) {
 
     /** The order's outbox rows in the order they were queued. */
     async outbox(salesOrder: string): Promise<OutboxRow[]> {
-      const { rows } = await pool.query<OutboxRow>(
+      const { rows } = await pool().query<OutboxRow>(
         `select portal_status as "portalStatus", to_char(requested_delivery_date, 'YYYY-MM-DD') as "date",
                 recipients, message_id as "messageId", state, attempts
          from mail_outbox where sales_order = $1::text order by id`,
@@ -84,7 +85,7 @@ export function observe(world: { db: TestDatabase; smtp: SmtpSink }) {
 
     /** Outbox rows of the orders not yet sent (pending or parked). */
     async unsentMail(salesOrders: string[]): Promise<number> {
-      const { rows } = await pool.query<{ n: number }>(
+      const { rows } = await pool().query<{ n: number }>(
         `select count(*)::int as "n" from mail_outbox where sales_order = any($1::text[]) and state <> 'sent'`,
         [salesOrders],
       );
@@ -92,7 +93,7 @@ export function observe(world: { db: TestDatabase; smtp: SmtpSink }) {
     },
 
     async processedOf(salesOrders: string[]): Promise<number> {
-      const { rows } = await pool.query<{ n: number }>(
+      const { rows } = await pool().query<{ n: number }>(
         `select count(*)::int as "n" from processed_event where sales_order = any($1::text[])`,
         [salesOrders],
       );
