@@ -62,6 +62,24 @@ async function retentionLockHeld(): Promise<boolean> {
   return rows[0]?.held === true;
 }
 
+/**
+ * Runs `work` while another session holds a share lock on processed_event, so that a pass's delete waits inside
+ * its batch; `unlock` commits that session, and the lock goes in any case when `work` ends.
+ */
+async function whileDeletesWait(work: (unlock: () => Promise<void>) => Promise<void>): Promise<void> {
+  const blocker = await db.pool.connect();
+  await blocker.query('begin');
+  await blocker.query('lock table processed_event in share mode');
+  try {
+    await work(async () => {
+      await blocker.query('commit');
+    });
+  } finally {
+    await blocker.query('rollback').catch(() => {});
+    blocker.release();
+  }
+}
+
 describe('retention', () => {
   it('removes expired records and keeps young ones, unsent mail and dead letters never replayed', async () => {
     const source = '/retention/basic';
@@ -122,10 +140,7 @@ describe('retention', () => {
     const source = '/retention/concurrent';
     await processedEvents(source, 'old-', 50, 10);
     // Holds the first pass inside its lock: its delete waits for this table lock.
-    const blocker = await db.pool.connect();
-    await blocker.query('begin');
-    await blocker.query('lock table processed_event in share mode');
-    try {
+    await whileDeletesWait(async (unlock) => {
       const first = retention({ batchSize: 10 }).runOnce();
       await eventually('the first pass to hold the retention lock', retentionLockHeld);
 
@@ -135,12 +150,9 @@ describe('retention', () => {
         deleted: { processedEvents: 0, eventAttempts: 0, sentMails: 0, replayedDeadLetters: 0 },
       });
 
-      await blocker.query('commit');
+      await unlock();
       expect((await first).deleted.processedEvents).toBe(50);
-    } finally {
-      await blocker.query('rollback').catch(() => {});
-      blocker.release();
-    }
+    });
   });
 
   it('fails a pass as transient when its session is terminated mid-pass, and the next pass finds the lock free', async () => {
@@ -149,30 +161,27 @@ describe('retention', () => {
     // A pool of its own with the service's idle-error listener: the test's pool should not see the loss.
     const pool = new pg.Pool({ connectionString: db.url, max: 2 });
     pool.on('error', () => {});
-    const blocker = await db.pool.connect();
-    await blocker.query('begin');
-    await blocker.query('lock table processed_event in share mode');
     try {
-      const pass = retention({ pool, batchSize: 10 })
-        .runOnce()
-        .then(
-          () => undefined,
-          (err: unknown) => err,
-        );
-      await eventually('the pass to wait on its first batch', batchWaitingOnLock);
-      await db.pool.query(
-        `select pg_terminate_backend(pid) from pg_locks
+      await whileDeletesWait(async (unlock) => {
+        const pass = retention({ pool, batchSize: 10 })
+          .runOnce()
+          .then(
+            () => undefined,
+            (err: unknown) => err,
+          );
+        await eventually('the pass to wait on its first batch', batchWaitingOnLock);
+        await db.pool.query(
+          `select pg_terminate_backend(pid) from pg_locks
           where relation = 'processed_event'::regclass and not granted`,
-      );
-      const failure = await pass;
-      expect(failure).toBeInstanceOf(TransientError);
-      expect(classify(failure)).toBe('transient');
-      await blocker.query('commit');
-      expect(await retentionLockHeld()).toBe(false);
-      expect((await retention({ pool }).runOnce()).deleted.processedEvents).toBe(30);
+        );
+        const failure = await pass;
+        expect(failure).toBeInstanceOf(TransientError);
+        expect(classify(failure)).toBe('transient');
+        await unlock();
+        expect(await retentionLockHeld()).toBe(false);
+        expect((await retention({ pool }).runOnce()).deleted.processedEvents).toBe(30);
+      });
     } finally {
-      await blocker.query('rollback').catch(() => {});
-      blocker.release();
       await pool.end();
     }
   });
@@ -180,22 +189,16 @@ describe('retention', () => {
   it('ends a pass after its current batch when stopped, leaving the rest for the next pass', async () => {
     const source = '/retention/stopped';
     await processedEvents(source, 'old-', 50, 10);
-    const blocker = await db.pool.connect();
-    await blocker.query('begin');
-    await blocker.query('lock table processed_event in share mode');
-    try {
+    await whileDeletesWait(async (unlock) => {
       const stopping = retention({ batchSize: 10 });
       const pass = stopping.runOnce();
       await eventually('the pass to wait on its first batch', batchWaitingOnLock);
       const stopped = stopping.stop();
-      await blocker.query('commit');
+      await unlock();
       await stopped;
       expect((await pass).deleted.processedEvents).toBe(10);
       expect(await ids('select id from processed_event where source = $1', [source])).toHaveLength(40);
-    } finally {
-      await blocker.query('rollback').catch(() => {});
-      blocker.release();
-    }
+    });
     expect((await retention().runOnce()).deleted.processedEvents).toBe(40);
   });
 

@@ -57,10 +57,15 @@ const defaults: BatchedReadOptions = {
   logger: { warn: (...args: unknown[]) => void warnings.push(args) },
 };
 
+/** Batched reads (with `options` over the defaults) over an API the test answers, and that API's requests. */
+function batched(options: Partial<BatchedReadOptions> = {}) {
+  const { api, started } = controllableApi();
+  return { read: batchReads(api, { ...defaults, ...options }), started };
+}
+
 describe('batched S/4HANA reads', () => {
   it('answers callers that arrived during a read with the next read, never the one already running', async () => {
-    const { api, started } = controllableApi();
-    const read = batchReads(api, defaults);
+    const { read, started } = batched();
     const first = read('1');
     await tick();
     const second = read('1');
@@ -78,8 +83,7 @@ describe('batched S/4HANA reads', () => {
   });
 
   it('sends a read at once while there is capacity, one request per order arriving alone', async () => {
-    const { api, started } = controllableApi();
-    const read = batchReads(api, defaults);
+    const { read, started } = batched();
     const a = read('1');
     await tick();
     const b = read('2');
@@ -92,8 +96,7 @@ describe('batched S/4HANA reads', () => {
   });
 
   it('gathers orders that wait while every request is busy into one collection read of at most the batch size', async () => {
-    const { api, started } = controllableApi();
-    const read = batchReads(api, { ...defaults, maxConcurrent: 2, batchSize: 3 });
+    const { read, started } = batched({ maxConcurrent: 2, batchSize: 3 });
     const busy = [read('1'), read('2')];
     await tick();
     await tick();
@@ -120,8 +123,7 @@ describe('batched S/4HANA reads', () => {
   });
 
   it('sends one request per order with a batch size of 1', async () => {
-    const { api, started } = controllableApi();
-    const read = batchReads(api, { ...defaults, batchSize: 1 });
+    const { read, started } = batched({ batchSize: 1 });
     const reads = ['1', '2', '3'].map((key) => read(key));
     await tick();
     expect(started.map((s) => s.keys)).toEqual([['1'], ['2'], ['3']]);
@@ -130,8 +132,7 @@ describe('batched S/4HANA reads', () => {
   });
 
   it('gives a failed request to every caller that shared it, and reads afresh afterwards', async () => {
-    const { api, started } = controllableApi();
-    const read = batchReads(api, defaults);
+    const { read, started } = batched();
     const first = [read('1'), read('2')];
     await tick();
     started[0]?.fail(httpFailure(500, 'down'));
@@ -144,8 +145,7 @@ describe('batched S/4HANA reads', () => {
   });
 
   it('fails only the order whose entity could not be mapped, not the others read with it', async () => {
-    const { api, started } = controllableApi();
-    const read = batchReads(api, defaults);
+    const { read, started } = batched();
     const [good, bad] = [read('1'), read('2')];
     await tick();
     started[0]?.answer({ 1: order('1'), 2: new Error('not an OData V2 date') });
@@ -154,8 +154,7 @@ describe('batched S/4HANA reads', () => {
   });
 
   it('asks again for orders a paged answer did not cover, in a read that started later', async () => {
-    const { api, started } = controllableApi();
-    const read = batchReads(api, defaults);
+    const { read, started } = batched();
     const reads = [read('1'), read('2'), read('3')];
     await tick();
     started[0]?.answer({ 1: order('1') }); // 2 and 3 not in this page
@@ -166,9 +165,8 @@ describe('batched S/4HANA reads', () => {
   });
 
   it('stamps each result with the time its request was sent', async () => {
-    const { api, started } = controllableApi();
     let now = 1000;
-    const read = batchReads(api, { ...defaults, clock: () => new Date(now) });
+    const { read, started } = batched({ clock: () => new Date(now) });
     const pending = read('1');
     await tick();
     now = 5000;
@@ -177,9 +175,8 @@ describe('batched S/4HANA reads', () => {
   });
 
   it('falls back to one order per request after a collection read is refused with 400, warning once', async () => {
-    const { api, started } = controllableApi();
     warnings.length = 0;
-    const read = batchReads(api, defaults);
+    const { read, started } = batched();
     const reads = [read('1'), read('2')];
     await tick();
     expect(started[0]?.keys).toEqual(['1', '2']);
@@ -199,9 +196,8 @@ describe('batched S/4HANA reads', () => {
   });
 
   it('falls back without failing anyone when several collection reads in flight are refused', async () => {
-    const { api, started } = controllableApi();
     warnings.length = 0;
-    const read = batchReads(api, { ...defaults, maxConcurrent: 2 });
+    const { read, started } = batched({ maxConcurrent: 2 });
     const reads = [read('1'), read('2')];
     await tick();
     const more = [read('3'), read('4')];
@@ -230,8 +226,7 @@ describe('batched S/4HANA reads', () => {
   });
 
   it('fails a request whose answer covers none of its orders instead of asking again for ever', async () => {
-    const { api, started } = controllableApi();
-    const read = batchReads(api, defaults);
+    const { read, started } = batched();
     const reads = [read('1'), read('2')];
     await tick();
     started[0]?.answer({});
@@ -240,9 +235,8 @@ describe('batched S/4HANA reads', () => {
   });
 
   it('pauses every read on a 429 with Retry-After, counts the pause, then reads the waiting orders again', async () => {
-    const { api, started } = controllableApi();
     const paused: number[] = [];
-    const read = batchReads(api, { ...defaults, onPause: (s) => paused.push(s) });
+    const { read, started } = batched({ onPause: (s) => paused.push(s) });
     const first = read('1');
     await tick();
     const throttledAt = Date.now();
@@ -261,8 +255,7 @@ describe('batched S/4HANA reads', () => {
   });
 
   it('fails callers at once, transient, when a pause outlasts what they may wait', async () => {
-    const { api, started } = controllableApi();
-    const read = batchReads(api, { ...defaults, maxWaitMs: 100 });
+    const { read, started } = batched({ maxWaitMs: 100 });
     const first = read('1');
     await tick();
     started[0]?.fail(httpFailure(503, 'Service unavailable', 30_000));
@@ -274,8 +267,7 @@ describe('batched S/4HANA reads', () => {
   });
 
   it('stops waiting at once when the caller aborts', async () => {
-    const { api } = controllableApi();
-    const read = batchReads(api, defaults);
+    const { read } = batched();
     const controller = new AbortController();
     const pending = read('1', controller.signal);
     controller.abort();

@@ -27,19 +27,33 @@ function setup(first: string, second: string) {
 }
 
 describe('keyed serializer', () => {
-  it('starts a task of a key only after the one before it has settled', async () => {
-    const { serializer, log, a: first, b: second } = setup('first', 'second');
-    const a = serializer.run('order-1', first.task);
-    const b = serializer.run('order-1', second.task);
-    await tick();
-    expect(log).toEqual(['start first']);
-    first.open();
-    await expect(a).resolves.toBe('first');
-    await tick();
-    expect(log).toEqual(['start first', 'start second']);
-    second.open();
-    await expect(b).resolves.toBe('second');
-  });
+  it.each([
+    {
+      settles: 'returns',
+      settle: (task: ReturnType<typeof gate>) => task.open(),
+      outcome: (run: Promise<string>) => expect(run).resolves.toBe('first'),
+    },
+    {
+      settles: 'fails',
+      settle: (task: ReturnType<typeof gate>) => task.fail(new Error('S/4HANA down')),
+      outcome: (run: Promise<string>) => expect(run).rejects.toThrow('S/4HANA down'),
+    },
+  ])(
+    'starts the next task of a key only once the one before it $settles, which hands its caller its own outcome',
+    async ({ settle, outcome }) => {
+      const { serializer, log, a: first, b: second } = setup('first', 'second');
+      const a = serializer.run('order-1', first.task);
+      const b = serializer.run('order-1', second.task);
+      await tick();
+      expect(log).toEqual(['start first']);
+      settle(first);
+      await outcome(a);
+      await tick();
+      expect(log).toEqual(['start first', 'start second']);
+      second.open();
+      await expect(b).resolves.toBe('second');
+    },
+  );
 
   it('runs tasks of different keys at the same time', async () => {
     const { serializer, log, a: one, b: two } = setup('one', 'two');
@@ -50,18 +64,6 @@ describe('keyed serializer', () => {
     two.open();
     one.open();
     await Promise.all([a, b]);
-  });
-
-  it('hands a failure to its own caller and still runs the next task of the key', async () => {
-    const { serializer, log, a: failing, b: next } = setup('failing', 'next');
-    const a = serializer.run('order-1', failing.task);
-    const b = serializer.run('order-1', next.task);
-    failing.fail(new Error('S/4HANA down'));
-    await expect(a).rejects.toThrow('S/4HANA down');
-    await tick();
-    expect(log).toEqual(['start failing', 'start next']);
-    next.open();
-    await expect(b).resolves.toBe('next');
   });
 
   it('forgets a key once its last task has settled', async () => {
