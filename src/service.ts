@@ -1,34 +1,28 @@
 // Composition root: config → pool → migrate → clients → handler → ingest → HTTP, built apart from started;
-// and the one ordered shutdown.
+// and the one ordered shutdown. The larger parts are wired in src/service/.
 import { setGlobalLogLevel } from '@sap-cloud-sdk/util';
 import type { FastifyInstance } from 'fastify';
-import pg from 'pg';
+import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
-import { migrateAtStart } from './db/migrate.js';
-import { applyEffect } from './events/applyEffect.js';
-import { createEventHandler, type HandleEvent } from './events/handleEvent.js';
+import { openPool } from './db/openPool.js';
+import type { HandleEvent } from './events/handleEvent.js';
 import { type Refuse, refuse } from './events/refuse.js';
-import { adminRoutes } from './http/adminRoutes.js';
 import { buildApp } from './http/app.js';
 import { createNoAuth, createXsuaaAuth } from './http/auth.js';
-import { requireEventHubToken } from './http/eventHubAuth.js';
-import { eventHubRoutes } from './http/eventHubRoutes.js';
 import { createHealthCheck } from './http/health.js';
-import { webhookRoutes } from './http/webhookRoutes.js';
 import { createRetention, type Retention } from './maintenance/retention.js';
 import { amqpClientOptions } from './messaging/amqpClientOptions.js';
 import { type AmqpConsumer, createAmqpConsumer } from './messaging/amqpConsumer.js';
 import { ensureEventMeshQueue } from './messaging/eventMeshSetup.js';
 import { createMetrics } from './metrics.js';
-import { createMailSender, type MailSender } from './notifications/mailSender.js';
-import { directoryTransport, type MailTransport, smtpTransport } from './notifications/mailTransport.js';
-import { createPortalApi } from './portal/portalApi.js';
-import { createPortalSender, type PortalSender } from './portal/portalSender.js';
+import type { MailSender } from './notifications/mailSender.js';
+import type { PortalSender } from './portal/portalSender.js';
 import { DEFAULT_RETRY, type RetryPolicy } from './retry.js';
-import { batchReads } from './s4/batchedReads.js';
-import { createSalesOrderApi } from './s4/salesOrderApi.js';
-import { shutdownInOrder } from './shutdown.js';
+import { createEventFlow } from './service/eventFlow.js';
+import { httpRoutes } from './service/httpRoutes.js';
+import { orderedShutdown } from './service/orderedShutdown.js';
+import { createOutboxSenders } from './service/outboxSenders.js';
 import { startTracing } from './tracing.js';
 
 /** The service's parts, built and wired but not started: nothing listens, polls or consumes yet. */
@@ -59,9 +53,6 @@ export interface StartOptions extends BuildOptions {
   host?: string;
 }
 
-// Cloud Foundry sends SIGKILL 10 s after SIGTERM; leave room for the process to exit.
-const SHUTDOWN_BUDGET_MS = 8000;
-
 /**
  * Builds every part from the configuration. It opens only the database pool (and migrates): tests drive the
  * parts directly (`app.inject`, `handle`), and `stop()` closes what was opened.
@@ -74,16 +65,7 @@ export async function buildService(
   // The SDK logs every destination lookup at info level, in its own format: keep only its errors.
   setGlobalLogLevel('error');
 
-  const pool = new pg.Pool({ ...config.database, connectionTimeoutMillis: 5000 });
-  // An idle connection dropped by a database restart must not crash the process; the pool replaces it.
-  pool.on('error', (err) => logger.warn({ err }, 'idle database connection failed'));
-  try {
-    const applied = await migrateAtStart(pool, logger);
-    if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
-  } catch (err) {
-    await pool.end();
-    throw err;
-  }
+  const pool = await openPool(config.database, logger);
 
   // Off without an OTLP endpoint: then the OpenTelemetry SDK is never loaded and spans cost nothing.
   const tracing = config.tracing === undefined ? undefined : await startTracing(config.tracing);
@@ -94,64 +76,15 @@ export async function buildService(
     // Read at scrape time, after the consumer below exists.
     config.amqp === undefined ? {} : { amqpAttached: () => amqp?.isAttached() === true },
   );
-  const retryPolicy = options.retryPolicy ?? DEFAULT_RETRY;
-  const readOrder = batchReads(createSalesOrderApi(config.s4), {
-    maxConcurrent: config.s4.maxConcurrentReads,
-    batchSize: config.s4.readBatch,
-    // An event waits out a pause as long as its own retries of a slow S/4HANA could have held it.
-    maxWaitMs: retryPolicy.attempts * (config.s4.timeoutMs + retryPolicy.maxDelayMs),
-    logger: logger.child({ component: 's4' }),
-    observe: metrics.observeS4,
-    onPause: metrics.s4Paused,
-  });
-
-  const transport: MailTransport =
-    config.mail.transport.kind === 'smtp'
-      ? smtpTransport(config.mail.transport.url)
-      : directoryTransport(config.mail.transport.dir);
-  const mailSender = createMailSender({
-    pool,
-    transport,
-    from: config.mail.from,
-    locale: config.mail.locale,
-    portalOrderUrl: config.mail.portalOrderUrl,
-    logger: logger.child({ component: 'mail' }),
-    onResult: metrics.mail,
-    pollMs: options.mailPollMs,
-    leaseSeconds: config.mail.leaseSeconds,
-  });
-
-  const portalSender =
-    config.portal === undefined
-      ? undefined
-      : createPortalSender({
-          pool,
-          portal: createPortalApi(config.portal),
-          logger: logger.child({ component: 'portal' }),
-          onResult: metrics.portalPush,
-          pollMs: options.mailPollMs,
-          leaseSeconds: config.portal.leaseSeconds,
-        });
+  const senders = createOutboxSenders(config, pool, metrics, logger, options.mailPollMs);
+  const { transport, mailSender, portalSender } = senders;
   const pushToPortal = portalSender !== undefined;
 
-  const effectMail = {
-    to: config.mail.to,
-    locale: config.mail.locale,
-    messageIdDomain: config.mail.messageIdDomain,
-  };
-  const handle = createEventHandler({
+  const handle = createEventFlow(config, {
     pool,
-    readOrder,
-    writeEffect: async (event, order) => {
-      const effect = await applyEffect(pool, event, order, effectMail, pushToPortal);
-      if (effect.pushQueued) portalSender?.wake();
-      return effect;
-    },
-    retryPolicy,
-    maxDeliveries: config.maxDeliveries,
-    maxMessageBytes: config.maxMessageBytes,
-    onMailQueued: () => mailSender.wake(),
-    observe: metrics.observeEvent,
+    metrics,
+    senders,
+    retryPolicy: options.retryPolicy ?? DEFAULT_RETRY,
     logger,
   });
 
@@ -174,40 +107,15 @@ export async function buildService(
           onReconnect: metrics.reconnect,
         });
 
-  const plugins: Array<(app: FastifyInstance) => Promise<void> | void> = [(app) => auth.decorate(app)];
-  if (config.ingest.includes('webhook')) {
-    const webhookLogger = logger.child({ component: 'webhook' });
-    plugins.push(
-      webhookRoutes({
-        handle,
-        refuse: refuseMessage,
-        auth,
-        maxMessageBytes: config.maxMessageBytes,
-        logger: webhookLogger,
-      }),
-    );
-  }
-  if (config.eventHub !== undefined) {
-    plugins.push(
-      eventHubRoutes({
-        handle,
-        refuse: refuseMessage,
-        requireEventHub: requireEventHubToken(config.eventHub),
-        maxMessageBytes: config.maxMessageBytes,
-        logger: logger.child({ component: 'event-hub' }),
-      }),
-    );
-  }
-  // Replays take the same path as live messages.
-  plugins.push(
-    adminRoutes({
-      pool,
-      auth,
-      handle,
-      wakeMailSender: mailSender.wake,
-      wakePortalSender: () => portalSender?.wake(),
-    }),
-  );
+  const plugins = httpRoutes(config, {
+    pool,
+    auth,
+    handle,
+    refuse: refuseMessage,
+    wakeMailSender: mailSender.wake,
+    wakePortalSender: () => portalSender?.wake(),
+    logger,
+  });
   const retention = createRetention({
     pool,
     logger: logger.child({ component: 'retention' }),
@@ -236,41 +144,10 @@ export async function buildService(
     throw err;
   }
 
-  // In this order: intake stops first (in-flight messages finish or are released; anything still unsettled
-  // returns to the queue on disconnect, and webhook requests in flight answer before the server closes), then
-  // the loops that write (a retention pass ends after its current batch), and the pool last.
-  const stop = shutdownInOrder(
-    [
-      {
-        name: 'readiness',
-        share: 0,
-        close: () => {
-          ready = false;
-          logger.info('shutting down');
-        },
-      },
-      { name: 'intake', share: 0.7, close: (ms) => Promise.all([amqp?.stop(ms * 0.9), app.close()]) },
-      {
-        name: 'the mail sender, the portal sender and retention',
-        share: 0.5,
-        close: () => Promise.all([mailSender.stop(), portalSender?.stop(), retention.stop()]),
-      },
-      { name: 'the mail transport', share: 0, close: () => transport.close() },
-      // After the loops, so the last sends' spans go out too.
-      { name: 'the trace exporter', share: 0.3, close: () => tracing?.shutdown() },
-      { name: 'the database pools', share: 1, close: () => Promise.all([pool.end(), health.close()]) },
-      {
-        name: 'the log',
-        share: 0,
-        close: () => {
-          logger.info('stopped');
-          logger.flush();
-        },
-      },
-    ],
-    SHUTDOWN_BUDGET_MS,
-    logger,
-  );
+  const notReady = () => {
+    ready = false;
+  };
+  const stop = orderedShutdown({ ...senders, amqp, app, retention, tracing, pool, health, notReady }, logger);
 
   return { app, pool, handle, amqp, mailSender, portalSender, retention, stop };
 }
