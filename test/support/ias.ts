@@ -1,14 +1,10 @@
-import { generateKeyPairSync, type KeyObject, randomUUID, sign } from 'node:crypto';
 import type { IasCredentials } from '../../src/http/eventHubAuth.js';
 import { sendJson, startHttpsStub } from './httpsStub.js';
+import { jwtSigner, type SignOptions } from './jwtSigner.js';
 
-export interface IasTokenOptions {
+export interface IasTokenOptions extends Omit<SignOptions, 'header'> {
   /** The party the token was issued to; default the Event Hub's client. */
   azp?: string;
-  /** Negative for an expired token; mind xssec's leeway. */
-  expiresInSeconds?: number;
-  /** Sign with a key the tenant does not publish (same kid). */
-  otherKey?: boolean;
   /** Audience; default this app's IAS client. */
   aud?: string[];
 }
@@ -30,9 +26,6 @@ const APP_CLIENT_ID = 'fon-ias-client';
 const EVENT_HUB_CLIENT_ID = 'event-hub-system-client';
 const APP_TENANT = 'c0ffee00-0000-4000-8000-000000000012';
 
-const b64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
-const rsa = () => generateKeyPairSync('rsa', { modulusLength: 2048 });
-
 /**
  * A local SAP Cloud Identity Services tenant over HTTPS, as xssec's IdentityService reads one: the OIDC
  * configuration at /.well-known/openid-configuration names the keys endpoint, which publishes one RS256 key; tokens
@@ -40,8 +33,7 @@ const rsa = () => generateKeyPairSync('rsa', { modulusLength: 2048 });
  * and is trusted through NODE_EXTRA_CA_CERTS, as in production a public CA is.
  */
 export async function startIasStub(): Promise<IasStub> {
-  const signing = rsa();
-  const stranger = rsa();
+  const signer = jwtSigner('ias-k1');
   const keyRequests: string[] = [];
   let keysAvailable = true;
   let origin = '';
@@ -58,34 +50,22 @@ export async function startIasStub(): Promise<IasStub> {
     if (path === '/oauth2/certs') {
       keyRequests.push(String(req.headers['x-azp']));
       if (!keysAvailable) return sendJson(res, 503, { error: 'unavailable' });
-      const publicJwk = signing.publicKey.export({ format: 'jwk' });
-      return sendJson(res, 200, { keys: [{ ...publicJwk, kid: 'ias-k1', use: 'sig', alg: 'RS256' }] });
+      return sendJson(res, 200, { keys: [signer.jwk] });
     }
     sendJson(res, 404, {});
   });
   origin = server.origin;
 
-  const token = (opts: IasTokenOptions = {}): string => {
-    const now = Math.floor(Date.now() / 1000);
-    const exp = now + (opts.expiresInSeconds ?? 600);
-    const azp = opts.azp ?? EVENT_HUB_CLIENT_ID;
+  const token = ({
+    azp = EVENT_HUB_CLIENT_ID,
+    aud = [APP_CLIENT_ID],
+    ...opts
+  }: IasTokenOptions = {}): string =>
     // A technical user's token (client credentials of `azp`) for this app: what Event Hub sends.
-    const payload = {
-      jti: randomUUID(),
-      iss: origin,
-      sub: azp,
-      azp,
-      aud: opts.aud ?? [APP_CLIENT_ID],
-      app_tid: APP_TENANT,
-      zone_uuid: APP_TENANT,
-      sap_id_type: 'app',
-      iat: Math.min(now, exp - 60),
-      exp,
-    };
-    const data = `${b64({ alg: 'RS256', typ: 'JWT', kid: 'ias-k1' })}.${b64(payload)}`;
-    const key: KeyObject = (opts.otherKey ? stranger : signing).privateKey;
-    return `${data}.${sign('sha256', Buffer.from(data), key).toString('base64url')}`;
-  };
+    signer.sign(
+      { iss: origin, sub: azp, azp, aud, app_tid: APP_TENANT, zone_uuid: APP_TENANT, sap_id_type: 'app' },
+      opts,
+    );
 
   return {
     credentials: { clientid: APP_CLIENT_ID, url: origin, domains: [`localhost:${server.port}`] },

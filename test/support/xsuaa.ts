@@ -1,18 +1,13 @@
-import { generateKeyPairSync, type KeyObject, randomUUID, sign } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { XsuaaCredentials } from '../../src/http/auth.js';
 import { sendJson, startHttpsStub } from './httpsStub.js';
+import { jwtSigner, type SignOptions } from './jwtSigner.js';
 
-export interface TokenOptions {
+export interface TokenOptions extends Omit<SignOptions, 'header'> {
   /** Local scope names, issued as `fon!t1.<Scope>`. */
   scopes?: string[];
-  /** Negative for an expired token; mind xssec's 60 s leeway. */
-  expiresInSeconds?: number;
-  /** Flip one bit of the signature. */
-  tamper?: boolean;
-  /** Sign with a key the stub does not publish (same kid). */
-  otherKey?: boolean;
   /** A user token for this logon name instead of a client-credentials token. */
   user?: string;
 }
@@ -43,9 +38,6 @@ export interface XsuaaStub {
 const CLIENT_ID = 'sb-fon!t1';
 const XSAPPNAME = 'fon!t1';
 const ZONE = 'a1b2c3d4-0000-4000-8000-000000000001';
-
-const b64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
-const rsa = () => generateKeyPairSync('rsa', { modulusLength: 2048 });
 
 /**
  * The authorities XSUAA gives an instance's own client from its security descriptor: the `authorities` entries
@@ -78,11 +70,7 @@ async function clientOf(req: IncomingMessage): Promise<{ id: string; secret: str
  * the app's own client (authorities from the repository's xs-security.json) and to `otherClients`.
  */
 export async function startXsuaaStub(otherClients: StubClient[] = []): Promise<XsuaaStub> {
-  const signing = rsa();
-  const stranger = rsa();
-  const jwks = {
-    keys: [{ ...signing.publicKey.export({ format: 'jwk' }), kid: 'k1', use: 'sig', alg: 'RS256' }],
-  };
+  const signer = jwtSigner('k1');
   const own: StubClient = {
     clientid: CLIENT_ID,
     clientsecret: `${randomUUID()}$binding-secret`,
@@ -91,30 +79,18 @@ export async function startXsuaaStub(otherClients: StubClient[] = []): Promise<X
   const clients = [own, ...otherClients];
   let origin = '';
 
-  const signed = (payload: Record<string, unknown>, opts: TokenOptions = {}): string => {
-    const data = `${b64({ alg: 'RS256', typ: 'JWT', kid: 'k1', jku: `${origin}/token_keys` })}.${b64(payload)}`;
-    const key: KeyObject = (opts.otherKey ? stranger : signing).privateKey;
-    const signature = sign('sha256', Buffer.from(data), key);
-    if (opts.tamper) signature[10] = (signature[10] ?? 0) ^ 1;
-    return `${data}.${signature.toString('base64url')}`;
-  };
+  const signed = (claims: Record<string, unknown>, opts: SignOptions = {}): string =>
+    signer.sign(claims, { ...opts, header: { jku: `${origin}/token_keys` } });
 
-  const claims = (clientid: string, scope: string[], lifetime: number) => {
-    const now = Math.floor(Date.now() / 1000);
-    const exp = now + lifetime;
-    return {
-      jti: randomUUID(),
-      iss: `${origin}/oauth/token`,
-      client_id: clientid,
-      cid: clientid,
-      azp: clientid,
-      zid: ZONE,
-      ext_attr: { enhancer: 'XSUAA', subaccountid: ZONE, zdn: 'fleet' },
-      iat: Math.min(now, exp - 60),
-      exp,
-      scope,
-    };
-  };
+  const claims = (clientid: string, scope: string[]) => ({
+    iss: `${origin}/oauth/token`,
+    client_id: clientid,
+    cid: clientid,
+    azp: clientid,
+    zid: ZONE,
+    ext_attr: { enhancer: 'XSUAA', subaccountid: ZONE, zdn: 'fleet' },
+    scope,
+  });
 
   // XSUAA's answer to a client-credentials grant: the client's authorities as scopes, and as audiences the
   // client and every app whose scopes it holds.
@@ -128,7 +104,7 @@ export async function startXsuaaStub(otherClients: StubClient[] = []): Promise<X
     const scope = ['uaa.resource', ...client.authorities];
     const apps = client.authorities.map((authority) => authority.slice(0, authority.lastIndexOf('.')));
     const payload = {
-      ...claims(client.clientid, scope, 600),
+      ...claims(client.clientid, scope),
       authorities: scope,
       sub: client.clientid,
       grant_type: 'client_credentials',
@@ -141,26 +117,21 @@ export async function startXsuaaStub(otherClients: StubClient[] = []): Promise<X
     const path = new URL(req.url ?? '/', 'https://localhost').pathname;
     if (req.method === 'POST' && path === '/oauth/token') return void tokenEndpoint(req, res);
     const found = path === '/token_keys';
-    sendJson(res, found ? 200 : 404, found ? jwks : {});
+    sendJson(res, found ? 200 : 404, found ? { keys: [signer.jwk] } : {});
   });
   origin = server.origin;
 
-  const token = (opts: TokenOptions = {}): string => {
-    const who = opts.user
+  const token = ({ scopes = [], user, ...opts }: TokenOptions = {}): string => {
+    const who = user
       ? {
           grant_type: 'authorization_code',
-          user_name: opts.user,
+          user_name: user,
           origin: 'sap.default',
           user_id: randomUUID(),
         }
       : { grant_type: 'client_credentials', sub: CLIENT_ID };
-    const scopes = (opts.scopes ?? []).map((s) => `${XSAPPNAME}.${s}`);
-    const payload = {
-      ...claims(CLIENT_ID, scopes, opts.expiresInSeconds ?? 600),
-      aud: [CLIENT_ID, XSAPPNAME],
-      ...who,
-    };
-    return signed(payload, opts);
+    const scope = scopes.map((s) => `${XSAPPNAME}.${s}`);
+    return signed({ ...claims(CLIENT_ID, scope), aud: [CLIENT_ID, XSAPPNAME], ...who }, opts);
   };
 
   return {
