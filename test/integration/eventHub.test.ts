@@ -238,23 +238,17 @@ describe('Event Hub endpoint when the IAS tenant cannot serve its keys', () => {
       eventHubClientId: troubled.eventHubClientId,
     });
     app.post('/in', { onRequest: hook }, async () => ({ ok: true }));
+    const push = () =>
+      app.inject({ method: 'POST', url: '/in', headers: { authorization: `Bearer ${troubled.token()}` } });
     try {
       troubled.setKeysAvailable(false);
-      const refused = await app.inject({
-        method: 'POST',
-        url: '/in',
-        headers: { authorization: `Bearer ${troubled.token()}` },
-      });
+      const refused = await push();
       expect(refused.statusCode).toBe(503);
       expect(refused.headers['retry-after']).toBe('5');
       expect(troubled.keyRequests).toHaveLength(1);
 
       troubled.setKeysAvailable(true);
-      const taken = await app.inject({
-        method: 'POST',
-        url: '/in',
-        headers: { authorization: `Bearer ${troubled.token()}` },
-      });
+      const taken = await push();
       expect(taken.statusCode).toBe(200);
     } finally {
       await app.close();

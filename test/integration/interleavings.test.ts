@@ -120,78 +120,76 @@ async function rowsOf(salesOrder: string) {
   };
 }
 
+/**
+ * Applies `delivered` at `order` while the other transaction holds a row it needs: proves the effect waits, ends
+ * the other transaction with `end`, and returns the effect's result and the order's rows.
+ */
+async function effectAgainstOther(delivered: ParsedEvent, order: PortalOrder, end: 'commit' | 'rollback') {
+  const effect = pending(applyEffect(db.pool, delivered, order, MAIL));
+  await waitingOnLocks(1);
+  expect(effect.finished()).toBe(false);
+  await other.query(end);
+  return { effect: await effect.result, rows: await rowsOf(order.salesOrder) };
+}
+
 describe('the effect statement against another transaction', () => {
-  it('writes nothing for an event another transaction records first, once that transaction commits', async () => {
+  /** A new order's event, recorded first by the other transaction, applied here until the other ends with `end`. */
+  async function recordedFirstElsewhere(end: 'commit' | 'rollback') {
     const salesOrder = String(nextOrder++);
     const delivered = event(salesOrder);
     await recordInOtherTransaction(delivered);
+    return { id: delivered.id, ...(await effectAgainstOther(delivered, state(salesOrder, 1), end)) };
+  }
 
-    const losing = pending(applyEffect(db.pool, delivered, state(salesOrder, 1), MAIL));
-    await waitingOnLocks(1);
-    expect(losing.finished()).toBe(false);
-    await other.query('commit');
+  it('writes nothing for an event another transaction records first, once that transaction commits', async () => {
+    const { id, effect, rows } = await recordedFirstElsewhere('commit');
 
-    expect(await losing.result).toEqual({ result: 'duplicate', mailQueued: false, pushQueued: false });
-    expect(await rowsOf(salesOrder)).toEqual({
-      processed: [{ id: delivered.id, outcome: 'applied' }],
-      portal: [],
-      outbox: [],
-    });
+    expect(effect).toEqual({ result: 'duplicate', mailQueued: false, pushQueued: false });
+    expect(rows).toEqual({ processed: [{ id, outcome: 'applied' }], portal: [], outbox: [] });
   });
 
   it('applies the event itself when the transaction that recorded it first rolls back', async () => {
-    const salesOrder = String(nextOrder++);
-    const delivered = event(salesOrder);
-    await recordInOtherTransaction(delivered);
+    const { id, effect, rows } = await recordedFirstElsewhere('rollback');
 
-    const waiting = pending(applyEffect(db.pool, delivered, state(salesOrder, 1), MAIL));
-    await waitingOnLocks(1);
-    await other.query('rollback');
-
-    expect(await waiting.result).toEqual({ result: 'applied', mailQueued: true, pushQueued: false });
-    expect(await rowsOf(salesOrder)).toEqual({
-      processed: [{ id: delivered.id, outcome: 'applied' }],
+    expect(effect).toEqual({ result: 'applied', mailQueued: true, pushQueued: false });
+    expect(rows).toEqual({
+      processed: [{ id, outcome: 'applied' }],
       portal: [{ customerReference: 'PO-1' }],
       outbox: [{ customerReference: 'PO-1' }],
     });
   });
 
-  it('records an older state as stale when a newer one commits while it waits for the portal row', async () => {
+  /**
+   * A new order applied at 10:01; then another instance writes its state of 10:`held` and holds the portal row
+   * while an event reading the state of 10:`read`, with a new date, waits for it, until the other commits.
+   */
+  async function waitsForPortalRow(held: number, read: number) {
     const salesOrder = String(nextOrder++);
     expect((await applyEffect(db.pool, event(salesOrder), state(salesOrder, 1), MAIL)).result).toBe(
       'applied',
     );
-    // Another instance writes the state of 10:03 and holds the portal row until it commits.
-    await writePortalInOtherTransaction(state(salesOrder, 3));
+    await writePortalInOtherTransaction(state(salesOrder, held));
+    const waiting = event(salesOrder);
+    return {
+      id: waiting.id,
+      ...(await effectAgainstOther(waiting, state(salesOrder, read, '2026-12-20'), 'commit')),
+    };
+  }
 
-    const older = event(salesOrder);
-    const waiting = pending(applyEffect(db.pool, older, state(salesOrder, 2, '2026-12-20'), MAIL));
-    await waitingOnLocks(1);
-    expect(waiting.finished()).toBe(false);
-    await other.query('commit');
+  it('records an older state as stale when a newer one commits while it waits for the portal row', async () => {
+    const { id, effect, rows } = await waitsForPortalRow(3, 2);
 
-    expect(await waiting.result).toEqual({ result: 'stale', mailQueued: false, pushQueued: false });
-    const rows = await rowsOf(salesOrder);
-    expect(rows.processed).toContainEqual({ id: older.id, outcome: 'stale' });
+    expect(effect).toEqual({ result: 'stale', mailQueued: false, pushQueued: false });
+    expect(rows.processed).toContainEqual({ id, outcome: 'stale' });
     expect(rows.portal).toEqual([{ customerReference: 'PO-3' }]);
     // Only the first state was mailed: the older one's new date never reached the fleet manager.
     expect(rows.outbox).toEqual([{ customerReference: 'PO-1' }]);
   });
 
   it('applies a newer state over an older one that commits while it waits for the portal row', async () => {
-    const salesOrder = String(nextOrder++);
-    expect((await applyEffect(db.pool, event(salesOrder), state(salesOrder, 1), MAIL)).result).toBe(
-      'applied',
-    );
-    await writePortalInOtherTransaction(state(salesOrder, 2));
+    const { effect, rows } = await waitsForPortalRow(2, 3);
 
-    const newer = event(salesOrder);
-    const waiting = pending(applyEffect(db.pool, newer, state(salesOrder, 3, '2026-12-20'), MAIL));
-    await waitingOnLocks(1);
-    await other.query('commit');
-
-    expect(await waiting.result).toEqual({ result: 'applied', mailQueued: true, pushQueued: false });
-    const rows = await rowsOf(salesOrder);
+    expect(effect).toEqual({ result: 'applied', mailQueued: true, pushQueued: false });
     expect(rows.portal).toEqual([{ customerReference: 'PO-3' }]);
     expect(rows.outbox).toEqual([{ customerReference: 'PO-1' }, { customerReference: 'PO-3' }]);
   });

@@ -132,6 +132,16 @@ async function pushCount(result: string): Promise<number> {
   return Number(line?.split(' ')[1] ?? Number.NaN);
 }
 
+/** One instance, and the first event of a new order, sent once `portalAnswers` has told the portal how to answer it. */
+async function pushOneOrder(portalAnswers: (salesOrder: string) => void, env: Record<string, string> = {}) {
+  const [service] = await startInstances(1, env);
+  const salesOrder = String(nextOrder++);
+  world.s4.setOrder(stateOf(salesOrder, 0));
+  portalAnswers(salesOrder);
+  await world.publisher.send(queue.address, [event(salesOrder)]);
+  return { service: service as Service, salesOrder };
+}
+
 describe('pushing order states to the portal', () => {
   it('ends with S/4HANA final state of every order at the portal, one PUT per state, never an older after a newer', async () => {
     await startInstances(2);
@@ -174,11 +184,7 @@ describe('pushing order states to the portal', () => {
   }, 120_000);
 
   it('retries a push the portal answers 503, after its Retry-After, until it is accepted', async () => {
-    await startInstances(1);
-    const salesOrder = String(nextOrder++);
-    world.s4.setOrder(stateOf(salesOrder, 0));
-    portal.failNext('unavailable', 2, salesOrder);
-    await world.publisher.send(queue.address, [event(salesOrder)]);
+    const { salesOrder } = await pushOneOrder((order) => portal.failNext('unavailable', 2, order));
     await eventually('the portal to hold the order', async () => portal.state(salesOrder), 30_000);
     const requests = portal.requests(salesOrder);
     expect(requests.map((request) => request.status)).toEqual([503, 503, 200]);
@@ -190,11 +196,7 @@ describe('pushing order states to the portal', () => {
   }, 60_000);
 
   it('gives up on a portal that hangs past PORTAL_TIMEOUT_MS and pushes the same request again', async () => {
-    await startInstances(1);
-    const salesOrder = String(nextOrder++);
-    world.s4.setOrder(stateOf(salesOrder, 0));
-    portal.failNext('hang', 1, salesOrder);
-    await world.publisher.send(queue.address, [event(salesOrder)]);
+    const { salesOrder } = await pushOneOrder((order) => portal.failNext('hang', 1, order));
     await eventually('the portal to hold the order', async () => portal.state(salesOrder), 30_000);
     const requests = portal.requests(salesOrder);
     expect(requests.map((request) => request.status)).toEqual([0, 200]);
@@ -204,11 +206,7 @@ describe('pushing order states to the portal', () => {
   }, 60_000);
 
   it('books a 409 as done and counts it as a conflict, without trying again', async () => {
-    const [service] = await startInstances(1);
-    const salesOrder = String(nextOrder++);
-    world.s4.setOrder(stateOf(salesOrder, 0));
-    portal.failNext('conflict', 1, salesOrder);
-    await world.publisher.send(queue.address, [event(salesOrder)]);
+    const { service, salesOrder } = await pushOneOrder((order) => portal.failNext('conflict', 1, order));
     await pushesSettled([salesOrder]);
     const { rows } = await world.db.pool.query(
       `select state, result from portal_push where sales_order = $1::text`,
@@ -221,11 +219,7 @@ describe('pushing order states to the portal', () => {
   }, 60_000);
 
   it('parks a push the portal answers 400 and pushes it again when an operator retries it', async () => {
-    const [service] = await startInstances(1);
-    const salesOrder = String(nextOrder++);
-    world.s4.setOrder(stateOf(salesOrder, 0));
-    portal.failAlways(salesOrder, 'badRequest');
-    await world.publisher.send(queue.address, [event(salesOrder)]);
+    const { service, salesOrder } = await pushOneOrder((order) => portal.failAlways(order, 'badRequest'));
     const app = service?.app;
     const parked = await eventually('the push to be parked', async () => {
       const listed = (await app?.inject({ method: 'GET', url: '/api/portal-pushes' }))?.json() as {
@@ -250,11 +244,9 @@ describe('pushing order states to the portal', () => {
   }, 60_000);
 
   it('follows a push in flight with a push of the newer state queued meanwhile', async () => {
-    await startInstances(1, { PORTAL_TIMEOUT_MS: '3000' });
-    const salesOrder = String(nextOrder++);
-    world.s4.setOrder(stateOf(salesOrder, 0));
-    portal.failNext('hang', 1, salesOrder);
-    await world.publisher.send(queue.address, [event(salesOrder)]);
+    const { salesOrder } = await pushOneOrder((order) => portal.failNext('hang', 1, order), {
+      PORTAL_TIMEOUT_MS: '3000',
+    });
     await eventually('the first push to be in flight', async () => portal.requests(salesOrder).length === 1);
     world.s4.setOrder(stateOf(salesOrder, 1));
     await world.publisher.send(queue.address, [event(salesOrder)]);

@@ -5,6 +5,7 @@ import { type BatchedReadOptions, batchReads } from '../../src/s4/batchedReads.j
 import { httpFailure } from '../../src/s4/s4Failure.js';
 import type { SalesOrder } from '../../src/s4/salesOrder.js';
 import type { KeyResult, SalesOrderApi } from '../../src/s4/salesOrderApi.js';
+import { salesOrderOf } from '../fixtures/salesOrder.js';
 
 interface Started {
   keys: string[];
@@ -47,7 +48,7 @@ function controllableApi() {
 }
 
 const order = (salesOrder: string, status = 'A') =>
-  ({ salesOrder, overallSDProcessStatus: status }) as SalesOrder;
+  salesOrderOf({ salesOrder, overallSDProcessStatus: status });
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 const warnings: unknown[] = [];
 const defaults: BatchedReadOptions = {

@@ -1,19 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { portalStatusOf } from '../../src/portal/portalStatus.js';
-import type { SalesOrder } from '../../src/s4/salesOrder.js';
-
-const order = (fields: Partial<SalesOrder> = {}): SalesOrder => ({
-  salesOrder: '1',
-  soldToParty: null,
-  customerReference: null,
-  requestedDeliveryDate: null,
-  changedAt: null,
-  overallSDProcessStatus: 'A',
-  deliveryStatus: '',
-  rejectionStatus: '',
-  deliveryBlockReason: '',
-  ...fields,
-});
+import { salesOrderOf as order } from '../fixtures/salesOrder.js';
 
 describe('portal status rules, first match wins', () => {
   it('is Rejected when the order is fully rejected, whatever else holds', () => {
