@@ -47,7 +47,7 @@ const TEXT_ATTRIBUTES = [
   ['source', 512],
   ['type', 256],
 ] as const;
-// What the AMQP client hands over for an amqp-value body that is not a string (see amqpConsumer toInbound).
+// What the AMQP client hands over for an amqp-value body that is not a string (see amqpMessage.ts, toInbound).
 const AMQP_VALUE_TYPE = 'amqp-1.0';
 
 export function parseCloudEvent(message: InboundMessage, maxBytes: number): ParseResult {

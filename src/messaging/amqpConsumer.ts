@@ -2,15 +2,13 @@
 // Settlement: accept → `accepted`; release → `released` (redelivered); reject → `rejected` (dead-lettered).
 // Nothing here decides an outcome: that is handleEvent's job.
 import { setMaxListeners } from 'node:events';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, type ClientOptions, type IncomingMessage } from '@sap/xb-msg-amqp-v100';
 import type { Logger } from 'pino';
-import { collectAttributes } from '../events/binaryAttributes.js';
-import type { InboundMessage } from '../events/cloudEvent.js';
-import type { DeadLetter } from '../events/deadLetter.js';
 import type { HandleEvent } from '../events/handleEvent.js';
 import type { Refuse } from '../events/refuse.js';
+import { deadLetterOf, toInbound } from './amqpMessage.js';
 import { connectFailureReason } from './connectFailure.js';
+import { releasePause } from './releasePause.js';
 
 export interface AmqpConsumerOptions {
   client: ClientOptions;
@@ -31,13 +29,6 @@ export interface AmqpConsumer {
 
 const RECONNECT_MIN_MS = 500;
 const RECONNECT_MAX_MS = 30_000;
-// A released message comes back at once. While a dependency is down, releasing at once is a hot loop that
-// spends the broker's redelivery budget (Event Mesh's max redelivery count, a quorum queue's delivery limit)
-// in milliseconds and dead-letters events that were fine. So a release waits about as long as releases have
-// been happening in a row (from RELEASE_PAUSE_MIN_MS up to RELEASE_PAUSE_MAX_MS), and any accepted or
-// rejected message ends the streak. Held messages count against the session window, which pauses intake.
-const RELEASE_PAUSE_MIN_MS = 250;
-const RELEASE_PAUSE_MAX_MS = 30_000;
 
 export function createAmqpConsumer(options: AmqpConsumerOptions): AmqpConsumer {
   const { logger, handle } = options;
@@ -53,20 +44,8 @@ export function createAmqpConsumer(options: AmqpConsumerOptions): AmqpConsumer {
   // several times a second forever.
   let failedConnects = 0;
   let reconnectTimer: NodeJS.Timeout | undefined;
-  // When the current run of releases began; undefined once a message was accepted or rejected.
-  let releasingSince: number | undefined;
-
-  async function pauseBeforeRelease(): Promise<void> {
-    releasingSince ??= Date.now();
-    const ceiling = Math.min(
-      RELEASE_PAUSE_MAX_MS,
-      Math.max(RELEASE_PAUSE_MIN_MS, Date.now() - releasingSince),
-    );
-    // Shutdown ends the pause: the message goes back at once.
-    await sleep(ceiling / 2 + Math.random() * (ceiling / 2), undefined, { signal: stopping.signal }).catch(
-      () => {},
-    );
-  }
+  // Releases in a row wait longer each time, so a dependency that is down does not spend the redelivery budget.
+  const pause = releasePause(stopping.signal);
   // Settlements decided in one turn of the event loop are made together at its end: the client writes every
   // frame queued within one tick in a single socket write, and a write is a system call per message otherwise.
   // A settle waits at most for the rest of the current turn, never for another message.
@@ -111,13 +90,13 @@ export function createAmqpConsumer(options: AmqpConsumerOptions): AmqpConsumer {
         // Rejected only once refused for good; while its dead letter cannot be stored, the message comes back.
         if (refusal.kind === 'retry_later') how = 'release';
       }
-      if (how === 'release') await pauseBeforeRelease();
-      else releasingSince = undefined;
+      if (how === 'release') await pause.wait();
+      else pause.end();
       await settleAtEndOfTurn(() => settle(how, outcome.kind === 'reject' ? outcome.reason : undefined));
     } catch (err) {
       // The final fallback: whatever went wrong, the message goes back to the queue, never lost, never stuck.
       logger.error({ err }, 'message handling failed unexpectedly; releasing it');
-      await pauseBeforeRelease();
+      await pause.wait();
       settle('release');
     }
   }
@@ -183,53 +162,4 @@ export function createAmqpConsumer(options: AmqpConsumerOptions): AmqpConsumer {
     },
     isAttached: () => attached,
   };
-}
-
-function deadLetterOf(
-  message: IncomingMessage,
-  inbound: InboundMessage,
-  reason: string,
-  event: { source: string; id: string } | undefined,
-): DeadLetter {
-  return {
-    channel: 'amqp',
-    reason,
-    source: event?.source,
-    eventId: event?.id,
-    contentType: inbound.contentType,
-    attributes: inbound.binaryAttributes,
-    headers: { ...message.payload.properties, messageId: message.source.properties?.messageID },
-    body: inbound.body,
-  };
-}
-
-/** Reads the body and CloudEvents binary-mode attributes (`cloudEvents:` or `cloudEvents_` prefix). */
-export function toInbound(message: IncomingMessage): InboundMessage {
-  const { payload } = message;
-  const { attributes: binaryAttributes, repeated: repeatedAttributes } = collectAttributes(
-    Object.entries(payload.properties ?? {}).flatMap(([key, value]) => {
-      const name = /^cloudEvents[:_](.+)$/.exec(key)?.[1];
-      return name === undefined ? [] : [[name, value] as const];
-    }),
-  );
-  // A data section arrives as chunks. An amqp-value string is taken as text, since some producers send JSON
-  // that way; any other amqp-value keeps the type 'amqp-1.0', which the parser refuses as not JSON.
-  if (payload.type !== 'amqp-1.0') {
-    return {
-      body: Buffer.concat(payload.chunks ?? []),
-      contentType: payload.type,
-      binaryAttributes,
-      repeatedAttributes,
-    };
-  }
-  if (typeof payload.data === 'string') {
-    return {
-      body: Buffer.from(payload.data, 'utf8'),
-      contentType: undefined,
-      binaryAttributes,
-      repeatedAttributes,
-    };
-  }
-  const body = Buffer.from(String(JSON.stringify(payload.data ?? null)), 'utf8');
-  return { body, contentType: 'amqp-1.0', binaryAttributes, repeatedAttributes };
 }

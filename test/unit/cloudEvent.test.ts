@@ -7,7 +7,7 @@ import {
   parseCloudEvent,
   SALES_ORDER_TYPE_PREFIX,
 } from '../../src/events/cloudEvent.js';
-import { toInbound } from '../../src/messaging/amqpConsumer.js';
+import { toInbound } from '../../src/messaging/amqpMessage.js';
 import {
   type HostileMessage,
   hostileMessages,
