@@ -4,8 +4,10 @@
 // - binary: attributes travel beside the body (AMQP application-properties `cloudEvents:*`, HTTP `ce-*`
 //   headers), and the body is the event's data.
 // The body is read by strictJson.ts, which refuses what two JSON parsers could read differently.
+import { attributeValues } from './binaryAttributes.js';
+import { checkContentType } from './contentType.js';
 import { type PayloadHashes, payloadHashes } from './payloadHash.js';
-import { clip, LONE_SURROGATE, show, typeName, UNPRINTABLE } from './reasonText.js';
+import { clip, fail, show, UNPRINTABLE } from './reasonText.js';
 import { parseStrictJson } from './strictJson.js';
 
 export interface InboundMessage {
@@ -29,26 +31,18 @@ export interface ParsedEvent extends PayloadHashes {
 }
 
 export type ParseResult = { ok: true; event: ParsedEvent } | { ok: false; reason: string };
-type Failure = { ok: false; reason: string };
 
 export const SALES_ORDER_TYPE_PREFIX = 'sap.s4.beh.salesorder.v1.SalesOrder.';
 export const SALES_ORDER_KEY = /^[A-Za-z0-9]{1,10}$/;
-// Printable text only (UNPRINTABLE): these values reach logs, SQL parameters and email headers. Lone
-// surrogates among them PostgreSQL would store as U+FFFD, merging two identities into one.
-// RFC 9110 8.3.1: type "/" subtype, each a token.
-const MEDIA_TYPE = /^[!#$%&'*+.^_`|~0-9a-z-]+\/[!#$%&'*+.^_`|~0-9a-z-]+$/;
-const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json$/;
 // W3C Trace Context: version-traceid-parentid-flags, lower-case hex; an all-zero trace or parent id is invalid.
 const TRACEPARENT = /^[0-9a-f]{2}-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$/;
-// The CloudEvents spec: attribute names are lower-case ASCII letters and digits.
-const ATTRIBUTE_NAME = /^[a-z0-9]+$/;
+// Printable text only (UNPRINTABLE): these values reach logs, SQL parameters and email headers. Lone
+// surrogates among them PostgreSQL would store as U+FFFD, merging two identities into one.
 const TEXT_ATTRIBUTES = [
   ['id', 256],
   ['source', 512],
   ['type', 256],
 ] as const;
-// What the AMQP client hands over for an amqp-value body that is not a string (see amqpMessage.ts, toInbound).
-const AMQP_VALUE_TYPE = 'amqp-1.0';
 
 export function parseCloudEvent(message: InboundMessage, maxBytes: number): ParseResult {
   try {
@@ -76,7 +70,7 @@ function parse(message: InboundMessage, maxBytes: number): ParseResult {
   if (!body.ok) return body;
   let event: Record<string, unknown>;
   if (binary) {
-    const attributes = binaryAttributes(message.binaryAttributes);
+    const attributes = attributeValues(message.binaryAttributes);
     if (!attributes.ok) return attributes;
     event = { ...attributes.value, data: body.value };
     event.datacontenttype = message.contentType ?? attributes.value.datacontenttype;
@@ -131,64 +125,6 @@ function traceContext(event: Record<string, unknown>): { traceparent?: string; t
     : { traceparent };
 }
 
-function checkContentType(contentType: string | undefined): { ok: true; structured: boolean } | Failure {
-  if (contentType === AMQP_VALUE_TYPE) return fail('body is an AMQP value section, not JSON data');
-  const media = mediaType(contentType ?? '');
-  if (media === '' && (contentType ?? '').trim() === '') return { ok: true, structured: false };
-  if (!MEDIA_TYPE.test(media)) return fail(`content type ${show(contentType)} is not a valid media type`);
-  if (media === 'application/cloudevents-batch+json') return fail('batched CloudEvents are not supported');
-  if (!JSON_MEDIA_TYPE.test(media)) return fail(`content type ${show(contentType)} is not JSON`);
-  for (const parameter of (contentType ?? '').split(';').slice(1)) {
-    const [name = '', value = ''] = parameter.split('=', 2).map((part) => part.trim());
-    const charset = value.replace(/^"(.*)"$/, '$1').toLowerCase();
-    if (name.toLowerCase() === 'charset' && charset !== 'utf-8' && charset !== 'utf8') {
-      return fail(`content type charset ${show(value)} is not UTF-8`);
-    }
-  }
-  // The CloudEvents bindings: this media type marks structured mode, whatever else the message carries.
-  return { ok: true, structured: media.startsWith('application/cloudevents') };
-}
-
-function mediaType(contentType: string): string {
-  return (contentType.split(';')[0] ?? '').trim().toLowerCase();
-}
-
-/**
- * Binary-mode attributes as JSON values. AMQP application-properties are simple types only: strings, numbers,
- * booleans, timestamps, binary; maps and lists are not allowed there, and a name must be a CloudEvents name.
- */
-function binaryAttributes(
-  raw: Record<string, unknown>,
-): { ok: true; value: Record<string, unknown> } | Failure {
-  const value: Record<string, unknown> = {};
-  for (const [name, attribute] of Object.entries(raw)) {
-    const label = `binary attribute ${show(name)}`;
-    if (!ATTRIBUTE_NAME.test(name)) return fail(`${label} is not a CloudEvents attribute name`);
-    if (name === 'data') return fail(`${label} is not allowed: in binary mode the body is the data`);
-    if (typeof attribute === 'string') {
-      if (LONE_SURROGATE.test(attribute)) return fail(`${label} contains an unpaired UTF-16 surrogate`);
-      value[name] = attribute;
-    } else if (typeof attribute === 'number') {
-      if (!Number.isFinite(attribute)) return fail(`${label} is not a finite number`);
-      value[name] = attribute;
-    } else if (typeof attribute === 'boolean' || attribute === null) {
-      value[name] = attribute;
-    } else if (typeof attribute === 'bigint') {
-      value[name] = attribute.toString();
-    } else if (attribute instanceof Date) {
-      if (Number.isNaN(attribute.getTime())) return fail(`${label} is an invalid timestamp`);
-      value[name] = attribute.toISOString();
-    } else if (attribute instanceof Uint8Array) {
-      value[name] = Buffer.from(attribute).toString('base64');
-    } else if (attribute !== undefined) {
-      return fail(
-        `${label} must be a string, number, boolean, timestamp or binary, got ${typeName(attribute)}`,
-      );
-    }
-  }
-  return { ok: true, value };
-}
-
 /** Structured mode with attributes beside it: they must say the same, or the identity would be ambiguous. */
 function compareAttributes(raw: Record<string, unknown>, event: Record<string, unknown>): string | undefined {
   for (const name of ['specversion', 'id', 'source', 'type']) {
@@ -217,8 +153,4 @@ function own(object: Record<string, unknown>, key: string): unknown {
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function fail(reason: string): Failure {
-  return { ok: false, reason };
 }

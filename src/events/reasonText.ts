@@ -29,3 +29,10 @@ export function clip(text: string, max: number): string {
   const printable = points.slice(0, max).join('').replace(UNPRINTABLE_ALL, '?');
   return points.length > max || text.length > max * 2 ? `${printable}…` : printable;
 }
+
+/** A refusal with its reason, as the parser's steps return it. */
+export type Failure = { ok: false; reason: string };
+
+export function fail(reason: string): Failure {
+  return { ok: false, reason };
+}

@@ -5,6 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { InboundMessage } from '../events/cloudEvent.js';
 import { BATCH_ELEMENT_CONTENT_TYPE, BATCH_MEDIA_TYPE, splitBatch } from '../events/cloudEventBatch.js';
+import { mediaType } from '../events/contentType.js';
 import type { HandleEvent } from '../events/handleEvent.js';
 import type { Refuse } from '../events/refuse.js';
 import { answerEvent, deadLetter, type Push, type PushChannel, retryLater } from './pushAnswer.js';
@@ -107,8 +108,4 @@ async function deliverBatch(
     return retryLater(reply, { status: 'retry-later', events });
   }
   return reply.code(200).send({ status: 'settled', events });
-}
-
-function mediaType(contentType: string | undefined): string {
-  return (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
 }
