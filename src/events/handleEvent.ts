@@ -11,19 +11,11 @@ import type { ReadOrder } from '../s4/batchedReads.js';
 import { inSpan, producerContext, SpanKind } from '../tracing.js';
 import type { EffectResult } from './applyEffect.js';
 import { type InboundMessage, type ParsedEvent, parseCloudEvent } from './cloudEvent.js';
-import { checkInbox, noteAttemptError, type ProcessedResult, recordProcessed } from './inbox.js';
+import { checkInbox, noteAttemptError, recordProcessed } from './inbox.js';
+import { accept, type Outcome, reject } from './outcome.js';
+import { eventAttributes, logOutcome, outcomeAttributes } from './outcomeReport.js';
 import { isLegacyHash, samePayload } from './payloadHash.js';
 import { keyedSerializer } from './serializeByKey.js';
-
-export type Outcome =
-  /** Done with, for good: settle as accepted. */
-  | { kind: 'accept'; result: ProcessedResult | 'duplicate' }
-  /** Could not be done now: hand it back for redelivery. */
-  | { kind: 'release'; code: 'transient_failure'; reason: string }
-  /** Can never be done: dead-letter it with the reason. */
-  | { kind: 'reject'; code: RejectCode; reason: string };
-
-export type RejectCode = 'invalid_event' | 'conflict' | 'delivery_limit' | 'permanent_failure';
 
 export interface EventHandlerDeps {
   pool: Pool;
@@ -165,35 +157,6 @@ async function readOrderThenWriteEffect(
 
 const DATABASE = { 'db.system.name': 'postgresql' };
 
-/** The CloudEvents semantic conventions, the sales order and the channel. */
-function eventAttributes(channel: Channel, event: ParsedEvent | undefined) {
-  return event === undefined
-    ? { 'fon.channel': channel }
-    : {
-        'fon.channel': channel,
-        'cloudevents.event_source': event.source,
-        'cloudevents.event_id': event.id,
-        'cloudevents.event_type': event.type,
-        ...(event.salesOrder === undefined ? {} : { 'sap.sales_order': event.salesOrder }),
-      };
-}
-
-function outcomeAttributes(outcome: Outcome) {
-  if (outcome.kind === 'accept') return { 'fon.outcome': outcome.result };
-  return {
-    'fon.outcome': outcome.kind === 'release' ? 'released' : 'rejected',
-    'fon.reason_code': outcome.code,
-    'fon.reason': outcome.reason,
-  };
-}
-
-function logOutcome(log: Logger, outcome: Outcome, seconds: number): void {
-  if (outcome.kind === 'reject') log.error({ reason: outcome.reason }, 'event rejected');
-  else if (outcome.kind === 'release') log.warn({ reason: outcome.reason }, 'event released for redelivery');
-  else if (outcome.result === 'duplicate') log.debug('duplicate event skipped');
-  else log.info({ result: outcome.result, ms: Math.round(seconds * 1000) }, 'event processed');
-}
-
 function deliveryLimitReason(attempts: number, lastError: string | null): string {
   const last = lastError ?? 'none recorded; the process may have died while handling it';
   return `delivery limit reached: ${attempts - 1} deliveries did not complete (last error: ${last})`;
@@ -205,12 +168,4 @@ function conflictReason(recordedHash: string): string {
   return isLegacyHash(recordedHash)
     ? `${reason} (recorded by an earlier version, compared as written)`
     : reason;
-}
-
-function accept(result: ProcessedResult | 'duplicate'): Outcome {
-  return { kind: 'accept', result };
-}
-
-function reject(code: RejectCode, reason: string): Outcome {
-  return { kind: 'reject', code, reason };
 }

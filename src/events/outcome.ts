@@ -1,0 +1,21 @@
+// What should happen to a message, as data: the flow decides it, and only the transport adapters (AMQP,
+// webhook, Event Hub) and the replay act on it.
+import type { ProcessedResult } from './inbox.js';
+
+export type Outcome =
+  /** Done with, for good: settle as accepted. */
+  | { kind: 'accept'; result: ProcessedResult | 'duplicate' }
+  /** Could not be done now: hand it back for redelivery. */
+  | { kind: 'release'; code: 'transient_failure'; reason: string }
+  /** Can never be done: dead-letter it with the reason. */
+  | { kind: 'reject'; code: RejectCode; reason: string };
+
+export type RejectCode = 'invalid_event' | 'conflict' | 'delivery_limit' | 'permanent_failure';
+
+export function accept(result: ProcessedResult | 'duplicate'): Outcome {
+  return { kind: 'accept', result };
+}
+
+export function reject(code: RejectCode, reason: string): Outcome {
+  return { kind: 'reject', code, reason };
+}
