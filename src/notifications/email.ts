@@ -13,6 +13,8 @@ export interface EmailSettings {
 /** Longest customer reference in a subject, in characters as a reader counts them. */
 const SUBJECT_REFERENCE_LENGTH = 20;
 const DAY_MS = 86_400_000;
+// Stateless, and costly to build: one for every subject.
+const GRAPHEMES = new Intl.Segmenter('en', { granularity: 'grapheme' });
 
 /**
  * The email for one notification, from the outbox row alone: what it says about the change was recorded with
@@ -113,7 +115,7 @@ function daysBetween(from: string, to: string): number {
  */
 export function subjectReference(reference: string | null): string {
   const [word = ''] = oneLine(reference).split(' ');
-  const characters = [...new Intl.Segmenter('en', { granularity: 'grapheme' }).segment(word)];
+  const characters = [...GRAPHEMES.segment(word)];
   if (characters.length <= SUBJECT_REFERENCE_LENGTH) return word;
   return `${characters
     .slice(0, SUBJECT_REFERENCE_LENGTH - 1)

@@ -24,8 +24,25 @@ export function catalogLanguage(tag: string): string | undefined {
   }
 }
 
+// Building the Intl formatters took 0.27 of the 0.31 ms an email took to render, and they keep no state: one
+// Messages per tag and fallback serves every email. Tags come from mail_recipient and MAIL_LOCALE, so there are
+// few; the cap only keeps a stray variety of them from growing the cache.
+const MESSAGES_CACHE_SIZE = 100;
+const cache = new Map<string, Messages>();
+
 /** Texts for `tag`; a tag without a catalog falls back to `fallback`, which must have one (config checks). */
 export function messagesFor(tag: string, fallback: string): Messages {
+  const key = `${tag}\n${fallback}`;
+  let messages = cache.get(key);
+  if (messages === undefined) {
+    if (cache.size >= MESSAGES_CACHE_SIZE) cache.clear();
+    messages = Object.freeze(buildMessages(tag, fallback));
+    cache.set(key, messages);
+  }
+  return messages;
+}
+
+function buildMessages(tag: string, fallback: string): Messages {
   const locale = catalogLanguage(tag) === undefined ? fallback : tag;
   const language = catalogLanguage(locale) ?? 'en';
   const { messages, dateLocale } = CATALOGS[language] as { messages: Catalog; dateLocale: string };
