@@ -1,7 +1,6 @@
 // The loop both outboxes share (mail, portal pushes): claim due rows under a lease while slots are free, deliver
 // each without a transaction open, renew the leases of those in flight every third of the lease, and wake early
 // when new work is committed or a slot frees. What a claim, a delivery and a renewal mean is the caller's.
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { classify } from '../errors.js';
 
@@ -43,7 +42,10 @@ export function createLeasedLoop<T>(options: LeasedLoopOptions<T>): LeasedLoop {
   let loop: Promise<void> | undefined;
   let renewal: NodeJS.Timeout | undefined;
   let renewing = false;
-  let wakeUp = new AbortController();
+  // A wake that comes while the loop is claiming is kept for its next pause, which then ends at once. A plain
+  // timer and flag: an AbortController per pause built two errors with their stack traces on every wake.
+  let woken = false;
+  let endPause: (() => void) | undefined;
   /** Rows whose delivery is under way: what the slots count (a row being booked is in flight, not busy). */
   let busy = 0;
 
@@ -74,7 +76,30 @@ export function createLeasedLoop<T>(options: LeasedLoopOptions<T>): LeasedLoop {
   }
 
   function wakeIfRoom(): void {
-    if (concurrency - busy >= refillAt) wakeUp.abort();
+    if (concurrency - busy >= refillAt) wakeUp();
+  }
+
+  function wakeUp(): void {
+    woken = true;
+    endPause?.();
+  }
+
+  /** Until a wake (perhaps one that came before it) or `pollMs`, whichever is first. */
+  function pause(): Promise<void> {
+    if (woken) {
+      woken = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const end = () => {
+        clearTimeout(timer);
+        endPause = undefined;
+        woken = false;
+        resolve();
+      };
+      const timer = setTimeout(end, pollMs);
+      endPause = end;
+    });
   }
 
   async function renew(): Promise<void> {
@@ -107,10 +132,7 @@ export function createLeasedLoop<T>(options: LeasedLoopOptions<T>): LeasedLoop {
         }
       }
       // Until new work is committed (wake), enough slots free up or a row is booked, or the poll.
-      if (running) {
-        await sleep(pollMs, undefined, { signal: wakeUp.signal }).catch(() => {});
-        wakeUp = new AbortController();
-      }
+      if (running) await pause();
     }
     await Promise.all([...inFlight.values()].map((flight) => flight.done));
   }
@@ -123,12 +145,10 @@ export function createLeasedLoop<T>(options: LeasedLoopOptions<T>): LeasedLoop {
       renewal.unref();
       loop = run();
     },
-    wake() {
-      wakeUp.abort();
-    },
+    wake: wakeUp,
     async stop() {
       running = false;
-      wakeUp.abort();
+      wakeUp();
       await loop;
       clearInterval(renewal);
     },
