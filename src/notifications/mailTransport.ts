@@ -1,5 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Transform } from 'node:stream';
 import nodemailer, { type SendMailOptions } from 'nodemailer';
 
 export interface MailTransport {
@@ -23,12 +24,32 @@ export function smtpTransport(smtpUrl: string): MailTransport {
     if (!url.searchParams.has(key)) url.searchParams.set(key, value);
   }
   const transporter = nodemailer.createTransport(url.toString());
+  // nodemailer streams a message part by part, and each part became a socket write of its own (nine for one of
+  // these emails, each waking the server): gathered, the message leaves in one.
+  transporter.use('stream', (message, done) => {
+    message.message.transform(gathered());
+    done();
+  });
   return {
     async send(mail) {
       await transporter.sendMail(mail);
     },
     close: () => transporter.close(),
   };
+}
+
+/** Passes a whole stream on as one chunk, at its end. */
+function gathered(): Transform {
+  const chunks: Buffer[] = [];
+  return new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      chunks.push(chunk);
+      callback();
+    },
+    flush(callback) {
+      callback(null, Buffer.concat(chunks));
+    },
+  });
 }
 
 /** Writes each email as an .eml file instead of sending it: for local runs and the demo. */
