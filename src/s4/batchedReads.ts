@@ -1,14 +1,21 @@
 // Reads of S/4HANA shared and batched per destination. Three rules, in order of importance:
 // 1. An event is answered only by a read that started after it arrived: a caller that arrives while its order
 //    is being read waits for the next read of that order, never the running one, which may predate the change
-//    it announces. Reads of one order never overlap, so they are answered in the order they were sent.
-// 2. No added waiting: a read goes out as soon as there is capacity (the same turn of the event loop).
-// 3. While `maxConcurrent` requests are in flight, newly waiting orders gather and go out together in the next
-//    free request, up to `batchSize` keys, as one collection read with a `$filter` (keyFilter.ts).
+//    it announces. Reads of one order never overlap, so they are answered in the order they were sent, and the
+//    time a read was sent orders the states it returns (readQueue.ts keeps this).
+// 2. No waiting at low load: while no request is in flight, a read goes out at once (the same turn of the loop).
+// 3. Few requests when busy. While another request is in flight, a request waits until its first caller has
+//    waited a tenth of the latest request's duration (GATHER_SHARE, at most MAX_GATHER_MS), and while
+//    `maxConcurrent` requests are in flight, waiting orders wait for the next free one; either way they go out
+//    together, up to `batchSize` keys, as one collection read with a `$filter` (keyFilter.ts). The events of a
+//    burst reach the read over a few milliseconds, each after its identity check: sent as they came, the first
+//    few would take every free request with an order each, and the rest of the burst, their own orders' later
+//    events among them, would wait a whole read for a free one. A full request goes at once.
 // A 429 or 503 with Retry-After pauses every read of the destination; a collection read refused with 400
 // makes this destination read one order per request from then on.
 import type { Logger } from 'pino';
-import { activeContext, type Context, ROOT_CONTEXT, withContext } from '../tracing.js';
+import { activeContext, ROOT_CONTEXT, withContext } from '../tracing.js';
+import { readQueue, type Taken, type Waiter } from './readQueue.js';
 import { failureDetail, s4Failure } from './s4Failure.js';
 import { type SalesOrder, UnexpectedResponseError } from './salesOrder.js';
 import type { KeyResult, SalesOrderApi } from './salesOrderApi.js';
@@ -46,61 +53,60 @@ export interface BatchedReadOptions {
 /** Retry-After beyond this is not believed: a minute is long enough to spare S/4HANA and short enough to notice. */
 export const MAX_PAUSE_MS = 60_000;
 
-interface Waiter {
-  deadline: number;
-  /** The caller's trace context: a request runs under its first waiter's span. */
-  trace: Context;
-  resolve(read: OrderRead): void;
-  reject(err: unknown): void;
-}
+/**
+ * What a request waits for company, as a share of the latest request's duration: it costs a read at most a tenth
+ * more, and a read so fast that the share is under a millisecond (a timer's grain) is never held back.
+ */
+export const GATHER_SHARE = 0.1;
+/** The longest gather, however slow S/4HANA is: about the time the events of a burst take to arrive. */
+export const MAX_GATHER_MS = 20;
 
 export function batchReads(api: SalesOrderApi, options: BatchedReadOptions): ReadOrder {
   const clock = options.clock ?? (() => new Date());
-  // Orders waiting for a read, oldest first; an order being read may wait here for its next read.
-  let waiting = new Map<string, Waiter[]>();
-  const reading = new Set<string>();
+  const queue = readQueue();
   let active = 0;
   let pausedUntil = 0;
-  let pauseTimer: NodeJS.Timeout | undefined;
   let collectionsRefused = false;
   let scheduled = false;
+  // How long a request waits for company (rule 3), from the latest request that was answered.
+  let gatherMs = 0;
+  let timer: NodeJS.Timeout | undefined;
 
   function schedule(): void {
     if (scheduled) return;
     scheduled = true;
-    // Callers that arrive in the same turn share a request; nothing waits on a timer.
+    // Callers that arrive in the same turn share a request.
     queueMicrotask(dispatch);
   }
 
   function dispatch(): void {
     scheduled = false;
-    const wait = pausedUntil - Date.now();
-    if (wait > 0) {
-      pauseTimer ??= setTimeout(() => {
-        pauseTimer = undefined;
-        schedule();
-      }, wait);
+    const paused = pausedUntil - Date.now();
+    if (paused > 0) {
+      later(paused);
       return;
     }
     const limit = collectionsRefused ? 1 : options.batchSize;
     while (active < options.maxConcurrent) {
-      const keys: string[] = [];
-      for (const key of waiting.keys()) {
-        if (keys.length >= limit) break;
-        if (!reading.has(key)) keys.push(key);
-      }
+      const { keys, since } = queue.ready(limit);
       if (keys.length === 0) return;
+      const gathering = since + gatherMs - performance.now();
+      if (active > 0 && keys.length < limit && gatherMs >= 1 && gathering > 0) {
+        later(gathering);
+        return;
+      }
       void send(keys);
     }
   }
 
+  /** Dispatches again in `ms`, instead of whatever was planned: each dispatch decides anew. */
+  function later(ms: number): void {
+    clearTimeout(timer);
+    timer = setTimeout(schedule, ms);
+  }
+
   async function send(keys: string[]): Promise<void> {
-    const batch = keys.map((key) => {
-      const waiters = waiting.get(key) ?? [];
-      waiting.delete(key);
-      reading.add(key);
-      return { key, waiters };
-    });
+    const batch = queue.take(keys);
     active += 1;
     const readAt = clock();
     const started = performance.now();
@@ -118,16 +124,17 @@ export function batchReads(api: SalesOrderApi, options: BatchedReadOptions): Rea
       // An answer that covers none of its orders would be asked again for ever.
       if (results.size === 0)
         throw new UnexpectedResponseError('S/4HANA answered none of the orders asked for');
+      gatherMs = Math.min(MAX_GATHER_MS, GATHER_SHARE * (performance.now() - started));
       const first = results.get(keys[0] as string);
       observe(single && first !== undefined && 'order' in first && first.order === null ? 'not_found' : 'ok');
-      const unanswered: typeof batch = [];
+      const unanswered: Taken[] = [];
       for (const entry of batch) {
         const result = results.get(entry.key);
         if (result === undefined) unanswered.push(entry);
         else if ('error' in result) for (const waiter of entry.waiters) waiter.reject(result.error);
         else for (const waiter of entry.waiters) waiter.resolve({ order: result.order, readAt });
       }
-      requeue(unanswered);
+      queue.requeue(unanswered);
     } catch (err) {
       const { status, retryAfterMs } = failureDetail(err);
       if (!single && status === 400) {
@@ -140,10 +147,10 @@ export function batchReads(api: SalesOrderApi, options: BatchedReadOptions): Rea
         }
         collectionsRefused = true;
         observe('refused');
-        requeue(batch);
+        queue.requeue(batch);
       } else if ((status === 429 || status === 503) && retryAfterMs !== undefined) {
         observe('throttled');
-        requeue(batch);
+        queue.requeue(batch);
         pause(retryAfterMs, status);
       } else {
         observe('error');
@@ -151,19 +158,9 @@ export function batchReads(api: SalesOrderApi, options: BatchedReadOptions): Rea
       }
     } finally {
       active -= 1;
-      for (const key of keys) reading.delete(key);
+      queue.done(keys);
       schedule();
     }
-  }
-
-  /** Puts orders back at the head of the line, before any caller that arrived since. */
-  function requeue(entries: Array<{ key: string; waiters: Waiter[] }>): void {
-    if (entries.length === 0) return;
-    const front = new Map(
-      entries.map(({ key, waiters }) => [key, [...waiters, ...(waiting.get(key) ?? [])]]),
-    );
-    for (const [key, waiters] of waiting) if (!front.has(key)) front.set(key, waiters);
-    waiting = front;
   }
 
   function pause(retryAfterMs: number, status: number): void {
@@ -172,18 +169,8 @@ export function batchReads(api: SalesOrderApi, options: BatchedReadOptions): Rea
     if (until <= pausedUntil) return;
     options.onPause?.((until - Math.max(pausedUntil, now)) / 1000);
     pausedUntil = until;
-    if (pauseTimer !== undefined) clearTimeout(pauseTimer);
-    pauseTimer = undefined;
     // Callers whose budget ends before the pause does fail now, as their own retries would have.
-    for (const [key, waiters] of waiting) {
-      const staying = waiters.filter((waiter) => {
-        if (waiter.deadline >= until) return true;
-        waiter.reject(throttled(status, until - now));
-        return false;
-      });
-      if (staying.length === 0) waiting.delete(key);
-      else waiting.set(key, staying);
-    }
+    queue.expire(until, () => throttled(status, until - now));
   }
 
   return (salesOrder, signal) =>
@@ -202,6 +189,7 @@ export function batchReads(api: SalesOrderApi, options: BatchedReadOptions): Rea
       signal?.addEventListener('abort', onAbort, { once: true });
       const done = () => signal?.removeEventListener('abort', onAbort);
       const waiter: Waiter = {
+        since: performance.now(),
         deadline,
         trace: activeContext(),
         resolve: (read) => {
@@ -213,20 +201,13 @@ export function batchReads(api: SalesOrderApi, options: BatchedReadOptions): Rea
           reject(err);
         },
       };
-      const queue = waiting.get(salesOrder);
-      if (queue === undefined) waiting.set(salesOrder, [waiter]);
-      else queue.push(waiter);
+      queue.add(salesOrder, waiter);
       schedule();
     });
 }
 
 function throttled(status: number | undefined, ms: number) {
   const by = status === undefined ? '' : ` (HTTP ${status} with Retry-After)`;
-  return s4Failure(
-    'transient',
-    `S/4HANA asked to pause reads for ${Math.ceil(ms / 1000)} s${by}, longer than this event waits`,
-    {
-      status,
-    },
-  );
+  const message = `S/4HANA asked to pause reads for ${Math.ceil(ms / 1000)} s${by}, longer than this event waits`;
+  return s4Failure('transient', message, { status });
 }

@@ -1,6 +1,7 @@
 // S/4HANA reads as the service makes them, against the stand-in speaking each API version: bursts read in few
-// collection requests, the read-after-arrival rule inside a batch, the fallback when a filter is refused, and the
-// pause on 429 with Retry-After. Request counts and times come from the stand-in's own log, not the service's.
+// collection requests, also while a read is in flight, the read-after-arrival rule inside a batch, the fallback
+// when a filter is refused, and the pause on 429 with Retry-After. Request counts and times come from the
+// stand-in's own log, not the service's.
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -157,6 +158,29 @@ describe.each(['v2', 'v4'] as const)('S/4HANA reads over OData %s', (api) => {
     const requests = requestsFor(orders);
     expect(requests.every((request) => !request.collection && request.salesOrders.length === 1)).toBe(true);
     expect(requests).toHaveLength(orders.length);
+  });
+
+  it('reads the orders of a burst that arrives while a read is in flight in one or two requests, not one each', async () => {
+    world.s4.setLatency(200);
+    // Eight requests at once: sent as they arrived, the six orders would take six of them.
+    await start({ S4_MAX_CONCURRENT_READS: '8', S4_TIMEOUT_MS: '20000' });
+    // A request of 200 ms: from then on a request waits up to 20 ms for company while another is in flight.
+    const first = newOrder();
+    await publish([first]);
+    await eventually('the first event processed', async () => (await processed([first])) === 1);
+    const busy = newOrder();
+    const held = holdNextRead(busy);
+    await publish([busy]);
+    await eventually('a read in flight', async () => requestsFor([busy]).length === 1);
+    const burst = Array.from({ length: 6 }, () => newOrder());
+    await publish(burst);
+    await eventually('the burst processed', async () => (await processed(burst)) === burst.length);
+    held.open();
+
+    const requests = requestsFor(burst);
+    expect(requests.length).toBeLessThanOrEqual(2);
+    expect(requests.some((request) => request.collection && request.salesOrders.length > 1)).toBe(true);
+    for (const order of burst) expect(world.s4.calls(order)).toBe(1);
   });
 
   it('gives an event that arrives while its order is being read in a batch a later read, which sees the change', async () => {

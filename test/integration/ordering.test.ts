@@ -157,7 +157,8 @@ describe('events of one order processed at the same time', () => {
     await Promise.all([startInstance(queue), startInstance(queue)]);
     const orders = Array.from({ length: 12 }, () => stateSequence(5));
     moveOnEveryRead(orders);
-    world.s4.setLatency(10);
+    // Slow enough that requests wait for company while others are in flight (batchedReads.ts, rule 3).
+    world.s4.setLatency(50);
 
     const perOrder = 10;
     await world.publisher.send(

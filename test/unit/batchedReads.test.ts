@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { classify } from '../../src/errors.js';
-import { type BatchedReadOptions, batchReads } from '../../src/s4/batchedReads.js';
+import { type BatchedReadOptions, batchReads, MAX_GATHER_MS } from '../../src/s4/batchedReads.js';
 import { httpFailure } from '../../src/s4/s4Failure.js';
 import type { SalesOrder } from '../../src/s4/salesOrder.js';
 import type { KeyResult, SalesOrderApi } from '../../src/s4/salesOrderApi.js';
@@ -63,6 +63,15 @@ function batched(options: Partial<BatchedReadOptions> = {}) {
   const { api, started } = controllableApi();
   return { read: batchReads(api, { ...defaults, ...options }), started };
 }
+
+// How long requests take is measured with performance.now(): frozen here unless a test moves it, so that only
+// the tests of the gather (rule 3) see a request take time.
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['performance'] });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 describe('batched S/4HANA reads', () => {
   it('answers callers that arrived during a read with the next read, never the one already running', async () => {
@@ -273,5 +282,107 @@ describe('batched S/4HANA reads', () => {
     const pending = read('1', controller.signal);
     controller.abort();
     await expect(pending).rejects.toThrow(/shutting down/);
+  });
+});
+
+describe('batched S/4HANA reads while another request is in flight', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['performance', 'setTimeout', 'clearTimeout'] });
+  });
+
+  /** Reads whose latest request took `ms`: from then on a request waits a tenth of that while one is in flight. */
+  async function afterRequestOf(ms: number, options: Partial<BatchedReadOptions> = {}) {
+    const { read, started } = batched(options);
+    const pending = read('0');
+    await tick();
+    vi.advanceTimersByTime(ms);
+    started[0]?.answer({ 0: order('0') });
+    await pending;
+    return { read, started };
+  }
+
+  /** Moves time on by `ms` and lets what it woke run. */
+  async function pass(ms: number) {
+    vi.advanceTimersByTime(ms);
+    await tick();
+  }
+
+  it('holds a request until its first caller has waited a tenth of the latest request, gathering the callers that arrive meanwhile', async () => {
+    const { read, started } = await afterRequestOf(100);
+    const alone = read('1');
+    await tick();
+    expect(started.map((s) => s.keys)).toEqual([['0'], ['1']]); // nothing was in flight: at once
+    const gathered = [read('2')];
+    await pass(6);
+    gathered.push(read('3'));
+    await pass(3);
+    expect(started).toHaveLength(2); // 9 ms of the 10 ms gather
+    await pass(1);
+    expect(started[2]?.keys).toEqual(['2', '3']);
+    started[1]?.answer({ 1: order('1') });
+    started[2]?.answer({ 2: order('2'), 3: order('3') });
+    const answers = await Promise.all([alone, ...gathered]);
+    expect(answers.map((r) => r.order?.salesOrder)).toEqual(['1', '2', '3']);
+  });
+
+  it('never holds a request when none is in flight, however slow the latest one was', async () => {
+    const { read, started } = await afterRequestOf(5_000);
+    const pending = read('1');
+    await tick();
+    expect(started[1]?.keys).toEqual(['1']);
+    started[1]?.answer({ 1: order('1') });
+    await pending;
+  });
+
+  it(`gathers for at most ${MAX_GATHER_MS} ms however slow S/4HANA is`, async () => {
+    const { read, started } = await afterRequestOf(5_000);
+    const busy = read('1');
+    await tick();
+    const gathered = read('2');
+    await pass(MAX_GATHER_MS - 1);
+    expect(started).toHaveLength(2);
+    await pass(1);
+    expect(started[2]?.keys).toEqual(['2']);
+    started[1]?.answer({ 1: order('1') });
+    started[2]?.answer({ 2: order('2') });
+    await Promise.all([busy, gathered]);
+  });
+
+  it('sends a full request, or any after requests faster than 10 ms, at once', async () => {
+    const { read, started } = await afterRequestOf(100, { batchSize: 2 });
+    const reads = [read('1')];
+    await tick();
+    reads.push(read('2'), read('3')); // a full request: no gather
+    await tick();
+    expect(started.slice(1).map((s) => s.keys)).toEqual([['1'], ['2', '3']]);
+    started[2]?.answer({ 2: order('2'), 3: order('3') });
+    await pass(9);
+    started[1]?.answer({ 1: order('1') }); // 9 ms: the gather would be under a millisecond
+    reads.push(read('4'));
+    await tick();
+    reads.push(read('5'));
+    await tick();
+    expect(started.slice(3).map((s) => s.keys)).toEqual([['4'], ['5']]);
+    started[3]?.answer({ 4: order('4') });
+    started[4]?.answer({ 5: order('5') });
+    await Promise.all(reads);
+  });
+
+  it('leaves an order being read out of a gathered request; its caller gets the read after, which sees the change', async () => {
+    const { read, started } = await afterRequestOf(100);
+    const before = read('1');
+    await tick();
+    const other = read('2');
+    const after = read('1'); // arrives while order 1 is being read, during the gather
+    await pass(10);
+    expect(started.slice(1).map((s) => s.keys)).toEqual([['1'], ['2']]);
+    started[1]?.answer({ 1: order('1', 'A') });
+    expect((await before).order?.overallSDProcessStatus).toBe('A');
+    await tick();
+    expect(started[3]?.keys).toEqual(['1']); // waited through the gather already: at once
+    started[3]?.answer({ 1: order('1', 'B') });
+    started[2]?.answer({ 2: order('2') });
+    expect((await after).order?.overallSDProcessStatus).toBe('B');
+    await other;
   });
 });
