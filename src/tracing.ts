@@ -1,9 +1,11 @@
 // Traces over OpenTelemetry (OTLP/HTTP), off unless an OTLP endpoint is configured. Every module speaks only to
 // @opentelemetry/api, whose tracer does nothing and records nothing until a provider is registered; the SDK and
 // the exporter are imported by startTracing alone, so a service without an endpoint never loads them.
+// A span's parent is handed to it, never looked up: no context manager is registered. The SDK's, built on
+// AsyncLocalStorage, hooks every promise and async resource of the process (about a hundred per new event); it
+// was a third of the CPU that tracing cost and half of what tracing added to the old generation (README, Traces).
 import {
   type Context,
-  context,
   type Link,
   propagation,
   ROOT_CONTEXT,
@@ -43,36 +45,37 @@ export async function startTracing(config: TracingConfig): Promise<Tracing> {
       new BatchSpanProcessor(new OTLPTraceExporter({ url: config.tracesUrl, headers: config.headers })),
     ],
   });
-  // Registers the provider, AsyncLocalStorage context and the W3C trace-context propagator globally.
-  provider.register();
+  // Registers the provider and the W3C trace-context propagator globally; no context manager (see above).
+  provider.register({ contextManager: null });
   return {
     async shutdown() {
       await provider.shutdown();
       trace.disable();
-      context.disable();
       propagation.disable();
     },
   };
 }
 
-/** Runs `work` in a new span, active for everything it awaits; a throw marks the span failed and is rethrown. */
-export function inSpan<T>(
+/**
+ * Runs `work` in a new span under `parent`; a throw marks the span failed and is rethrown. `work` gets the
+ * context to pass to the spans below this one (its parent's when the span is not recorded).
+ */
+export async function inSpan<T>(
   name: string,
   options: SpanOptions,
-  work: (span: Span) => Promise<T>,
-  parent: Context = context.active(),
+  parent: Context,
+  work: (span: Span, context: Context) => Promise<T>,
 ): Promise<T> {
-  return tracer.startActiveSpan(name, options, parent, async (span) => {
-    try {
-      return await work(span);
-    } catch (err) {
-      span.recordException(err as Error);
-      span.setStatus({ code: SpanStatusCode.ERROR, message: String((err as Error)?.message ?? err) });
-      throw err;
-    } finally {
-      span.end();
-    }
-  });
+  const span = tracer.startSpan(name, options, parent);
+  try {
+    return await work(span, span.isRecording() ? trace.setSpan(parent, span) : parent);
+  } catch (err) {
+    span.recordException(err as Error);
+    span.setStatus({ code: SpanStatusCode.ERROR, message: String((err as Error)?.message ?? err) });
+    throw err;
+  } finally {
+    span.end();
+  }
 }
 
 /**
@@ -85,19 +88,10 @@ export function producerContext(traceparent: string | undefined, tracestate: str
   return propagation.extract(ROOT_CONTEXT, carrier);
 }
 
-/** The active trace context, to run later work (a batched read) under the span that asked for it. */
-export function activeContext(): Context {
-  return context.active();
-}
-
-export function withContext<T>(parent: Context, work: () => T): T {
-  return context.with(parent, work);
-}
-
-/** The active span as a W3C `traceparent`, to be stored with work done later (the mail outbox); null untraced. */
-export function activeTraceparent(): string | null {
+/** The span of `context` as a W3C `traceparent`, to be stored with work done later (the mail outbox); null untraced. */
+export function traceparentOf(context: Context): string | null {
   const carrier: Record<string, string> = {};
-  propagation.inject(context.active(), carrier);
+  propagation.inject(context, carrier);
   return carrier.traceparent ?? null;
 }
 

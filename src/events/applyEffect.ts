@@ -6,7 +6,6 @@ import type { Pool } from 'pg';
 import { withTransaction } from '../db/transaction.js';
 import { type PortalOrder, SET_STATE_FROM_EXCLUDED, STATE_COLUMNS } from '../portal/portalStatus.js';
 import { queuePushSql } from '../portal/pushOutbox.js';
-import { activeTraceparent } from '../tracing.js';
 import type { ParsedEvent } from './cloudEvent.js';
 import { markStale, recordProcessedSql } from './inbox.js';
 
@@ -49,6 +48,8 @@ export async function applyEffect(
   order: PortalOrder,
   mail: EffectMail,
   pushToPortal = false,
+  /** The transaction's span as a `traceparent`, if traced: the mail send links back to it. */
+  traceParent: string | null = null,
 ): Promise<EffectResult> {
   return withTransaction(pool, async (tx) => {
     const { rows } = await tx.query<{
@@ -115,8 +116,7 @@ export async function applyEffect(
         mail.locale,
         // Fixed here, so a resend after a crash reuses it; the order's first one starts its conversation.
         `<${randomUUID()}@${mail.messageIdDomain}>`,
-        // The transaction's span, if traced: the mail send links back to it.
-        activeTraceparent(),
+        traceParent,
         // The Idempotency-Key of the push this state may queue, the same on every retry of it.
         ...(pushToPortal ? [randomUUID()] : []),
       ],

@@ -8,7 +8,7 @@ import { classify, failureReason } from '../errors.js';
 import { type PortalOrder, toPortalOrder } from '../portal/portalStatus.js';
 import { type RetryPolicy, retry } from '../retry.js';
 import type { ReadOrder } from '../s4/batchedReads.js';
-import { inSpan, producerContext, SpanKind } from '../tracing.js';
+import { type Context, inSpan, producerContext, SpanKind } from '../tracing.js';
 import type { EffectResult } from './applyEffect.js';
 import { type InboundMessage, type ParsedEvent, parseCloudEvent } from './cloudEvent.js';
 import { checkInbox, noteAttemptError, recordProcessed } from './inbox.js';
@@ -32,7 +32,8 @@ export interface EventHandlerDeps {
   logger: Logger;
 }
 
-export type WriteEffect = (event: ParsedEvent, order: PortalOrder) => Promise<EffectResult>;
+/** `trace`: the transaction's span, for the outbox rows to link back to. */
+export type WriteEffect = (event: ParsedEvent, order: PortalOrder, trace: Context) => Promise<EffectResult>;
 
 export interface Handled {
   outcome: Outcome;
@@ -73,13 +74,14 @@ export function createEventHandler(deps: EventHandlerDeps): HandleEvent {
     return inSpan(
       'process sales-order event',
       { kind: SpanKind.CONSUMER },
-      async (span) => {
+      producerContext(event?.traceparent, event?.tracestate),
+      async (span, trace) => {
         // Built only for a recorded span: with tracing off nothing is allocated per message.
         const recording = span.isRecording();
         if (recording) span.setAttributes(eventAttributes(channel, event));
         const outcome = parsed.ok
           ? await oneAtATime.run(JSON.stringify([parsed.event.source, parsed.event.id]), () =>
-              checkIdentityThenApply(deps, parsed.event, signal),
+              checkIdentityThenApply(deps, parsed.event, trace, signal),
             )
           : reject('invalid_event', parsed.reason);
         if (recording) span.setAttributes(outcomeAttributes(outcome));
@@ -89,7 +91,6 @@ export function createEventHandler(deps: EventHandlerDeps): HandleEvent {
         deps.observe?.(channel, handled, seconds);
         return handled;
       },
-      producerContext(event?.traceparent, event?.tracestate),
     );
   };
 }
@@ -101,11 +102,12 @@ export function createEventHandler(deps: EventHandlerDeps): HandleEvent {
 async function checkIdentityThenApply(
   deps: EventHandlerDeps,
   event: ParsedEvent,
+  trace: Context,
   signal?: AbortSignal,
 ): Promise<Outcome> {
   try {
     // The first database call of a delivery: a blip here is retried like one in readOrderThenWriteEffect().
-    const inbox = await inSpan('identity check', { attributes: DATABASE }, () =>
+    const inbox = await inSpan('identity check', { attributes: DATABASE }, trace, () =>
       retry(() => checkInbox(deps.pool, event), deps.retryPolicy, signal),
     );
     if (inbox.processedHash !== null) {
@@ -116,7 +118,7 @@ async function checkIdentityThenApply(
     if (inbox.attempts > deps.maxDeliveries) {
       return reject('delivery_limit', deliveryLimitReason(inbox.attempts, inbox.lastError));
     }
-    return await retry(() => readOrderThenWriteEffect(deps, event, signal), deps.retryPolicy, signal);
+    return await retry(() => readOrderThenWriteEffect(deps, event, trace, signal), deps.retryPolicy, signal);
   } catch (err) {
     const reason = failureReason(err);
     if (classify(err) === 'permanent') return reject('permanent_failure', reason);
@@ -131,6 +133,7 @@ async function checkIdentityThenApply(
 async function readOrderThenWriteEffect(
   deps: EventHandlerDeps,
   event: ParsedEvent,
+  trace: Context,
   signal: AbortSignal | undefined,
 ): Promise<Outcome> {
   if (event.salesOrder === undefined) {
@@ -143,13 +146,17 @@ async function readOrderThenWriteEffect(
   const { order, readAt } = await inSpan(
     'S/4HANA read',
     { kind: SpanKind.CLIENT, attributes: { 'sap.sales_order': salesOrder } },
-    () => deps.readOrder(salesOrder, signal),
+    trace,
+    (_span, read) => deps.readOrder(salesOrder, signal, read),
   );
   if (order === null) {
     return accept((await recordProcessed(deps.pool, event, 'not_found')) ? 'not_found' : 'duplicate');
   }
-  const { result, mailQueued } = await inSpan('transaction', { attributes: DATABASE }, () =>
-    deps.writeEffect(event, toPortalOrder(order, readAt)),
+  const { result, mailQueued } = await inSpan(
+    'transaction',
+    { attributes: DATABASE },
+    trace,
+    (_span, transaction) => deps.writeEffect(event, toPortalOrder(order, readAt), transaction),
   );
   if (mailQueued) deps.onMailQueued();
   return accept(result);

@@ -88,8 +88,8 @@ export function createMailSender(options: MailSenderOptions): MailSender {
             'fon.attempt': mail.attempts,
           },
         },
-        () => transport.send(renderEmail(mail, email)),
         ROOT_CONTEXT,
+        () => transport.send(renderEmail(mail, email)),
       );
     } catch (err) {
       slotDone();

@@ -14,7 +14,7 @@
 // A 429 or 503 with Retry-After pauses every read of the destination; a collection read refused with 400
 // makes this destination read one order per request from then on.
 import type { Logger } from 'pino';
-import { activeContext, ROOT_CONTEXT, withContext } from '../tracing.js';
+import { type Context, ROOT_CONTEXT } from '../tracing.js';
 import { readQueue, type Taken, type Waiter } from './readQueue.js';
 import { failureDetail, s4Failure } from './s4Failure.js';
 import { type SalesOrder, UnexpectedResponseError } from './salesOrder.js';
@@ -26,8 +26,8 @@ export interface OrderRead {
   readAt: Date;
 }
 
-/** Reads an order; `signal` (shutdown) ends the wait at once. */
-export type ReadOrder = (salesOrder: string, signal?: AbortSignal) => Promise<OrderRead>;
+/** Reads an order; `signal` (shutdown) ends the wait at once; `trace`: the span the request goes under. */
+export type ReadOrder = (salesOrder: string, signal?: AbortSignal, trace?: Context) => Promise<OrderRead>;
 
 /** What one request to S/4HANA came to, for metrics. */
 export type RequestResult = 'ok' | 'not_found' | 'throttled' | 'refused' | 'error';
@@ -114,13 +114,10 @@ export function batchReads(api: SalesOrderApi, options: BatchedReadOptions): Rea
       options.observe?.({ result, keys: keys.length, seconds: (performance.now() - started) / 1000 });
     const single = keys.length === 1;
     try {
-      const results: Map<string, KeyResult> = await withContext(
-        batch[0]?.waiters[0]?.trace ?? ROOT_CONTEXT,
-        async () =>
-          single
-            ? new Map([[keys[0] as string, { order: await api.read(keys[0] as string) }]])
-            : await api.readMany(keys),
-      );
+      const trace = batch[0]?.waiters[0]?.trace ?? ROOT_CONTEXT;
+      const results: Map<string, KeyResult> = single
+        ? new Map([[keys[0] as string, { order: await api.read(keys[0] as string, trace) }]])
+        : await api.readMany(keys, trace);
       // An answer that covers none of its orders would be asked again for ever.
       if (results.size === 0)
         throw new UnexpectedResponseError('S/4HANA answered none of the orders asked for');
@@ -173,7 +170,7 @@ export function batchReads(api: SalesOrderApi, options: BatchedReadOptions): Rea
     queue.expire(until, () => throttled(status, until - now));
   }
 
-  return (salesOrder, signal) =>
+  return (salesOrder, signal, trace = ROOT_CONTEXT) =>
     new Promise<OrderRead>((resolve, reject) => {
       const now = Date.now();
       const deadline = now + options.maxWaitMs;
@@ -191,7 +188,7 @@ export function batchReads(api: SalesOrderApi, options: BatchedReadOptions): Rea
       const waiter: Waiter = {
         since: performance.now(),
         deadline,
-        trace: activeContext(),
+        trace,
         resolve: (read) => {
           done();
           resolve(read);

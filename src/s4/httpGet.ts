@@ -3,7 +3,7 @@
 // socket `code`, or `ECONNABORTED` for a timeout (as axios reports it); salesOrderApi.ts wraps them.
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { inSpan, SpanKind } from '../tracing.js';
+import { type Context, inSpan, ROOT_CONTEXT, SpanKind } from '../tracing.js';
 import type { Target } from './destinationTarget.js';
 
 // 50 sales order headers are a few hundred kilobytes; anything near this is not the answer we asked for.
@@ -36,8 +36,15 @@ export function httpGet(
   target: Extract<Target, { kind: 'direct' }>,
   url: string,
   timeoutMs: number,
+  parent: Context = ROOT_CONTEXT,
 ): Promise<HttpAnswer> {
-  return httpExchange(target, url, { method: 'GET', headers: { accept: 'application/json' } }, timeoutMs);
+  return httpExchange(
+    target,
+    url,
+    { method: 'GET', headers: { accept: 'application/json' } },
+    timeoutMs,
+    parent,
+  );
 }
 
 export interface HttpCall {
@@ -49,15 +56,17 @@ export interface HttpCall {
 
 /**
  * Sends one request to `url` and returns the answer whatever its status, bounded by `timeoutMs`, in a client
- * span with the HTTP semantic conventions (the destination's headers, which carry credentials, are not recorded).
+ * span under `parent` with the HTTP semantic conventions (the destination's headers, which carry credentials, are
+ * not recorded).
  */
 export function httpExchange(
   target: Extract<Target, { kind: 'direct' }>,
   url: string,
   call: HttpCall,
   timeoutMs: number,
+  parent: Context = ROOT_CONTEXT,
 ): Promise<HttpAnswer> {
-  return inSpan(call.method, { kind: SpanKind.CLIENT }, async (span) => {
+  return inSpan(call.method, { kind: SpanKind.CLIENT }, parent, async (span) => {
     // Only a recorded span pays for its attributes: with tracing off this is a no-op on every request.
     const recording = span.isRecording();
     if (recording) {

@@ -1,4 +1,5 @@
 import { executeHttpRequest } from '@sap-cloud-sdk/http-client';
+import { type Context, ROOT_CONTEXT } from '../tracing.js';
 import { createDestinationTarget } from './destinationTarget.js';
 import { buildUrl, type HttpAnswer, httpGet } from './httpGet.js';
 import { keyFilter, MAX_URL_LENGTH, matchCollection } from './keyFilter.js';
@@ -13,13 +14,16 @@ export type KeyResult = { order: SalesOrder | null } | { error: unknown };
 
 export interface SalesOrderApi {
   version: ApiVersion;
-  /** The current header of the order, or null when S/4HANA answers 404 (never existed, or deleted). */
-  read(salesOrder: string): Promise<SalesOrder | null>;
+  /**
+   * The current header of the order, or null when S/4HANA answers 404 (never existed, or deleted). `trace`: the
+   * span the request goes under.
+   */
+  read(salesOrder: string, trace?: Context): Promise<SalesOrder | null>;
   /**
    * Reads several orders in one collection request. The map holds every key the answer covers; a key missing
    * from it was not read (the URL had no room for it, or the server paged the answer) and must be asked again.
    */
-  readMany(salesOrders: readonly string[]): Promise<Map<string, KeyResult>>;
+  readMany(salesOrders: readonly string[], trace?: Context): Promise<Map<string, KeyResult>>;
 }
 
 export interface SalesOrderApiOptions {
@@ -40,13 +44,13 @@ export function createSalesOrderApi(options: SalesOrderApiOptions): SalesOrderAp
   const target = createDestinationTarget(options.destination);
   const destination = { destinationName: options.destination, useCache: true };
 
-  async function get(path: string, query: Record<string, string>): Promise<HttpAnswer> {
+  async function get(path: string, query: Record<string, string>, trace: Context): Promise<HttpAnswer> {
     const resolved = await target.get().catch((err) => {
       throw wrapFailure(err, `resolving destination ${options.destination}`);
     });
     try {
       if (resolved.kind === 'proxied') return await getThroughSdk(path, query);
-      const answer = await httpGet(resolved, buildUrl(resolved, path, query), options.timeoutMs);
+      const answer = await httpGet(resolved, buildUrl(resolved, path, query), options.timeoutMs, trace);
       // Refused credentials may be a token that expired within the refresh period: resolve again next time.
       if (answer.status === 401 || answer.status === 403) target.invalidate();
       return answer;
@@ -113,13 +117,13 @@ export function createSalesOrderApi(options: SalesOrderApiOptions): SalesOrderAp
 
   return {
     version: service.version,
-    async read(salesOrder) {
-      const answer = await get(service.entityPath(salesOrder), service.query);
+    async read(salesOrder, trace = ROOT_CONTEXT) {
+      const answer = await get(service.entityPath(salesOrder), service.query, trace);
       if (answer.status === 404) return null;
       return toSalesOrder(service.entity(body(answer)), salesOrder, service.time);
     },
 
-    async readMany(salesOrders) {
+    async readMany(salesOrders, trace = ROOT_CONTEXT) {
       const resolved = await target.get().catch((err) => {
         throw wrapFailure(err, `resolving destination ${options.destination}`);
       });
@@ -135,7 +139,7 @@ export function createSalesOrderApi(options: SalesOrderApiOptions): SalesOrderAp
           `the destination's URL leaves no room for a filter within ${MAX_URL_LENGTH}`,
         );
       }
-      const answer = await get(service.collectionPath, { ...service.query, $filter: filter });
+      const answer = await get(service.collectionPath, { ...service.query, $filter: filter }, trace);
       if (answer.status === 404) {
         // The entity set itself is missing: a destination or S4_API to fix, not an order that is gone.
         throw s4Failure(

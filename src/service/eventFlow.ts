@@ -10,6 +10,7 @@ import type { Metrics } from '../metrics.js';
 import type { RetryPolicy } from '../retry.js';
 import { batchReads } from '../s4/batchedReads.js';
 import { createSalesOrderApi } from '../s4/salesOrderApi.js';
+import { traceparentOf } from '../tracing.js';
 import type { OutboxSenders } from './outboxSenders.js';
 
 export interface EventFlowDeps {
@@ -41,8 +42,8 @@ export function createEventFlow(config: Readonly<Config>, deps: EventFlowDeps): 
   return createEventHandler({
     pool,
     readOrder,
-    writeEffect: async (event, order) => {
-      const effect = await applyEffect(pool, event, order, effectMail, pushToPortal);
+    writeEffect: async (event, order, trace) => {
+      const effect = await applyEffect(pool, event, order, effectMail, pushToPortal, traceparentOf(trace));
       if (effect.pushQueued) portalSender?.wake();
       return effect;
     },
