@@ -3,8 +3,8 @@
 // Every scenario runs --runs times; within a run each prefetch's ceilings are measured right before its
 // scenarios, so that a scenario and the ceiling it is compared to see the same machine. Then one steady-rate
 // window measures latency.
-// Usage: npm run build && npx tsx bench/run.ts [--runs 3] [--events 20000] [--only 0ms] [--profile]
-//        [--env KEY=VALUE]...
+// Usage: npm run build && npx tsx bench/run.ts [--runs 3] [--events 20000] [--profile] [--env KEY=VALUE]...
+//        [--only s4-0ms-prefetch-100,s4-0ms-prefetch-100-traced,steady] (scenario names, exactly)
 // Writes bench/results/<timestamp>.json and .svg (and latest.json, latest.svg), and prints the tables;
 // `npm run bench:readme` puts a run into the README.
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -74,7 +74,8 @@ const random = randomSource(Number(args.seed));
 const overrides = Object.fromEntries(
   (args.env as string[]).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
 );
-const selected = (name: string) => args.only === undefined || name.includes(args.only);
+const only = args.only === undefined ? undefined : new Set(args.only.split(','));
+const selected = (name: string) => only === undefined || only.has(name);
 
 const started = new Date();
 const stamp = started.toISOString().replace(/[:.]/g, '-');
