@@ -6,6 +6,7 @@ import * as vega from 'vega';
 import { compile, type TopLevelSpec } from 'vega-lite';
 import { figureOf } from './figures.js';
 import type { BenchResults, CeilingSummary, ScenarioSummary } from './results.js';
+import { variantOf } from './scenarios.js';
 
 interface Row {
   scenario: string;
@@ -18,8 +19,10 @@ interface Row {
 const SERVICE = 'service (median, min–max)';
 const WIDTH = 560;
 
+/** A scenario's column: latency and prefetch, and a variant's name, so that variants do not share a column. */
 function label(s: ScenarioSummary): string {
-  return `${s.s4LatencyMs} ms · ${s.prefetch}`;
+  const variant = variantOf(s.name);
+  return `${s.s4LatencyMs} ms · ${s.prefetch}${variant === undefined ? '' : ` ${variant}`}`;
 }
 
 function row(scenario: string, series: string, spread: ReturnType<typeof figureOf>): Row[] {
@@ -36,8 +39,11 @@ function rateRows(
 ): Row[] {
   return scenarios.flatMap((s) => {
     const ceiling = ceilings.find((c) => c.prefetch === s.prefetch);
+    const service = row(label(s), SERVICE, figureOf(s, serviceKey));
+    // A scenario that did not measure this rate (no duplicate phase) has no column in its panel.
+    if (service.length === 0) return [];
     return [
-      ...row(label(s), SERVICE, figureOf(s, serviceKey)),
+      ...service,
       ...Object.entries(ceilingKeys).flatMap(([series, key]) =>
         row(label(s), series, figureOf(ceiling, key)),
       ),

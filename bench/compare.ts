@@ -35,11 +35,21 @@ export function compareRuns(first: BenchResults, second: BenchResults, keys: str
   });
 }
 
-function print(title: string, differences: Difference[]): string {
+/** Each target's judged value in both runs (targets.ts): what the README's verdicts rest on. */
+export function compareTargets(first: BenchResults, second: BenchResults): Difference[] {
+  return first.targets.flatMap((a) => {
+    const b = second.targets.find((t) => t.name === a.name);
+    if (b === undefined) return [];
+    const change = a.value === b.value ? 0 : Math.abs(b.value - a.value) / Math.abs(a.value);
+    return [{ scenario: a.name, key: a.goal, first: a.value, second: b.value, change }];
+  });
+}
+
+function print(title: string, differences: Difference[], header = ['scenario', 'figure']): string {
   return [
     title,
     table(
-      ['scenario', 'figure', 'first', 'second', 'change'],
+      [...header, 'first', 'second', 'change'],
       differences.map((d) => [
         d.scenario,
         d.key,
@@ -66,6 +76,7 @@ if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(
   console.log(
     `\n${print('Absolute medians (for comparison: these are expected to move more)', compareRuns(first, second, RATES))}`,
   );
+  console.log(`\n${print('Targets, as judged', compareTargets(first, second), ['target', 'goal'])}`);
   console.log(
     `\nLargest change of a ratio: ${show(widest * 100)} % (${widest < REPRODUCIBLE ? 'under' : 'NOT under'} 10 %)`,
   );

@@ -1,6 +1,8 @@
 // The figures reported for each scenario and each ceiling, as data: a figure is one entry here, computed for
 // every run and summarised over the runs as median and range. A ratio to a ceiling is taken within one run
 // (the service and its ceiling saw the same machine) and only then summarised: the median of per-run ratios.
+
+import type { PhaseResult } from './phases.js';
 import type {
   CeilingResult,
   CeilingSummary,
@@ -32,6 +34,16 @@ export function pipelineBound(scenario: Scenario, ceiling: CeilingResult): numbe
   return Math.min(database, (scenario.prefetch * 1000) / scenario.s4LatencyMs);
 }
 
+/** A figure of the duplicate phase; NaN (shown as –) for a scenario without one. */
+function duplicate(s: ScenarioResult, value: (phase: PhaseResult) => number): number {
+  return s.duplicates === undefined ? Number.NaN : value(s.duplicates);
+}
+
+/** The phases a scenario ran: new events, and duplicates where it has them. */
+export function phasesOf(s: ScenarioResult): PhaseResult[] {
+  return s.duplicates === undefined ? [s.unique] : [s.unique, s.duplicates];
+}
+
 export const SCENARIO_FIGURES: ScenarioFigure[] = [
   { key: 'newPerSecond', label: 'new events/s', table: 'throughput', value: (s) => s.unique.eventsPerSecond },
   {
@@ -56,13 +68,13 @@ export const SCENARIO_FIGURES: ScenarioFigure[] = [
     key: 'duplicatesPerSecond',
     label: 'duplicates/s',
     table: 'throughput',
-    value: (s) => s.duplicates.eventsPerSecond,
+    value: (s) => duplicate(s, (d) => d.eventsPerSecond),
   },
   {
     key: 'duplicatesShareOfDatabase',
     label: 'dup × DB dup ceiling',
     table: 'throughput',
-    value: (s, c) => s.duplicates.eventsPerSecond / c.databaseDuplicates.eventsPerSecond,
+    value: (s, c) => duplicate(s, (d) => d.eventsPerSecond / c.databaseDuplicates.eventsPerSecond),
   },
   {
     key: 's4RequestsPerNew',
@@ -87,7 +99,7 @@ export const SCENARIO_FIGURES: ScenarioFigure[] = [
     key: 's4CallsForDuplicates',
     label: 'S/4HANA calls for duplicates',
     table: 'throughput',
-    value: (s) => s.duplicates.s4CallsPerEvent * s.duplicates.events,
+    value: (s) => duplicate(s, (d) => d.s4CallsPerEvent * d.events),
   },
   { key: 's4ReadMs', label: 'S/4HANA read ms', table: 'cost', value: (s) => s.unique.s4ReadMeanMs },
   { key: 'handlingMs', label: 'handling ms', table: 'cost', value: (s) => s.unique.handlingMeanMs },
@@ -102,7 +114,7 @@ export const SCENARIO_FIGURES: ScenarioFigure[] = [
     key: 'serviceCpuMsPerDuplicate',
     label: 'service CPU ms/dup',
     table: 'cost',
-    value: (s) => s.duplicates.cpuSecondsPer1000,
+    value: (s) => duplicate(s, (d) => d.cpuSecondsPer1000),
   },
   {
     key: 'databaseCpuMsPerNew',
@@ -119,12 +131,12 @@ export const SCENARIO_FIGURES: ScenarioFigure[] = [
   { key: 'commitsPerNew', label: 'PG commits/new', table: 'cost', value: (s) => s.unique.commitsPerEvent },
   { key: 'machineBusyNew', label: 'machine busy, new', table: 'cost', value: (s) => s.unique.machineBusy },
   { key: 'newEvents', label: 'n new', table: 'cost', value: (s) => s.unique.events },
-  { key: 'duplicateEvents', label: 'n dup', table: 'cost', value: (s) => s.duplicates.events },
+  { key: 'duplicateEvents', label: 'n dup', table: 'cost', value: (s) => duplicate(s, (d) => d.events) },
   {
     key: 'peakRssMb',
     label: 'peak RSS MB',
     table: 'throughput',
-    value: (s) => Math.max(s.unique.peakRssMb, s.duplicates.peakRssMb),
+    value: (s) => Math.max(...phasesOf(s).map((phase) => phase.peakRssMb)),
   },
 ];
 

@@ -14,6 +14,8 @@ export interface BenchDatabase {
   backendPids(): Promise<number[]>;
   /** Empties every table the service writes, between scenarios. */
   reset(): Promise<void>;
+  /** Empties the outboxes: the next phase does not send what the last one left queued. */
+  emptyOutboxes(): Promise<void>;
   drop(): Promise<void>;
 }
 
@@ -45,6 +47,9 @@ export async function createBenchDatabase(): Promise<BenchDatabase> {
       // sequential scan of processed_event per identity check, costing more the fuller it gets) until
       // autovacuum analyzes it again. A truncated table counts as never analyzed, as in a new database: the
       // planner assumes a few pages and looks keys up in their index.
+    },
+    async emptyOutboxes() {
+      await pool.query('truncate mail_outbox, portal_push');
     },
     async drop() {
       await pool.end();

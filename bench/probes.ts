@@ -71,10 +71,3 @@ export async function commitsSoFar(db: BenchDatabase): Promise<number> {
   );
   return rows[0]?.n ?? 0;
 }
-
-export async function pendingMail(db: BenchDatabase): Promise<number> {
-  const { rows } = await db.pool.query<{ n: number }>(
-    `select count(*)::int as "n" from mail_outbox where state = 'pending'`,
-  );
-  return rows[0]?.n ?? 0;
-}

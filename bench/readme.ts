@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { renderChart } from './chart.js';
 import { CEILING_FIGURES, figureOf } from './figures.js';
 import type { BenchResults, Spread } from './results.js';
-import { SCENARIOS } from './scenarios.js';
+import { variantOf } from './scenarios.js';
 import { round } from './stats.js';
 import { targetCells } from './targets.js';
 
@@ -56,7 +56,7 @@ function cell(spread: Spread): string {
 
 /** A scenario's first column: its S/4HANA latency, and what sets a variant apart from the plain scenario. */
 function scenarioLabel(name: string, s4LatencyMs: number): string {
-  const variant = SCENARIOS.find((s) => s.name === name)?.variant;
+  const variant = variantOf(name);
   return variant === undefined ? `${s4LatencyMs} ms` : `${s4LatencyMs} ms, ${variant}`;
 }
 

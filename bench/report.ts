@@ -1,6 +1,6 @@
 // The tables printed at the end of a run: medians over the runs with their range, the ceilings, the steady
 // rate, the targets, and the load each run started under.
-import { CEILING_FIGURES, figureOf as figure, SCENARIO_FIGURES } from './figures.js';
+import { CEILING_FIGURES, figureOf as figure, phasesOf, SCENARIO_FIGURES } from './figures.js';
 import type { BenchResults } from './results.js';
 import { round, show, showSpread, table } from './stats.js';
 import { targetCells } from './targets.js';
@@ -89,13 +89,15 @@ export function printReport(results: BenchResults): string {
   }
   for (const run of results.runs) {
     for (const sc of run.scenarios) {
-      if (sc.unique.deadLetters + sc.duplicates.deadLetters > 0 || sc.mailsQueued !== sc.ordersInPortal) {
+      const phases = phasesOf(sc);
+      const deadLetters = phases.reduce((sum, phase) => sum + phase.deadLetters, 0);
+      if (deadLetters > 0 || sc.mailsQueued !== sc.ordersInPortal) {
         parts.push(
-          `WARNING run ${run.run} ${sc.name}: ${sc.duplicates.deadLetters} dead letters, ` +
+          `WARNING run ${run.run} ${sc.name}: ${deadLetters} dead letters, ` +
             `${sc.mailsQueued} mails for ${sc.ordersInPortal} orders`,
         );
       }
-      if (!sc.unique.complete || !sc.duplicates.complete) {
+      if (phases.some((phase) => !phase.complete)) {
         parts.push(`WARNING run ${run.run} ${sc.name}: a phase ran into its time limit`);
       }
     }

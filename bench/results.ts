@@ -14,7 +14,8 @@ export interface CeilingResult {
 
 export interface ScenarioResult extends Scenario {
   unique: PhaseResult;
-  duplicates: PhaseResult;
+  /** Absent for a scenario without a duplicate phase (duplicateShare 0). */
+  duplicates?: PhaseResult;
   mailsQueued: number;
   ordersInPortal: number;
   /** Orders whose latest state the portal's API holds (pushes done) when the scenario ended; 0 without `portal`. */

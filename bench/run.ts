@@ -24,7 +24,7 @@ import { renderChart } from './chart.js';
 import { summarize } from './figures.js';
 import { type BenchDatabase, createBenchDatabase } from './infrastructure.js';
 import { type OtlpSink, startOtlpSink } from './otlpSink.js';
-import { drainPhase, type PhaseContext, steadyPhase } from './phases.js';
+import { drainPhase, type PhaseContext, type PhaseResult, steadyPhase } from './phases.js';
 import { type BenchPublisher, openPublisher } from './publisher.js';
 import { printReport } from './report.js';
 import type { BenchResults, RunResult } from './results.js';
@@ -255,22 +255,30 @@ async function runAll(
           marker: markerEvent(),
           measured: unique,
         });
-        const duplicates = duplicatesOf(unique, Math.round(duplicateTotal * scenario.duplicateShare), random);
-        const duplicateResult = await drainPhase(context(`${phase}-duplicates`, prefetch, scenario), {
-          warmup: duplicatesOf(unique, warmupCount(duplicates.length), random),
-          marker: markerEvent(),
-          measured: duplicates,
-          endMarker: markerEvent(),
-        });
         const mails = await db.pool.query<{ mails: number; orders: number; pushed: number }>(
           `select (select count(*)::int from mail_outbox) as "mails",
                   (select count(*)::int from portal_order_status) as "orders",
                   (select count(*)::int from portal_push where state = 'done' and result <> 'withdrawn') as "pushed"`,
         );
+        let duplicateResult: PhaseResult | undefined;
+        if (scenario.duplicateShare > 0) {
+          await db.emptyOutboxes();
+          const duplicates = duplicatesOf(
+            unique,
+            Math.round(duplicateTotal * scenario.duplicateShare),
+            random,
+          );
+          duplicateResult = await drainPhase(context(`${phase}-duplicates`, prefetch, scenario), {
+            warmup: duplicatesOf(unique, warmupCount(duplicates.length), random),
+            marker: markerEvent(),
+            measured: duplicates,
+            endMarker: markerEvent(),
+          });
+        }
         result.scenarios.push({
           ...scenario,
           unique: uniqueResult,
-          duplicates: duplicateResult,
+          ...(duplicateResult && { duplicates: duplicateResult }),
           mailsQueued: mails.rows[0]?.mails ?? 0,
           ordersInPortal: mails.rows[0]?.orders ?? 0,
           portalPushesDone: mails.rows[0]?.pushed ?? 0,

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { renderChart } from '../../bench/chart.js';
-import { compareRuns } from '../../bench/compare.js';
+import { compareRuns, compareTargets } from '../../bench/compare.js';
 import { summarize } from '../../bench/figures.js';
 import type { PhaseResult } from '../../bench/phases.js';
 import { BEGIN, END, PUBLISHED, performanceSection } from '../../bench/readme.js';
@@ -105,6 +105,22 @@ describe('benchmark summary', () => {
     );
   });
 
+  it('reports no duplicate figures for a scenario without a duplicate phase, and judges the others', () => {
+    const runs = [run(1, 700, 1000)];
+    const slow = (runs[0] as RunResult).scenarios[1] as ScenarioResult;
+    delete slow.duplicates;
+    slow.unique = phase(350, { peakRssMb: 210 });
+    const [, summary] = summarize(runs).scenarios;
+    expect(summary?.figures.duplicatesPerSecond?.median).toBeNaN();
+    expect(summary?.figures.s4CallsForDuplicates?.median).toBeNaN();
+    expect(summary?.figures.peakRssMb?.median).toBe(210);
+    const targets = evaluateTargets({ runs, steady: undefined });
+    const byName = (start: string) => targets.find((t) => t.name.startsWith(start));
+    expect(byName('duplicates/s ÷ database duplicate ceiling')).toMatchObject({ value: 0.5, met: true });
+    expect(byName('S/4HANA calls for duplicates')).toMatchObject({ value: 0, met: true });
+    expect(byName('peak RSS of the service')).toMatchObject({ value: 210, met: false });
+  });
+
   it('names every scenario by its latency, prefetch and variant, once', () => {
     const names = SCENARIOS.map((s) => s.name);
     expect(names).toEqual(SCENARIOS.map((s) => scenarioName(s.s4LatencyMs, s.prefetch, s.variant)));
@@ -120,6 +136,15 @@ describe('comparing two bench runs', () => {
     const [change] = compareRuns(first, second, ['newShareOfDatabase']);
     expect(change).toMatchObject({ scenario: 's4-0ms-prefetch-100', first: 0.5, second: 0.45 });
     expect(change?.change).toBeCloseTo(0.1, 10);
+  });
+
+  it('gives each target’s judged value in both runs and its change', () => {
+    const results = (runs: RunResult[]) =>
+      ({ targets: evaluateTargets({ runs, steady: undefined }) }) as BenchResults;
+    const changes = compareTargets(results([run(1, 500, 1000)]), results([run(1, 550, 1000)]));
+    const share = changes.find((d) => d.scenario.startsWith('new events/s ÷ database ceiling'));
+    expect(share).toMatchObject({ key: '≥ 0.6', first: 0.5, second: 0.55 });
+    expect(share?.change).toBeCloseTo(0.1, 10);
   });
 });
 
