@@ -50,7 +50,8 @@ function show(value: number): string {
 }
 
 function cell(spread: Spread): string {
-  if (spread.runs.length <= 1 || spread.min === spread.max) return show(spread.median);
+  // A figure not measured (NaN) has no range either.
+  if (spread.runs.length <= 1 || !(spread.min < spread.max)) return show(spread.median);
   return `${show(spread.median)} (${show(spread.min)}–${show(spread.max)})`;
 }
 

@@ -34,6 +34,7 @@ export function show(value: number): string {
 
 /** Median and range over the runs, e.g. `1431 (1200–1500)`; the median alone for a single run. */
 export function showSpread(spread: { median: number; min: number; max: number; runs: number[] }): string {
-  if (spread.runs.length <= 1 || spread.min === spread.max) return show(spread.median);
+  // A figure not measured (NaN) has no range either.
+  if (spread.runs.length <= 1 || !(spread.min < spread.max)) return show(spread.median);
   return `${show(spread.median)} (${show(spread.min)}–${show(spread.max)})`;
 }

@@ -2,11 +2,12 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { renderChart } from '../../bench/chart.js';
 import { compareRuns, compareTargets } from '../../bench/compare.js';
-import { summarize } from '../../bench/figures.js';
+import { spread, summarize } from '../../bench/figures.js';
 import type { PhaseResult } from '../../bench/phases.js';
 import { BEGIN, END, PUBLISHED, performanceSection } from '../../bench/readme.js';
 import type { BenchResults, CeilingResult, RunResult, ScenarioResult } from '../../bench/results.js';
 import { SCENARIOS, scenarioName } from '../../bench/scenarios.js';
+import { showSpread } from '../../bench/stats.js';
 import { evaluateTargets } from '../../bench/targets.js';
 
 function phase(eventsPerSecond: number, extra: Partial<PhaseResult> = {}): PhaseResult {
@@ -119,6 +120,12 @@ describe('benchmark summary', () => {
     expect(byName('duplicates/s ÷ database duplicate ceiling')).toMatchObject({ value: 0.5, met: true });
     expect(byName('S/4HANA calls for duplicates')).toMatchObject({ value: 0, met: true });
     expect(byName('peak RSS of the service')).toMatchObject({ value: 210, met: false });
+  });
+
+  it('shows a figure measured in no run as a dash, without a range', () => {
+    const none = spread([Number.NaN, Number.NaN, Number.NaN]);
+    expect(showSpread(none)).toBe('–');
+    expect(showSpread(spread([3, 1, 2]))).toBe('2 (1–3)');
   });
 
   it('names every scenario by its latency, prefetch and variant, once', () => {
