@@ -27,10 +27,12 @@ export function compareRuns(first: BenchResults, second: BenchResults, keys: str
   return first.summary.scenarios.flatMap((a) => {
     const b = second.summary.scenarios.find((s) => s.name === a.name);
     if (b === undefined) return [];
-    return keys.map((key) => {
+    return keys.flatMap((key) => {
       const x = figureOf(a, key).median;
       const y = figureOf(b, key).median;
-      return { scenario: a.name, key, first: x, second: y, change: Math.abs(y - x) / x };
+      // A figure the scenario does not measure is NaN in memory and null in a results file.
+      if (!Number.isFinite(x) || !Number.isFinite(y)) return [];
+      return [{ scenario: a.name, key, first: x, second: y, change: Math.abs(y - x) / x }];
     });
   });
 }

@@ -145,6 +145,18 @@ describe('comparing two bench runs', () => {
     expect(change?.change).toBeCloseTo(0.1, 10);
   });
 
+  it('leaves out a figure either run did not measure, as read back from its results file', () => {
+    const results = (runs: RunResult[]) =>
+      JSON.parse(JSON.stringify({ summary: summarize(runs) })) as BenchResults;
+    const withoutDuplicates = run(1, 500, 1000);
+    for (const s of withoutDuplicates.scenarios) delete s.duplicates;
+    const changes = compareRuns(results([run(1, 500, 1000)]), results([withoutDuplicates]), [
+      'newShareOfDatabase',
+      'duplicatesShareOfDatabase',
+    ]);
+    expect(changes.map((d) => d.key)).toEqual(['newShareOfDatabase', 'newShareOfDatabase']);
+  });
+
   it('gives each target’s judged value in both runs and its change', () => {
     const results = (runs: RunResult[]) =>
       ({ targets: evaluateTargets({ runs, steady: undefined }) }) as BenchResults;
