@@ -105,14 +105,11 @@ export function performanceSection(results: BenchResults): string {
     `Run of ${results.startedAt.slice(0, 10)} on ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGb} GB, ` +
       `Node ${machine.node.replace(/^v/, '')}, PostgreSQL ${machine.postgres.split(' ')[0]}, all on one machine; ` +
       `${settings.runs} runs of ${number.format(settings.events)} events (load average ${loads} at the start of ` +
-      `each run), default settings (pool ${settings.poolSize}, log level ${settings.logLevel}), ` +
+      'each run: a one-minute average, which from the second run on still counts the run before), ' +
+      `default settings (pool ${settings.poolSize}, log level ${settings.logLevel}), ` +
       `${number.format(results.durationSeconds)} s in all. Each cell is the median over the runs with the ` +
       'range in parentheses; × is the ratio to the ceiling measured in the same run, its median over the runs (for ' +
-      'new events the lower of the database ceiling and prefetch ÷ S/4HANA latency, the bound of the scenario).' +
-      (Math.max(...results.runs.map((run) => run.loadAverageAtStart)) > machine.cpus
-        ? ' The machine was busy with other work (load above its core count): these figures are not the ones ' +
-          'to hold the targets to.'
-        : ''),
+      'new events the lower of the database ceiling and prefetch ÷ S/4HANA latency, the bound of the scenario).',
     '',
     markdownTable(
       ['S/4HANA', 'prefetch', ...COLUMNS.map((c) => c.heading)],
