@@ -80,7 +80,11 @@ function widestSpread(results: BenchResults, key: string): { share: number; scen
     const f = figureOf(s, key);
     const share = (f.max - f.min) / f.median;
     if (Number.isFinite(share) && share > widest.share) {
-      widest = { share, scenario: `S/4HANA ${s.s4LatencyMs} ms, prefetch ${s.prefetch}` };
+      const variant = variantOf(s.name);
+      widest = {
+        share,
+        scenario: `S/4HANA ${s.s4LatencyMs} ms, prefetch ${s.prefetch}${variant === undefined ? '' : `, ${variant}`}`,
+      };
     }
   }
   return widest;

@@ -38,15 +38,15 @@ export const SCENARIOS: Scenario[] = [
   { name: 's4-0ms-prefetch-20', s4LatencyMs: 0, prefetch: 20, uniqueShare: 0.5, duplicateShare: 2.5 },
   { name: 's4-50ms-prefetch-20', s4LatencyMs: 50, prefetch: 20, uniqueShare: 0.1, duplicateShare: 0 },
   { name: 's4-0ms-prefetch-100', s4LatencyMs: 0, prefetch: 100, uniqueShare: 1, duplicateShare: 2.5 },
-  { name: 's4-50ms-prefetch-100', s4LatencyMs: 50, prefetch: 100, uniqueShare: 0.35, duplicateShare: 0 },
+  { name: 's4-50ms-prefetch-100', s4LatencyMs: 50, prefetch: 100, uniqueShare: 0.25, duplicateShare: 0 },
   // A slow S/4HANA: the pipeline bound is prefetch ÷ latency = 500/s; batching is what lets the service near it.
-  { name: 's4-200ms-prefetch-100', s4LatencyMs: 200, prefetch: 100, uniqueShare: 0.15, duplicateShare: 0 },
+  { name: 's4-200ms-prefetch-100', s4LatencyMs: 200, prefetch: 100, uniqueShare: 0.1, duplicateShare: 0 },
   // The 0 ms, prefetch 100 scenario with OpenTelemetry traces exported: what tracing costs per event.
   {
     name: 's4-0ms-prefetch-100-traced',
     s4LatencyMs: 0,
     prefetch: 100,
-    uniqueShare: 1,
+    uniqueShare: 0.5,
     duplicateShare: 0,
     variant: 'traced',
     env: (sinks) => ({ OTEL_EXPORTER_OTLP_ENDPOINT: sinks.otlpUrl }),
