@@ -35,7 +35,7 @@ export function pipelineBound(scenario: Scenario, ceiling: CeilingResult): numbe
 }
 
 /** A figure of the duplicate phase; NaN (shown as –) for a scenario without one. */
-function duplicate(s: ScenarioResult, value: (phase: PhaseResult) => number): number {
+export function duplicate(s: ScenarioResult, value: (phase: PhaseResult) => number): number {
   return s.duplicates === undefined ? Number.NaN : value(s.duplicates);
 }
 

@@ -80,11 +80,7 @@ function widestSpread(results: BenchResults, key: string): { share: number; scen
     const f = figureOf(s, key);
     const share = (f.max - f.min) / f.median;
     if (Number.isFinite(share) && share > widest.share) {
-      const variant = variantOf(s.name);
-      widest = {
-        share,
-        scenario: `S/4HANA ${s.s4LatencyMs} ms, prefetch ${s.prefetch}${variant === undefined ? '' : `, ${variant}`}`,
-      };
+      widest = { share, scenario: `S/4HANA ${scenarioLabel(s.name, s.s4LatencyMs)}, prefetch ${s.prefetch}` };
     }
   }
   return widest;

@@ -2,7 +2,7 @@
 // measured within one run (to that run's ceiling, or to that run's 0 ms figure), because absolute rates move
 // by tens of percent between runs and machines while a ratio of two things measured side by side does not.
 // A target that must hold everywhere (no S/4HANA call for a duplicate, memory) is judged on its worst run.
-import { ceilingOf, phasesOf, spread } from './figures.js';
+import { ceilingOf, duplicate, phasesOf, spread } from './figures.js';
 import type { BenchResults, CeilingResult, RunResult, ScenarioResult, TargetResult } from './results.js';
 import { scenarioName } from './scenarios.js';
 
@@ -56,7 +56,7 @@ export const TARGETS: TargetDefinition[] = [
     bound: 0.5,
     judged: 'median',
     values: eachRun(0, 100, (s, c) =>
-      s.duplicates ? s.duplicates.eventsPerSecond / c.databaseDuplicates.eventsPerSecond : Number.NaN,
+      duplicate(s, (d) => d.eventsPerSecond / c.databaseDuplicates.eventsPerSecond),
     ),
   },
   {
@@ -125,10 +125,10 @@ export const TARGETS: TargetDefinition[] = [
     judged: 'worst',
     values: ({ runs }) =>
       runs.map((run) =>
-        run.scenarios.reduce(
-          (sum, s) => sum + (s.duplicates ? s.duplicates.s4CallsPerEvent * s.duplicates.events : 0),
-          0,
-        ),
+        run.scenarios
+          .map((s) => duplicate(s, (d) => d.s4CallsPerEvent * d.events))
+          .filter(Number.isFinite)
+          .reduce((sum, calls) => sum + calls, 0),
       ),
   },
   {
