@@ -90,6 +90,8 @@ export function producerContext(traceparent: string | undefined, tracestate: str
 
 /** The span of `context` as a W3C `traceparent`, to be stored with work done later (the mail outbox); null untraced. */
 export function traceparentOf(context: Context): string | null {
+  // Called for every effect: untraced, there is no span to name and nothing to build.
+  if (trace.getSpanContext(context) === undefined) return null;
   const carrier: Record<string, string> = {};
   propagation.inject(context, carrier);
   return carrier.traceparent ?? null;

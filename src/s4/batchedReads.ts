@@ -102,7 +102,8 @@ export function batchReads(api: SalesOrderApi, options: BatchedReadOptions): Rea
   /** Dispatches again in `ms`, instead of whatever was planned: each dispatch decides anew. */
   function later(ms: number): void {
     clearTimeout(timer);
-    timer = setTimeout(schedule, ms);
+    // Only the waiting callers need it, and they are held by their deliveries: it keeps no stopping process up.
+    timer = setTimeout(schedule, ms).unref();
   }
 
   async function send(keys: string[]): Promise<void> {
