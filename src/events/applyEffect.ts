@@ -1,13 +1,13 @@
 // The effect of a new sales-order event, in one transaction. Its SQL spans the tables of the portal, the
-// notification state and the outbox on purpose: as one statement it costs three round trips (begin, statement,
-// commit) where a statement per table cost five, and on two cores the round trips were the bottleneck.
+// notification state, the outbox and the event's record on purpose: one statement is a transaction of its own,
+// one round trip where begin, a statement per table and commit cost six, and on two cores the round trips were
+// the bottleneck.
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
-import { withTransaction } from '../db/transaction.js';
 import { type PortalOrder, SET_STATE_FROM_EXCLUDED, STATE_COLUMNS } from '../portal/portalStatus.js';
 import { queuePushSql } from '../portal/pushOutbox.js';
 import type { ParsedEvent } from './cloudEvent.js';
-import { markStale, recordProcessedSql } from './inbox.js';
+import { isRecordedAlready, recordProcessedSql } from './inbox.js';
 
 /** What the effect needs to queue an email: default recipients and language, and the Message-ID's domain. */
 export interface EffectMail {
@@ -25,22 +25,26 @@ export interface EffectResult {
   pushQueued: boolean;
 }
 
+interface EffectRow {
+  applied: boolean;
+  mailQueued: boolean;
+  pushQueued: boolean;
+}
+
 // With PORTAL_DESTINATION set, the statement also queues the portal push (pushOutbox.ts); without it, it is
 // the statement it always was. A prepared statement per variant, since their texts differ.
 const PUSH_ID = '$16::uuid';
 
 /**
- * The effect of a new event with its order's current state, in one transaction: record the event as processed
- * (a conflict on source + id means another delivery won: nothing else is written), upsert the portal row unless
- * the stored state is newer (the row lock taken there orders concurrent events of one order), and if this state
- * became the portal's and its (status, requested delivery date) differs from the pair last notified, record the
- * pair and queue one email with everything it will say: the previous pair, the recipients' language and the
- * Message-ID it answers, so the sender reads nothing else and a resend says what the first send said. One statement does all of it, in that order: each step takes its rows from the one
- * before (`where exists (select from recorded)`, `from portal`, `from changed`), so PostgreSQL runs them in
- * sequence, each under the locks of the previous. A second statement marks the record stale when the portal kept
- * a newer state; the label cannot be known before the upsert that must come after the record.
- * Three round trips (begin, the statement, commit) where one statement per step took five: on two cores
- * the round trips, not the SQL, were what the database and the service spent their time on.
+ * The effect of a new event with its order's current state, as one auto-committed statement: upsert the portal
+ * row unless the stored state is newer (the row lock taken there orders concurrent events of one order); if this
+ * state became the portal's and its (status, requested delivery date) differs from the pair last notified, record
+ * the pair and queue one email with everything it will say: the previous pair, the recipients' language and the
+ * Message-ID it answers, so the sender reads nothing else and a resend says what the first send said. Each step
+ * takes its rows from the one before (`from portal`, `from changed`), so PostgreSQL runs them in sequence, each
+ * under the locks of the previous. Last, the event is recorded as processed, `applied` or `stale` by whether the
+ * upsert wrote: a record of the same identity committed by another delivery meanwhile fails the statement, and
+ * with it everything above, so that delivery's effect stands alone (a duplicate).
  */
 export async function applyEffect(
   pool: Pool,
@@ -51,18 +55,13 @@ export async function applyEffect(
   /** The transaction's span as a `traceparent`, if traced: the mail send links back to it. */
   traceParent: string | null = null,
 ): Promise<EffectResult> {
-  return withTransaction(pool, async (tx) => {
-    const { rows } = await tx.query<{
-      recorded: boolean;
-      applied: boolean;
-      mailQueued: boolean;
-      pushQueued: boolean;
-    }>({
+  let rows: EffectRow[];
+  try {
+    ({ rows } = await pool.query<EffectRow>({
       name: pushToPortal ? 'apply-effect-push' : 'apply-effect',
-      text: `with ${recordProcessedSql({ outcome: `'applied'`, payloadHash: '$5::text' })}, portal as (
+      text: `with portal as (
          insert into portal_order_status as current (sales_order, ${STATE_COLUMNS}, s4_read_at)
-         select $4::text, $6::text, $7::date, $8::text, $9::text, $10::timestamptz, $11::timestamptz
-         where exists (select from recorded)
+         values ($4::text, $6::text, $7::date, $8::text, $9::text, $10::timestamptz, $11::timestamptz)
          on conflict (sales_order) do update set ${SET_STATE_FROM_EXCLUDED},
            s4_read_at = excluded.s4_read_at,
            updated_at = now()
@@ -96,8 +95,12 @@ export async function applyEffect(
                 nullif(c.thread_message_id, $14::text), $15::text
          from changed c left join mail_recipient r on r.sold_to_party = $8::text
          returning 1
-       )${pushToPortal ? `, ${queuePushSql(PUSH_ID)}` : ''}
-       select exists (select from recorded) as "recorded", exists (select from portal) as "applied",
+       )${pushToPortal ? `, ${queuePushSql(PUSH_ID)}` : ''}, ${recordProcessedSql({
+         outcome: `case when exists (select from portal) then 'applied' else 'stale' end`,
+         payloadHash: '$5::text',
+         ifRecorded: 'fail',
+       })}
+       select exists (select from portal) as "applied",
               exists (select from queued) as "mailQueued",
               ${pushToPortal ? 'exists (select from pushed where queued)' : 'false'} as "pushQueued"`,
       values: [
@@ -120,13 +123,12 @@ export async function applyEffect(
         // The Idempotency-Key of the push this state may queue, the same on every retry of it.
         ...(pushToPortal ? [randomUUID()] : []),
       ],
-    });
-    const row = rows[0];
-    if (row?.recorded !== true) return { result: 'duplicate', mailQueued: false, pushQueued: false };
-    if (!row.applied) {
-      await markStale(tx, event);
-      return { result: 'stale', mailQueued: false, pushQueued: false };
-    }
-    return { result: 'applied', mailQueued: row.mailQueued, pushQueued: row.pushQueued };
-  });
+    }));
+  } catch (err) {
+    if (isRecordedAlready(err)) return { result: 'duplicate', mailQueued: false, pushQueued: false };
+    throw err;
+  }
+  const row = rows[0];
+  if (row?.applied !== true) return { result: 'stale', mailQueued: false, pushQueued: false };
+  return { result: 'applied', mailQueued: row.mailQueued, pushQueued: row.pushQueued };
 }

@@ -124,6 +124,7 @@ export function createMailSender(options: MailSenderOptions): MailSender {
     claim: (free) => claimDue(pool, free, leaseSeconds),
     key: (mail) => mail.id,
     deliver,
+    freesAnother: (mail) => mail.nextPending,
     renew: async (mails) =>
       renewLeases(
         pool,

@@ -27,6 +27,8 @@ export interface OutboxMail {
   inReplyTo: string | null;
   /** The span that queued it (W3C traceparent), or null when that was not traced. */
   traceParent: string | null;
+  /** When claimed, a newer email of its order was pending behind it: claimable once this one is booked. */
+  nextPending: boolean;
 }
 
 /**
@@ -56,7 +58,11 @@ export async function claimDue(db: Executor, limit: number, leaseSeconds: number
        m.recipients, m.message_id as "messageId", m.attempts, m.change,
        m.previous_portal_status as "previousPortalStatus",
        to_char(m.previous_requested_delivery_date, 'YYYY-MM-DD') as "previousRequestedDeliveryDate",
-       m.locale, m.in_reply_to as "inReplyTo", m.trace_parent as "traceParent"`,
+       m.locale, m.in_reply_to as "inReplyTo", m.trace_parent as "traceParent",
+       exists (
+         select from mail_outbox newer
+         where newer.sales_order = m.sales_order and newer.state = 'pending' and newer.id > m.id
+       ) as "nextPending"`,
     [limit, leaseSeconds],
   );
   return rows;

@@ -17,6 +17,12 @@ export interface LeasedLoopOptions<T> {
    * is renewed until it returns); otherwise the slot frees when it returns.
    */
   deliver(item: T, slotDone: () => void): Promise<void>;
+  /**
+   * Whether booking this row may make another due that no claim can take before (the next email of its order,
+   * held back while this one is pending); the loop then claims once it is booked. Rows of this kind committed
+   * while it was in flight are covered without it.
+   */
+  freesAnother?(item: T): boolean;
   /** Extends the leases of the rows in flight; returns the keys whose lease is still held. */
   renew(items: T[]): Promise<Set<string>>;
   logger: Logger;
@@ -48,16 +54,23 @@ export function createLeasedLoop<T>(options: LeasedLoopOptions<T>): LeasedLoop {
   let endPause: (() => void) | undefined;
   /** Rows whose delivery is under way: what the slots count (a row being booked is in flight, not busy). */
   let busy = 0;
+  // A claim is worth its query only when there may be due rows it can take: a claim that came back short took
+  // all of them, and a freed slot or a booked row then finds nothing new, unless work was committed (wake) since,
+  // perhaps held back behind a row in flight, or the booked row held one back itself (freesAnother).
+  let moreDue = true;
+  /** Wakes from committed work so far: tells whether any came since a row was claimed. */
+  let committed = 0;
 
   function track(item: T): void {
     const key = options.key(item);
+    const committedAtClaim = committed;
     busy++;
     let slotFree = false;
     const slotDone = () => {
       if (slotFree) return;
       slotFree = true;
       busy--;
-      wakeIfRoom();
+      if (moreDue) wakeIfRoom();
     };
     const done = options
       .deliver(item, slotDone)
@@ -69,8 +82,11 @@ export function createLeasedLoop<T>(options: LeasedLoopOptions<T>): LeasedLoop {
       .finally(() => {
         slotDone();
         inFlight.delete(key);
-        // Booked: perhaps the next row of the same order is due now.
-        wakeIfRoom();
+        // Booked: the next row of its order may be due now.
+        if (committed !== committedAtClaim || options.freesAnother?.(item) === true) {
+          moreDue = true;
+          wakeIfRoom();
+        }
       });
     inFlight.set(key, { item, done });
   }
@@ -125,8 +141,11 @@ export function createLeasedLoop<T>(options: LeasedLoopOptions<T>): LeasedLoop {
     while (running) {
       const free = concurrency - busy;
       if (free >= refillAt) {
+        const committedBefore = committed;
         try {
-          for (const item of await options.claim(free)) track(item);
+          const claimed = await options.claim(free);
+          moreDue = claimed.length === free || committed !== committedBefore;
+          for (const item of claimed) track(item);
         } catch (err) {
           logger.warn({ err }, `${what} poll failed`);
         }
@@ -145,7 +164,11 @@ export function createLeasedLoop<T>(options: LeasedLoopOptions<T>): LeasedLoop {
       renewal.unref();
       loop = run();
     },
-    wake: wakeUp,
+    wake() {
+      committed++;
+      moreDue = true;
+      wakeUp();
+    },
     async stop() {
       running = false;
       wakeUp();

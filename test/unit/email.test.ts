@@ -20,6 +20,7 @@ const mail: OutboxMail = {
   locale: 'en',
   inReplyTo: null,
   traceParent: null,
+  nextPending: false,
 };
 
 const settings = { from: 'notifier@fleet.example', locale: 'en' };
