@@ -35,7 +35,7 @@ export interface Scenario {
 }
 
 export const SCENARIOS: Scenario[] = [
-  { name: 's4-0ms-prefetch-1', s4LatencyMs: 0, prefetch: 1, uniqueShare: 0.1, duplicateShare: 1 },
+  { name: 's4-0ms-prefetch-1', s4LatencyMs: 0, prefetch: 1, uniqueShare: 0.1, duplicateShare: 2 },
   { name: 's4-50ms-prefetch-1', s4LatencyMs: 50, prefetch: 1, uniqueShare: 0.005, duplicateShare: 0 },
   { name: 's4-0ms-prefetch-20', s4LatencyMs: 0, prefetch: 20, uniqueShare: 0.5, duplicateShare: 4 },
   { name: 's4-50ms-prefetch-20', s4LatencyMs: 50, prefetch: 20, uniqueShare: 0.1, duplicateShare: 0 },
