@@ -29,6 +29,9 @@ export async function withClient<T>(
       unfit ??= why;
     });
   } catch (err) {
+    // A session ended by the server (terminated, shut down) answers the statement in progress with a FATAL error
+    // before the client sees the connection close: that error is the loss.
+    if ((err as { severity?: unknown }).severity === 'FATAL') lost ??= err as Error;
     // The query that noticed the loss may say only "not queryable": name the loss itself.
     if (lost !== undefined)
       throw new TransientError(`database connection lost: ${lost.message}`, { cause: err });

@@ -4,6 +4,7 @@
 // the bottleneck.
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
+import { withClient } from '../db/checkout.js';
 import { type PortalOrder, SET_STATE_FROM_EXCLUDED, STATE_COLUMNS } from '../portal/portalStatus.js';
 import { queuePushSql } from '../portal/pushOutbox.js';
 import type { ParsedEvent } from './cloudEvent.js';
@@ -57,9 +58,11 @@ export async function applyEffect(
 ): Promise<EffectResult> {
   let rows: EffectRow[];
   try {
-    ({ rows } = await pool.query<EffectRow>({
-      name: pushToPortal ? 'apply-effect-push' : 'apply-effect',
-      text: `with portal as (
+    // On a client of its own, so that a connection lost mid-statement is named as such (checkout.ts).
+    ({ rows } = await withClient(pool, (client) =>
+      client.query<EffectRow>({
+        name: pushToPortal ? 'apply-effect-push' : 'apply-effect',
+        text: `with portal as (
          insert into portal_order_status as current (sales_order, ${STATE_COLUMNS}, s4_read_at)
          values ($4::text, $6::text, $7::date, $8::text, $9::text, $10::timestamptz, $11::timestamptz)
          on conflict (sales_order) do update set ${SET_STATE_FROM_EXCLUDED},
@@ -103,27 +106,28 @@ export async function applyEffect(
        select exists (select from portal) as "applied",
               exists (select from queued) as "mailQueued",
               ${pushToPortal ? 'exists (select from pushed where queued)' : 'false'} as "pushQueued"`,
-      values: [
-        event.source,
-        event.id,
-        event.type,
-        order.salesOrder,
-        event.payloadHash,
-        order.portalStatus,
-        order.requestedDeliveryDate,
-        order.soldToParty,
-        order.customerReference,
-        order.changedAt,
-        order.readAt,
-        mail.to,
-        mail.locale,
-        // Fixed here, so a resend after a crash reuses it; the order's first one starts its conversation.
-        `<${randomUUID()}@${mail.messageIdDomain}>`,
-        traceParent,
-        // The Idempotency-Key of the push this state may queue, the same on every retry of it.
-        ...(pushToPortal ? [randomUUID()] : []),
-      ],
-    }));
+        values: [
+          event.source,
+          event.id,
+          event.type,
+          order.salesOrder,
+          event.payloadHash,
+          order.portalStatus,
+          order.requestedDeliveryDate,
+          order.soldToParty,
+          order.customerReference,
+          order.changedAt,
+          order.readAt,
+          mail.to,
+          mail.locale,
+          // Fixed here, so a resend after a crash reuses it; the order's first one starts its conversation.
+          `<${randomUUID()}@${mail.messageIdDomain}>`,
+          traceParent,
+          // The Idempotency-Key of the push this state may queue, the same on every retry of it.
+          ...(pushToPortal ? [randomUUID()] : []),
+        ],
+      }),
+    ));
   } catch (err) {
     if (isRecordedAlready(err)) return { result: 'duplicate', mailQueued: false, pushQueued: false };
     throw err;

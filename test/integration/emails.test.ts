@@ -137,7 +137,7 @@ describe('the previous pair', () => {
         // The effect's statement, waiting for a lock (its text is longer than pg_stat_activity keeps).
         const { rows } = await world.db.pool.query<{ n: number }>(
           `select count(*)::int as "n" from pg_stat_activity
-           where datname = current_database() and wait_event_type = 'Lock' and query like 'with recorded as%'`,
+           where datname = current_database() and wait_event_type = 'Lock' and query like 'with portal as%'`,
         );
         return (rows[0]?.n ?? 0) > 0;
       });
