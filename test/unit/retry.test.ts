@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { PermanentError, TransientError } from '../../src/errors.js';
 import { type RetryPolicy, retry } from '../../src/retry.js';
 
@@ -43,10 +43,17 @@ describe('retry', () => {
   it('stops waiting as soon as the signal aborts', async () => {
     const controller = new AbortController();
     const slow = { attempts: 10, baseDelayMs: 60_000, maxDelayMs: 60_000 };
-    setTimeout(() => controller.abort(), 20);
-    expect(await retried(10, TransientError, slow, controller.signal)).toEqual({
-      thrown: 'failure 1',
-      calls: 1,
-    });
+    // The jitter fixed at half the ceiling: a wait of 30 s, which only the abort can end within the test's time
+    // (a jitter drawn near zero would end it before the abort and try again).
+    const random = vi.spyOn(Math, 'random').mockReturnValue(0.5);
+    try {
+      setTimeout(() => controller.abort(), 20);
+      expect(await retried(10, TransientError, slow, controller.signal)).toEqual({
+        thrown: 'failure 1',
+        calls: 1,
+      });
+    } finally {
+      random.mockRestore();
+    }
   });
 });
