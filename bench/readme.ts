@@ -10,7 +10,7 @@ import { renderChart } from './chart.js';
 import { CEILING_FIGURES, figureOf } from './figures.js';
 import type { BenchResults, Spread } from './results.js';
 import { variantOf } from './scenarios.js';
-import { round } from './stats.js';
+import { round, showSpread } from './stats.js';
 import { targetCells } from './targets.js';
 
 export const BEGIN =
@@ -50,9 +50,7 @@ function show(value: number): string {
 }
 
 function cell(spread: Spread): string {
-  // A figure not measured (NaN) has no range either.
-  if (spread.runs.length <= 1 || !(spread.min < spread.max)) return show(spread.median);
-  return `${show(spread.median)} (${show(spread.min)}–${show(spread.max)})`;
+  return showSpread(spread, show);
 }
 
 /** A scenario's first column: its S/4HANA latency, and what sets a variant apart from the plain scenario. */

@@ -32,9 +32,15 @@ export function show(value: number): string {
   return String(round(value, Math.abs(value) < 0.1 ? 3 : 2));
 }
 
-/** Median and range over the runs, e.g. `1431 (1200–1500)`; the median alone for a single run. */
-export function showSpread(spread: { median: number; min: number; max: number; runs: number[] }): string {
+/**
+ * Median and range over the runs, e.g. `1431 (1200–1500)`; the median alone for a single run. `format` writes
+ * each number (the README's groups thousands).
+ */
+export function showSpread(
+  spread: { median: number; min: number; max: number; runs: number[] },
+  format: (value: number) => string = show,
+): string {
   // A figure not measured (NaN) has no range either.
-  if (spread.runs.length <= 1 || !(spread.min < spread.max)) return show(spread.median);
-  return `${show(spread.median)} (${show(spread.min)}–${show(spread.max)})`;
+  if (spread.runs.length <= 1 || !(spread.min < spread.max)) return format(spread.median);
+  return `${format(spread.median)} (${format(spread.min)}–${format(spread.max)})`;
 }
