@@ -36,6 +36,56 @@ interface EffectRow {
 // the statement it always was. A prepared statement per variant, since their texts differ.
 const PUSH_ID = '$16::uuid';
 
+/** The effect's statement, without and with the portal push: its text built once, prepared per connection. */
+function effectSql(pushToPortal: boolean): string {
+  return `with portal as (
+      insert into portal_order_status as current (sales_order, ${STATE_COLUMNS}, s4_read_at)
+      values ($4::text, $6::text, $7::date, $8::text, $9::text, $10::timestamptz, $11::timestamptz)
+      on conflict (sales_order) do update set ${SET_STATE_FROM_EXCLUDED},
+        s4_read_at = excluded.s4_read_at,
+        updated_at = now()
+      where (coalesce(excluded.s4_changed_at, '-infinity'), excluded.s4_read_at)
+         >= (coalesce(current.s4_changed_at, '-infinity'), current.s4_read_at)
+      returning sales_order, ${STATE_COLUMNS}
+    ), changed as (
+      -- An update's SET reads the row it replaces: the pair notified so far becomes the previous pair, taken
+      -- from the row version this statement locked, never from an older snapshot.
+      insert into order_notification as last
+        (sales_order, portal_status, requested_delivery_date, thread_message_id)
+      select $4::text, $6::text, $7::date, $14::text from portal
+      on conflict (sales_order) do update set
+        previous_portal_status = last.portal_status,
+        previous_requested_delivery_date = last.requested_delivery_date,
+        portal_status = excluded.portal_status,
+        requested_delivery_date = excluded.requested_delivery_date,
+        thread_message_id = coalesce(last.thread_message_id, excluded.thread_message_id),
+        notified_at = now()
+      where (last.portal_status, last.requested_delivery_date)
+            is distinct from (excluded.portal_status, excluded.requested_delivery_date)
+      returning previous_portal_status, previous_requested_delivery_date, thread_message_id
+    ), queued as (
+      insert into mail_outbox
+        (sales_order, portal_status, requested_delivery_date, sold_to_party, customer_reference, recipients,
+         message_id, change, previous_portal_status, previous_requested_delivery_date, locale, in_reply_to,
+         trace_parent)
+      select $4::text, $6::text, $7::date, $8::text, $9::text, coalesce(r.recipients, $12::text[]), $14::text,
+             case when c.previous_portal_status is null then 'new' else 'changed' end,
+             c.previous_portal_status, c.previous_requested_delivery_date, coalesce(r.locale, $13::text),
+             nullif(c.thread_message_id, $14::text), $15::text
+      from changed c left join mail_recipient r on r.sold_to_party = $8::text
+      returning 1
+    )${pushToPortal ? `, ${queuePushSql(PUSH_ID)}` : ''}, ${recordProcessedSql({
+      outcome: `case when exists (select from portal) then 'applied' else 'stale' end`,
+      payloadHash: '$5::text',
+    })}
+    select exists (select from portal) as "applied",
+           exists (select from queued) as "mailQueued",
+           ${pushToPortal ? 'exists (select from pushed where queued)' : 'false'} as "pushQueued"`;
+}
+
+const EFFECT = { name: 'apply-effect', text: effectSql(false) };
+const EFFECT_WITH_PUSH = { name: 'apply-effect-push', text: effectSql(true) };
+
 /**
  * The effect of a new event with its order's current state, as one auto-committed statement: upsert the portal
  * row unless the stored state is newer (the row lock taken there orders concurrent events of one order); if this
@@ -56,56 +106,12 @@ export async function applyEffect(
   /** The transaction's span as a `traceparent`, if traced: the mail send links back to it. */
   traceParent: string | null = null,
 ): Promise<EffectResult> {
-  let rows: EffectRow[];
+  let row: EffectRow | undefined;
   try {
     // On a client of its own, so that a connection lost mid-statement is named as such (checkout.ts).
-    ({ rows } = await withClient(pool, (client) =>
+    const { rows } = await withClient(pool, (client) =>
       client.query<EffectRow>({
-        name: pushToPortal ? 'apply-effect-push' : 'apply-effect',
-        text: `with portal as (
-         insert into portal_order_status as current (sales_order, ${STATE_COLUMNS}, s4_read_at)
-         values ($4::text, $6::text, $7::date, $8::text, $9::text, $10::timestamptz, $11::timestamptz)
-         on conflict (sales_order) do update set ${SET_STATE_FROM_EXCLUDED},
-           s4_read_at = excluded.s4_read_at,
-           updated_at = now()
-         where (coalesce(excluded.s4_changed_at, '-infinity'), excluded.s4_read_at)
-            >= (coalesce(current.s4_changed_at, '-infinity'), current.s4_read_at)
-         returning sales_order, ${STATE_COLUMNS}
-       ), changed as (
-         -- An update's SET reads the row it replaces: the pair notified so far becomes the previous pair, taken
-         -- from the row version this statement locked, never from an older snapshot.
-         insert into order_notification as last
-           (sales_order, portal_status, requested_delivery_date, thread_message_id)
-         select $4::text, $6::text, $7::date, $14::text from portal
-         on conflict (sales_order) do update set
-           previous_portal_status = last.portal_status,
-           previous_requested_delivery_date = last.requested_delivery_date,
-           portal_status = excluded.portal_status,
-           requested_delivery_date = excluded.requested_delivery_date,
-           thread_message_id = coalesce(last.thread_message_id, excluded.thread_message_id),
-           notified_at = now()
-         where (last.portal_status, last.requested_delivery_date)
-               is distinct from (excluded.portal_status, excluded.requested_delivery_date)
-         returning previous_portal_status, previous_requested_delivery_date, thread_message_id
-       ), queued as (
-         insert into mail_outbox
-           (sales_order, portal_status, requested_delivery_date, sold_to_party, customer_reference, recipients,
-            message_id, change, previous_portal_status, previous_requested_delivery_date, locale, in_reply_to,
-            trace_parent)
-         select $4::text, $6::text, $7::date, $8::text, $9::text, coalesce(r.recipients, $12::text[]), $14::text,
-                case when c.previous_portal_status is null then 'new' else 'changed' end,
-                c.previous_portal_status, c.previous_requested_delivery_date, coalesce(r.locale, $13::text),
-                nullif(c.thread_message_id, $14::text), $15::text
-         from changed c left join mail_recipient r on r.sold_to_party = $8::text
-         returning 1
-       )${pushToPortal ? `, ${queuePushSql(PUSH_ID)}` : ''}, ${recordProcessedSql({
-         outcome: `case when exists (select from portal) then 'applied' else 'stale' end`,
-         payloadHash: '$5::text',
-         ifRecorded: 'fail',
-       })}
-       select exists (select from portal) as "applied",
-              exists (select from queued) as "mailQueued",
-              ${pushToPortal ? 'exists (select from pushed where queued)' : 'false'} as "pushQueued"`,
+        ...(pushToPortal ? EFFECT_WITH_PUSH : EFFECT),
         values: [
           event.source,
           event.id,
@@ -127,12 +133,12 @@ export async function applyEffect(
           ...(pushToPortal ? [randomUUID()] : []),
         ],
       }),
-    ));
+    );
+    row = rows[0];
   } catch (err) {
     if (isRecordedAlready(err)) return { result: 'duplicate', mailQueued: false, pushQueued: false };
     throw err;
   }
-  const row = rows[0];
   if (row?.applied !== true) return { result: 'stale', mailQueued: false, pushQueued: false };
   return { result: 'applied', mailQueued: row.mailQueued, pushQueued: row.pushQueued };
 }

@@ -62,40 +62,37 @@ export async function recordProcessed(
   event: ParsedEvent,
   result: ProcessedResult,
 ): Promise<boolean> {
-  const { rows } = await tx.query<{ recorded: boolean }>({
-    name: 'record-processed',
-    text: `with ${recordProcessedSql({ outcome: '$5::text', payloadHash: '$6::text', ifRecorded: 'skip' })}
-     select exists (select from recorded) as "recorded"`,
-    values: [event.source, event.id, event.type, event.salesOrder ?? null, result, event.payloadHash],
-  });
-  return rows[0]?.recorded === true;
+  try {
+    await tx.query({
+      name: 'record-processed',
+      text: `with ${recordProcessedSql({ outcome: '$5::text', payloadHash: '$6::text' })} select`,
+      values: [event.source, event.id, event.type, event.salesOrder ?? null, result, event.payloadHash],
+    });
+    return true;
+  } catch (err) {
+    if (isRecordedAlready(err)) return false;
+    throw err;
+  }
 }
 
 /**
  * The one way an event is recorded as processed, as two common table expressions for a statement that may do
  * more (the effect's): `recorded` inserts the record and `cleared` forgets the delivery count with it. When the
- * identity is recorded already, `skip` inserts no row (and clears nothing); `fail` makes the whole statement fail
- * with a unique violation on processed_event_pkey, undoing whatever else it wrote (see isRecordedAlready). The
+ * identity is recorded already, the whole statement fails with a unique violation on processed_event_pkey,
+ * undoing whatever else it wrote: the delivery that recorded it first stands alone (see isRecordedAlready). The
  * statement's $1 to $4 are source, id, type and sales order; the outcome and the payload hash are given as SQL
  * (a parameter with its cast, a literal, or an expression over the statement's other tables).
  */
-export function recordProcessedSql(sql: {
-  outcome: string;
-  payloadHash: string;
-  ifRecorded: 'skip' | 'fail';
-}): string {
-  const skip = sql.ifRecorded === 'skip';
+export function recordProcessedSql(sql: { outcome: string; payloadHash: string }): string {
   return `recorded as (
        insert into processed_event (source, id, type, sales_order, outcome, payload_hash)
        values ($1::text, $2::text, $3::text, $4::text, ${sql.outcome}, ${sql.payloadHash})
-       ${skip ? 'on conflict (source, id) do nothing' : ''}
-       returning 1
      ), cleared as (
-       delete from event_attempt where source = $1::text and id = $2::text${skip ? ' and exists (select from recorded)' : ''}
+       delete from event_attempt where source = $1::text and id = $2::text
      )`;
 }
 
-/** The error of a statement that recorded an identity with `ifRecorded: 'fail'` after another delivery had. */
+/** The error of a statement that recorded an identity another delivery had recorded first. */
 export function isRecordedAlready(err: unknown): boolean {
   const { code, constraint } = err as { code?: unknown; constraint?: unknown };
   return code === '23505' && constraint === 'processed_event_pkey';

@@ -10,7 +10,7 @@ import { type PortalServer, startPortalServer } from '../../sandbox/portalServer
 import { salesOrderEvent } from '../../sandbox/s4Events.js';
 import { applyEffect, type EffectMail } from '../../src/events/applyEffect.js';
 import { type ParsedEvent, parseCloudEvent } from '../../src/events/cloudEvent.js';
-import { checkInbox } from '../../src/events/inbox.js';
+import { checkInbox, recordProcessed } from '../../src/events/inbox.js';
 import { createLogger } from '../../src/logger.js';
 import { createPortalApi, type PortalApi } from '../../src/portal/portalApi.js';
 import { createPortalSender, type PushResult } from '../../src/portal/portalSender.js';
@@ -245,6 +245,46 @@ describe('the identity check against another transaction', () => {
       attempts: 0,
       lastError: null,
     });
+  });
+
+  /** A not-found event, counted, recorded first by the other transaction, recorded here until the other ends. */
+  async function notFoundRecordedFirstElsewhere(end: 'commit' | 'rollback') {
+    const salesOrder = String(nextOrder++);
+    const delivered = event(salesOrder);
+    await checkInbox(db.pool, delivered);
+    await recordInOtherTransaction(delivered);
+    const recording = pending(recordProcessed(db.pool, delivered, 'not_found'));
+    await waitingOnLocks(1);
+    expect(recording.finished()).toBe(false);
+    await other.query(end);
+    const recorded = await recording.result;
+    const attempts = await db.pool.query(`select attempts from event_attempt where source = $1 and id = $2`, [
+      delivered.source,
+      delivered.id,
+    ]);
+    return {
+      id: delivered.id,
+      recorded,
+      processed: (await rowsOf(salesOrder)).processed,
+      attempts: attempts.rows,
+    };
+  }
+
+  it('records a not-found event only once when another transaction records it first and commits', async () => {
+    const { id, recorded, processed, attempts } = await notFoundRecordedFirstElsewhere('commit');
+
+    expect(recorded).toBe(false);
+    expect(processed).toEqual([{ id, outcome: 'applied' }]);
+    // The losing statement wrote nothing: the delivery count it would have cleared is still there.
+    expect(attempts).toEqual([{ attempts: 1 }]);
+  });
+
+  it('records a not-found event when the transaction that recorded it first rolls back', async () => {
+    const { id, recorded, processed, attempts } = await notFoundRecordedFirstElsewhere('rollback');
+
+    expect(recorded).toBe(true);
+    expect(processed).toEqual([{ id, outcome: 'not_found' }]);
+    expect(attempts).toEqual([]);
   });
 
   it('counts both of two deliveries of one event checked at once', async () => {
