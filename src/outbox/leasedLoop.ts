@@ -61,9 +61,9 @@ export function createLeasedLoop<T>(options: LeasedLoopOptions<T>): LeasedLoop {
   /** Wakes from committed work so far: tells whether any came since a row was claimed. */
   let committed = 0;
 
-  function track(item: T): void {
+  /** `committedAtClaim`: the wakes counted when its claim began; work committed during the claim may wait on it. */
+  function track(item: T, committedAtClaim: number): void {
     const key = options.key(item);
-    const committedAtClaim = committed;
     busy++;
     let slotFree = false;
     const slotDone = () => {
@@ -145,7 +145,7 @@ export function createLeasedLoop<T>(options: LeasedLoopOptions<T>): LeasedLoop {
         try {
           const claimed = await options.claim(free);
           moreDue = claimed.length === free || committed !== committedBefore;
-          for (const item of claimed) track(item);
+          for (const item of claimed) track(item, committedBefore);
         } catch (err) {
           logger.warn({ err }, `${what} poll failed`);
         }
