@@ -160,7 +160,7 @@ describe.each(['v2', 'v4'] as const)('S/4HANA reads over OData %s', (api) => {
     expect(requests).toHaveLength(orders.length);
   });
 
-  it('reads the orders of a burst that arrives while a read is in flight in one or two requests, not one each', async () => {
+  it('reads the orders of a burst that arrives while a read is in flight in fewer requests than orders', async () => {
     world.s4.setLatency(200);
     // Eight requests at once: sent as they arrived, the six orders would take six of them.
     await start({ S4_MAX_CONCURRENT_READS: '8', S4_TIMEOUT_MS: '20000' });
@@ -177,8 +177,10 @@ describe.each(['v2', 'v4'] as const)('S/4HANA reads over OData %s', (api) => {
     await eventually('the burst processed', async () => (await processed(burst)) === burst.length);
     held.open();
 
+    // How many requests the gather makes depends on how far apart the events reach the read (one request per
+    // 20 ms of spread, one or two on an idle machine, more on a loaded one); one each is what it prevents.
     const requests = requestsFor(burst);
-    expect(requests.length).toBeLessThanOrEqual(2);
+    expect(requests.length).toBeLessThan(burst.length);
     expect(requests.some((request) => request.collection && request.salesOrders.length > 1)).toBe(true);
     for (const order of burst) expect(world.s4.calls(order)).toBe(1);
   });
