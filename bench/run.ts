@@ -13,7 +13,6 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type PortalServer, startPortalServer } from '../sandbox/portalServer.js';
 import { type S4Server, startS4Server } from '../sandbox/s4Server.js';
-import { type SmtpSink, startSmtpServer } from '../sandbox/smtpServer.js';
 import { loadConfig } from '../src/config.js';
 import { amqpClientOptions } from '../src/messaging/amqpClientOptions.js';
 import { createTestQueue, type TestQueue } from '../test/support/broker.js';
@@ -36,6 +35,7 @@ import {
   scenarioName,
   warmupCount,
 } from './scenarios.js';
+import { type SmtpSink, startSmtpSink } from './smtpSink.js';
 import { evaluateTargets } from './targets.js';
 import {
   createOrders,
@@ -119,7 +119,7 @@ try {
     createTestQueue('fon-bench'),
     openPublisher(AMQP_HOST, AMQP_PORT),
     startS4Server(),
-    startSmtpServer(),
+    startSmtpSink(),
     startOtlpSink(),
     startPortalServer(),
   ]);
@@ -133,6 +133,7 @@ try {
   const traced = results.runs.some((run) => run.scenarios.some((s) => s.env !== undefined));
   if (traced && otlp.exports() === 0)
     throw new Error('the traced scenario exported no spans: is tracing wired?');
+  if (smtp.accepted() === 0) throw new Error('the service sent no email: is mail wired?');
   mkdirSync(RESULTS, { recursive: true });
   const json = JSON.stringify(results, null, 2);
   const chart = await renderChart(results);
