@@ -6,6 +6,7 @@
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { eventsSized } from './calibration.js';
 import { renderChart } from './chart.js';
 import { CEILING_FIGURES, figureOf } from './figures.js';
 import type { BenchResults, Spread } from './results.js';
@@ -102,7 +103,7 @@ export function performanceSection(results: BenchResults): string {
     '',
     `Run of ${results.startedAt.slice(0, 10)} on ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGb} GB, ` +
       `Node ${machine.node.replace(/^v/, '')}, PostgreSQL ${machine.postgres.split(' ')[0]}, all on one machine; ` +
-      `${settings.runs} runs of ${number.format(settings.events)} events (load average ${loads} at the start of ` +
+      `${settings.runs} runs of ${eventsSized(settings, number.format)} (load average ${loads} at the start of ` +
       'each run: a one-minute average, which from the second run on still counts the run before), ' +
       `default settings (pool ${settings.poolSize}, log level ${settings.logLevel}), ` +
       `${number.format(results.durationSeconds)} s in all. Each cell is the median over the runs with the ` +

@@ -1,5 +1,6 @@
 // The tables printed at the end of a run: medians over the runs with their range, the ceilings, the steady
 // rate, the targets, and the load each run started under.
+import { eventsSized } from './calibration.js';
 import { CEILING_FIGURES, figureOf as figure, phasesOf, SCENARIO_FIGURES } from './figures.js';
 import type { BenchResults } from './results.js';
 import { round, show, showSpread, table } from './stats.js';
@@ -11,7 +12,7 @@ export function printReport(results: BenchResults): string {
   const cost = SCENARIO_FIGURES.filter((f) => f.table === 'cost');
   const parts: string[] = [
     `\n${machineLine(results)}`,
-    `Settings: ${settings.runs} runs of ${settings.events} events (${settings.duplicateShare * 100} % duplicates), ` +
+    `Settings: ${settings.runs} runs of ${eventsSized(settings, String)}, ${settings.duplicateShare * 100} % duplicates, ` +
       `${settings.eventsPerOrder} events per order on average, pool ${settings.poolSize}, log level ${settings.logLevel}` +
       (Object.keys(settings.overrides).length > 0 ? `, overrides ${JSON.stringify(settings.overrides)}` : ''),
     `Load average at the start of each run: ${results.runs.map((r) => round(r.loadAverageAtStart)).join(', ')}; ` +

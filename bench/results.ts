@@ -76,6 +76,8 @@ export interface BenchResults {
   settings: {
     runs: number;
     events: number;
+    /** The probe's database ceiling (new events/s) that sized `events`; absent when --events was given. */
+    calibrationRate?: number;
     duplicateShare: number;
     eventsPerOrder: number;
     poolSize: number;

@@ -3,8 +3,9 @@
 // Every scenario runs --runs times; within a run each prefetch's ceilings are measured right before its
 // scenarios, so that a scenario and the ceiling it is compared to see the same machine. Then one steady-rate
 // window measures latency.
-// Usage: npm run build && npx tsx bench/run.ts [--runs 3] [--events 20000] [--profile] [--env KEY=VALUE]...
+// Usage: npm run build && npx tsx bench/run.ts [--runs 3] [--events N] [--profile] [--env KEY=VALUE]...
 //        [--only s4-0ms-prefetch-100,s4-0ms-prefetch-100-traced,steady] (scenario names, exactly)
+// Without --events, a run gets as many as this machine's speed allows within the time bound (calibration.ts).
 // Writes bench/results/<timestamp>.json and .svg (and latest.json, latest.svg), and prints the tables;
 // `npm run bench:readme` puts a run into the README.
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,6 +19,7 @@ import { amqpClientOptions } from '../src/messaging/amqpClientOptions.js';
 import { createTestQueue, type TestQueue } from '../test/support/broker.js';
 import { serviceEnv } from '../test/support/serviceEnv.js';
 import { AMQP_HOST, AMQP_PORT } from '../test/support/services.js';
+import { calibrate } from './calibration.js';
 import { measureCeilings } from './ceilings.js';
 import { renderChart } from './chart.js';
 import { summarize } from './figures.js';
@@ -49,7 +51,7 @@ import {
 const { values: args } = parseArgs({
   options: {
     runs: { type: 'string', default: '3' },
-    events: { type: 'string', default: '20000' },
+    events: { type: 'string' },
     'duplicate-share': { type: 'string', default: '0.3' },
     'events-per-order': { type: 'string', default: '4' },
     only: { type: 'string' },
@@ -65,10 +67,7 @@ const { values: args } = parseArgs({
 
 const RESULTS = new URL('./results/', import.meta.url).pathname;
 const runs = Number(args.runs);
-const total = Number(args.events);
 const duplicateShare = Number(args['duplicate-share']);
-const uniqueTotal = Math.round(total * (1 - duplicateShare));
-const duplicateTotal = total - uniqueTotal;
 const perOrder = Number(args['events-per-order']);
 const random = randomSource(Number(args.seed));
 const overrides = Object.fromEntries(
@@ -160,14 +159,6 @@ async function runAll(
   smtp: SmtpSink,
   sinks: BenchSinks,
 ): Promise<BenchResults> {
-  // Enough orders for the database ceiling (twice the largest scenario) at `perOrder` events each, plus separate
-  // ones for warming up.
-  const warmupOrders = createOrders(9_000_000, 200);
-  const orders = createOrders(1_000_000, Math.ceil((2 * uniqueTotal) / perOrder) + 1);
-  for (const state of [...warmupOrders.states, ...orders.states]) s4.setOrder(state);
-  const salesOrders = new Map([...warmupOrders.salesOrders, ...orders.salesOrders]);
-  const orderKeys = (book: OrderBook) => book.states.map((state) => state.salesOrder);
-
   const benchEnv = (prefetch: number): Record<string, string> => ({
     ...serviceEnv({ databaseUrl: db.url, s4Url: s4.url, smtpUrl: smtp.url, queueAddress: queue.address }),
     AMQP_PREFETCH: String(prefetch),
@@ -175,6 +166,26 @@ async function runAll(
     ...overrides,
   });
   const config = (prefetch: number) => loadConfig(benchEnv(prefetch));
+  const poolSize = config(1).database.max ?? 10;
+  const calibration =
+    args.events === undefined
+      ? await calibrate(db, poolSize, randomSource(Number(args.seed) + 1))
+      : undefined;
+  if (calibration !== undefined)
+    log(
+      `calibration: database ceiling ${Math.round(calibration.rate)} new events/s: ${calibration.events} events a run`,
+    );
+  const total = calibration?.events ?? Number(args.events);
+  const uniqueTotal = Math.round(total * (1 - duplicateShare));
+  const duplicateTotal = total - uniqueTotal;
+
+  // Enough orders for the database ceiling (twice the largest scenario) at `perOrder` events each, plus separate
+  // ones for warming up.
+  const warmupOrders = createOrders(9_000_000, 200);
+  const orders = createOrders(1_000_000, Math.ceil((2 * uniqueTotal) / perOrder) + 1);
+  for (const state of [...warmupOrders.states, ...orders.states]) s4.setOrder(state);
+  const salesOrders = new Map([...warmupOrders.salesOrders, ...orders.salesOrders]);
+  const orderKeys = (book: OrderBook) => book.states.map((state) => state.salesOrder);
   const phaseTimeoutMs = Number(args['phase-timeout']) * 1000;
   const context = (name: string, prefetch: number, scenario?: Scenario): PhaseContext => ({
     db,
@@ -203,9 +214,10 @@ async function runAll(
     settings: {
       runs,
       events: total,
+      ...(calibration && { calibrationRate: calibration.rate }),
       duplicateShare,
       eventsPerOrder: perOrder,
-      poolSize: config(1).database.max ?? 10,
+      poolSize,
       logLevel: benchEnv(1).LOG_LEVEL as string,
       overrides,
     },
@@ -235,7 +247,7 @@ async function runAll(
         await measureCeilings({
           prefetch,
           client,
-          poolSize: config(prefetch).database.max ?? 10,
+          poolSize,
           db,
           queue,
           publisher,

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { eventsFor, eventsSized, REFERENCE_EVENTS, REFERENCE_RATE } from '../../bench/calibration.js';
 import { renderChart } from '../../bench/chart.js';
 import { compareRuns, compareTargets } from '../../bench/compare.js';
 import { spread, summarize } from '../../bench/figures.js';
@@ -132,6 +133,26 @@ describe('benchmark summary', () => {
     const names = SCENARIOS.map((s) => s.name);
     expect(names).toEqual(SCENARIOS.map((s) => scenarioName(s.s4LatencyMs, s.prefetch, s.variant)));
     expect(new Set(names).size).toBe(names.length);
+  });
+});
+
+describe('sizing a run to the machine', () => {
+  it('gives a machine at or above the reference rate every event, a slower one proportionally fewer, in hundreds', () => {
+    expect(eventsFor(REFERENCE_RATE)).toBe(REFERENCE_EVENTS);
+    expect(eventsFor(3 * REFERENCE_RATE)).toBe(REFERENCE_EVENTS);
+    expect(eventsFor(1_000)).toBe(12_500);
+  });
+
+  it('gives a very slow machine at least 30 % of the events, so that its windows last seconds', () => {
+    expect(eventsFor(100)).toBe(6_000);
+  });
+
+  it('says how the count was sized, and nothing more when --events fixed it', () => {
+    const format = (n: number) => n.toLocaleString('en-US');
+    expect(eventsSized({ events: 20_000 }, format)).toBe('20,000 events');
+    expect(eventsSized({ events: 12_500, calibrationRate: 999.6 }, format)).toBe(
+      '12,500 events (sized to this machine: a probe of its database ceiling reached 1,000 new events/s; 20,000 from 1,600/s up)',
+    );
   });
 });
 
