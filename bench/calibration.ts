@@ -13,7 +13,7 @@ import { createOrders, uniqueEvents } from './workload.js';
 /** The events of a run on a machine whose database ceiling reaches REFERENCE_RATE or more. */
 export const REFERENCE_EVENTS = 20_000;
 /** The probe's new events/s at which a run gets all REFERENCE_EVENTS. */
-export const REFERENCE_RATE = 1_600;
+export const REFERENCE_RATE = 2_000;
 /** Below this share the windows would last tenths of a second: a slower machine takes longer instead. */
 const LEAST_SHARE = 0.3;
 const PROBE_EVENTS = 2_000;

@@ -103,8 +103,8 @@ export function performanceSection(results: BenchResults): string {
     '',
     `Run of ${results.startedAt.slice(0, 10)} on ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGb} GB, ` +
       `Node ${machine.node.replace(/^v/, '')}, PostgreSQL ${machine.postgres.split(' ')[0]}, all on one machine; ` +
-      `${settings.runs} runs of ${eventsSized(settings, number.format)} (load average ${loads} at the start of ` +
-      'each run: a one-minute average, which from the second run on still counts the run before), ' +
+      `${settings.runs} runs of ${eventsSized(settings, number.format)}; load average ${loads} at the start of ` +
+      'each run (a one-minute average, which from the second run on still counts the run before); ' +
       `default settings (pool ${settings.poolSize}, log level ${settings.logLevel}), ` +
       `${number.format(results.durationSeconds)} s in all. Each cell is the median over the runs with the ` +
       'range in parentheses; × is the ratio to the ceiling measured in the same run, its median over the runs (for ' +
