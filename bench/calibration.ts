@@ -10,7 +10,7 @@ import type { BenchDatabase } from './infrastructure.js';
 import { databaseCpu } from './probes.js';
 import { createOrders, uniqueEvents } from './workload.js';
 
-/** The events of a run on a machine whose database ceiling reaches REFERENCE_RATE or more. */
+/** The events of a run on a machine whose probe reaches REFERENCE_RATE or more. */
 export const REFERENCE_EVENTS = 20_000;
 /** The probe's new events/s at which a run gets all REFERENCE_EVENTS. */
 export const REFERENCE_RATE = 2_000;
@@ -48,7 +48,7 @@ export async function calibrate(
   }
 }
 
-/** The events a run gets where the database ceiling reaches `rate` new events/s, in hundreds. */
+/** The events a run gets where the probe reaches `rate` new events/s, in hundreds. */
 export function eventsFor(rate: number): number {
   const share = Math.min(1, Math.max(LEAST_SHARE, rate / REFERENCE_RATE));
   return Math.round((REFERENCE_EVENTS * share) / 100) * 100;
