@@ -8,7 +8,7 @@ import { withClient } from '../db/checkout.js';
 import { type PortalOrder, SET_STATE_FROM_EXCLUDED, STATE_COLUMNS } from '../portal/portalStatus.js';
 import { queuePushSql } from '../portal/pushOutbox.js';
 import type { ParsedEvent } from './cloudEvent.js';
-import { isRecordedAlready, recordProcessedSql } from './inbox.js';
+import { recordProcessedSql, unlessRecordedAlready } from './inbox.js';
 
 /** What the effect needs to queue an email: default recipients and language, and the Message-ID's domain. */
 export interface EffectMail {
@@ -106,10 +106,9 @@ export async function applyEffect(
   /** The transaction's span as a `traceparent`, if traced: the mail send links back to it. */
   traceParent: string | null = null,
 ): Promise<EffectResult> {
-  let row: EffectRow | undefined;
-  try {
-    // On a client of its own, so that a connection lost mid-statement is named as such (checkout.ts).
-    const { rows } = await withClient(pool, (client) =>
+  // On a client of its own, so that a connection lost mid-statement is named as such (checkout.ts).
+  const answer = await unlessRecordedAlready(
+    withClient(pool, (client) =>
       client.query<EffectRow>({
         ...(pushToPortal ? EFFECT_WITH_PUSH : EFFECT),
         values: [
@@ -133,12 +132,10 @@ export async function applyEffect(
           ...(pushToPortal ? [randomUUID()] : []),
         ],
       }),
-    );
-    row = rows[0];
-  } catch (err) {
-    if (isRecordedAlready(err)) return { result: 'duplicate', mailQueued: false, pushQueued: false };
-    throw err;
-  }
+    ),
+  );
+  if (answer === undefined) return { result: 'duplicate', mailQueued: false, pushQueued: false };
+  const row = answer.rows[0];
   if (row?.applied !== true) return { result: 'stale', mailQueued: false, pushQueued: false };
   return { result: 'applied', mailQueued: row.mailQueued, pushQueued: row.pushQueued };
 }

@@ -62,24 +62,21 @@ export async function recordProcessed(
   event: ParsedEvent,
   result: ProcessedResult,
 ): Promise<boolean> {
-  try {
-    await tx.query({
+  const recorded = await unlessRecordedAlready(
+    tx.query({
       name: 'record-processed',
       text: `with ${recordProcessedSql({ outcome: '$5::text', payloadHash: '$6::text' })} select`,
       values: [event.source, event.id, event.type, event.salesOrder ?? null, result, event.payloadHash],
-    });
-    return true;
-  } catch (err) {
-    if (isRecordedAlready(err)) return false;
-    throw err;
-  }
+    }),
+  );
+  return recorded !== undefined;
 }
 
 /**
  * The one way an event is recorded as processed, as two common table expressions for a statement that may do
  * more (the effect's): `recorded` inserts the record and `cleared` forgets the delivery count with it. When the
  * identity is recorded already, the whole statement fails with a unique violation on processed_event_pkey,
- * undoing whatever else it wrote: the delivery that recorded it first stands alone (see isRecordedAlready). The
+ * undoing whatever else it wrote: the delivery that recorded it first stands alone (see unlessRecordedAlready). The
  * statement's $1 to $4 are source, id, type and sales order; the outcome and the payload hash are given as SQL
  * (a parameter with its cast, a literal, or an expression over the statement's other tables).
  */
@@ -92,10 +89,18 @@ export function recordProcessedSql(sql: { outcome: string; payloadHash: string }
      )`;
 }
 
-/** The error of a statement that recorded an identity another delivery had recorded first. */
-export function isRecordedAlready(err: unknown): boolean {
-  const { code, constraint } = err as { code?: unknown; constraint?: unknown };
-  return code === '23505' && constraint === 'processed_event_pkey';
+/**
+ * What a statement embedding recordProcessedSql returns, or undefined when it failed because another delivery had
+ * recorded the identity first (a unique violation on processed_event_pkey). Any other failure is thrown.
+ */
+export async function unlessRecordedAlready<T>(statement: Promise<T>): Promise<T | undefined> {
+  try {
+    return await statement;
+  } catch (err) {
+    const { code, constraint } = err as { code?: unknown; constraint?: unknown };
+    if (code === '23505' && constraint === 'processed_event_pkey') return undefined;
+    throw err;
+  }
 }
 
 /** Keeps the last failure beside the delivery count, for the reason given when the limit is reached. */
