@@ -173,7 +173,7 @@ async function runAll(
       : undefined;
   if (calibration !== undefined)
     log(
-      `calibration: database ceiling ${Math.round(calibration.rate)} new events/s: ${calibration.events} events a run`,
+      `calibration: the probe of the database ceiling ran ${Math.round(calibration.rate)} new events/s: ${calibration.events} events a run`,
     );
   const total = calibration?.events ?? Number(args.events);
   const uniqueTotal = Math.round(total * (1 - duplicateShare));
