@@ -1,6 +1,7 @@
 // The broker ceiling: how fast this machine's RabbitMQ hands messages to the service's AMQP 1.0 client with
 // the service's flow-control settings, when the consumer does nothing but accept. No service can go faster.
 import { Client, type ClientOptions, type IncomingMessage } from '@sap/xb-msg-amqp-v100';
+import { sessionWindow } from '../src/messaging/sessionWindow.js';
 
 export interface BrokerCeiling {
   messagesPerSecond: number;
@@ -13,6 +14,7 @@ export interface BrokerCeiling {
  */
 export async function measureBrokerCeiling(
   client: ClientOptions,
+  prefetch: number,
   address: string,
   expected: number,
   timeoutMs: number,
@@ -31,6 +33,7 @@ export async function measureBrokerCeiling(
         clearTimeout(timer);
         reject(err);
       });
+      const window = sessionWindow(amqp.session(''), prefetch);
       amqp
         .receiver('fon-bench-ceiling')
         .attach(address)
@@ -39,6 +42,7 @@ export async function measureBrokerCeiling(
           if (received === 0) first = now;
           last = now;
           message.done();
+          window.settled();
           if (++received === expected) {
             clearTimeout(timer);
             resolve();

@@ -36,6 +36,7 @@ export async function measureCeilings(options: CeilingOptions): Promise<CeilingR
   await publisher.publish(queue.address, options.newEvents);
   const broker = await measureBrokerCeiling(
     options.client,
+    prefetch,
     queue.address,
     options.newEvents.length,
     options.timeoutMs,

@@ -100,6 +100,7 @@ export async function buildService(
       ? undefined
       : createAmqpConsumer({
           client: amqpClientOptions(config.amqp),
+          prefetch: config.amqp.prefetch,
           address: config.amqp.queue,
           handle,
           refuse: refuseMessage,

@@ -64,10 +64,17 @@ declare module '@sap/xb-msg-amqp-v100' {
     attach(address: string): Writable;
   }
 
+  export interface Session extends EventEmitter {
+    /** Sets the window sizes and sends them: the incoming window granted is `incoming` less what is unsettled. */
+    flow(incoming?: number, outgoing?: number): void;
+  }
+
   export class Client extends EventEmitter {
     constructor(options: ClientOptions);
     connect(): void;
     disconnect(): void;
+    /** '' is the default session, the one receivers attach to. */
+    session(id: string): Session;
     receiver(name: string): Receiver;
     sender(name: string): Sender;
   }

@@ -4,8 +4,9 @@ import type { ClientOptions } from '@sap/xb-msg-amqp-v100';
 import type { AmqpBroker, AmqpSettings } from '../config/brokerConfig.js';
 
 export function amqpClientOptions({ broker, prefetch }: AmqpSettings): ClientOptions {
-  // Link credit alone does not bound unsettled messages in this client; the session window does.
-  // Setting both to the prefetch bounds what the broker sends and what the service holds.
+  // Link credit alone does not bound unsettled messages in this client; the session window does, renewed by the
+  // consumer as it settles (sessionWindow.ts). Setting both to the prefetch bounds what the broker sends and what
+  // the service holds.
   return {
     ...connectionOptions(broker),
     tune: { socketNoDelay: true },

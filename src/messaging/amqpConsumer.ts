@@ -9,9 +9,12 @@ import type { Refuse } from '../events/refuse.js';
 import { deadLetterOf, toInbound } from './amqpMessage.js';
 import { connectFailureReason } from './connectFailure.js';
 import { releasePause } from './releasePause.js';
+import { type SessionWindow, sessionWindow } from './sessionWindow.js';
 
 export interface AmqpConsumerOptions {
   client: ClientOptions;
+  /** Most unsettled messages at once (AMQP_PREFETCH): the session window the consumer renews as it settles. */
+  prefetch: number;
   address: string;
   handle: HandleEvent;
   /** Stores a refused message (src/events/refuse.ts): rejected once refused, released to retry later. */
@@ -65,7 +68,7 @@ export function createAmqpConsumer(options: AmqpConsumerOptions): AmqpConsumer {
     for (const settle of settleBatch.splice(0)) settle();
   }
 
-  async function receive(message: IncomingMessage): Promise<void> {
+  async function receive(message: IncomingMessage, window: SessionWindow): Promise<void> {
     let settled = false;
     const settle = (how: 'accept' | 'release' | 'reject', reason?: string) => {
       if (settled) return;
@@ -75,6 +78,7 @@ export function createAmqpConsumer(options: AmqpConsumerOptions): AmqpConsumer {
         else if (how === 'release') message.failed();
         else message.failed(new Error(reason));
         failedConnects = 0;
+        window.settled();
       } catch (err) {
         // Settling twice throws in this client; after a lost connection the settle is dropped and the broker
         // redelivers. Either way there is nothing more to do for this message.
@@ -101,12 +105,12 @@ export function createAmqpConsumer(options: AmqpConsumerOptions): AmqpConsumer {
     }
   }
 
-  function onMessage(message: IncomingMessage): void {
+  function onMessage(message: IncomingMessage, window: SessionWindow): void {
     if (stopping.signal.aborted) {
       message.failed(); // arrived after shutdown began: hand it straight back
       return;
     }
-    const work = receive(message);
+    const work = receive(message, window);
     inFlight.add(work);
     void work.finally(() => inFlight.delete(work));
   }
@@ -137,6 +141,9 @@ export function createAmqpConsumer(options: AmqpConsumerOptions): AmqpConsumer {
         // A new client each time: reusing one piles up listeners on its receiver with every reconnect.
         reconnectTimer = setTimeout(connect, delay);
       });
+    // Per connection: the messages of a lost one are redelivered, and settling them renews nothing.
+    const window = sessionWindow(next.session(''), options.prefetch);
+    next.on('disconnected', window.close);
     next
       .receiver('fleet-order-notifier')
       .attach(options.address)
@@ -144,7 +151,7 @@ export function createAmqpConsumer(options: AmqpConsumerOptions): AmqpConsumer {
         attached = true;
         logger.info({ address: options.address }, 'AMQP receiver attached');
       })
-      .on('data', onMessage)
+      .on('data', (message: IncomingMessage) => onMessage(message, window))
       .on('error', (err: Error) => logger.warn({ err }, 'AMQP receiver stream error'));
     next.connect();
   }

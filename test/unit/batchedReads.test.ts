@@ -290,7 +290,7 @@ describe('batched S/4HANA reads while another request is in flight', () => {
     vi.useFakeTimers({ toFake: ['performance', 'setTimeout', 'clearTimeout'] });
   });
 
-  /** Reads whose latest request took `ms`: from then on a request waits a tenth of that while one is in flight. */
+  /** Reads whose latest request took `ms`: from then on a request waits a fifth of that while one is in flight. */
   async function afterRequestOf(ms: number, options: Partial<BatchedReadOptions> = {}) {
     const { read, started } = batched(options);
     const pending = read('0');
@@ -307,8 +307,8 @@ describe('batched S/4HANA reads while another request is in flight', () => {
     await tick();
   }
 
-  it('holds a request until its first caller has waited a tenth of the latest request, gathering the callers that arrive meanwhile', async () => {
-    const { read, started } = await afterRequestOf(100);
+  it('holds a request until its first caller has waited a fifth of the latest request, gathering the callers that arrive meanwhile', async () => {
+    const { read, started } = await afterRequestOf(50);
     const alone = read('1');
     await tick();
     expect(started.map((s) => s.keys)).toEqual([['0'], ['1']]); // nothing was in flight: at once
@@ -348,7 +348,7 @@ describe('batched S/4HANA reads while another request is in flight', () => {
     await Promise.all([busy, gathered]);
   });
 
-  it('sends a full request, or any after requests faster than 10 ms, at once', async () => {
+  it('sends a full request, or any after requests faster than 5 ms, at once', async () => {
     const { read, started } = await afterRequestOf(100, { batchSize: 2 });
     const reads = [read('1')];
     await tick();
@@ -356,8 +356,8 @@ describe('batched S/4HANA reads while another request is in flight', () => {
     await tick();
     expect(started.slice(1).map((s) => s.keys)).toEqual([['1'], ['2', '3']]);
     started[2]?.answer({ 2: order('2'), 3: order('3') });
-    await pass(9);
-    started[1]?.answer({ 1: order('1') }); // 9 ms: the gather would be under a millisecond
+    await pass(4);
+    started[1]?.answer({ 1: order('1') }); // 4 ms: the gather would be under a millisecond
     reads.push(read('4'));
     await tick();
     reads.push(read('5'));
@@ -369,7 +369,7 @@ describe('batched S/4HANA reads while another request is in flight', () => {
   });
 
   it('leaves an order being read out of a gathered request; its caller gets the read after, which sees the change', async () => {
-    const { read, started } = await afterRequestOf(100);
+    const { read, started } = await afterRequestOf(50);
     const before = read('1');
     await tick();
     const other = read('2');
