@@ -4,7 +4,9 @@
 // and wrote them together, and nothing new arrived until nearly all were settled, so with S/4HANA at 200 ms about
 // 75 of 100 events were in flight, and each wave's checks and transactions ran while no read did. Renewed here,
 // the broker may send as many as were settled: never more than `prefetch` unsettled, and about as many whenever
-// the queue has them.
+// the queue has them. Link credit renewed on settlement would be the textbook bound, but this client ends the
+// connection on a transfer beyond its credit ("link credit underflow"), and RabbitMQ 3.10 sends a few beyond it
+// when credit is renewed while messages are on their way; the session window it honours.
 import type { Session } from '@sap/xb-msg-amqp-v100';
 
 export interface SessionWindow {
