@@ -9,6 +9,7 @@ import type { Handled, HandleEvent } from '../../src/events/handleEvent.js';
 import { amqpClientOptions } from '../../src/messaging/amqpClientOptions.js';
 import { createAmqpConsumer } from '../../src/messaging/amqpConsumer.js';
 import { createPublisher, createTestQueue, type Publisher, type TestQueue } from '../support/broker.js';
+import { eventually } from '../support/harness.js';
 import { AMQP_HOST, AMQP_PORT, expectAmqp10 } from '../support/services.js';
 
 const PREFETCH = 20;
@@ -61,18 +62,6 @@ function heldHandler() {
   };
 }
 
-async function until(
-  what: string,
-  condition: () => boolean | Promise<boolean>,
-  timeoutMs = 5000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await sleep(10);
-  }
-}
-
 describe('flow control', () => {
   it('holds at most the prefetch and refills the places of settled messages while most are still held', async () => {
     const amqp: AmqpSettings = {
@@ -105,15 +94,15 @@ describe('flow control', () => {
     });
     consumer.start();
     try {
-      await until('the prefetch is held', () => handler.held() === PREFETCH);
+      await eventually('the prefetch is held', async () => handler.held() === PREFETCH);
       // Whatever the broker had sent before it saw the window full lands meanwhile: none beyond the prefetch.
       await sleep(500);
       expect(handler.held()).toBe(PREFETCH);
       // A tenth and then some settled: 14 of 20 still held, far above the client's own refill at 5.
       handler.settle(PREFETCH / 10 + 4);
-      await until('the settled places are refilled', () => handler.held() === PREFETCH);
+      await eventually('the settled places are refilled', async () => handler.held() === PREFETCH);
       handler.settleAll();
-      await until('every message is settled', () => queue.isIdle());
+      await eventually('every message is settled', async () => queue.isIdle());
       expect(handler.mostHeld()).toBe(PREFETCH);
     } finally {
       await consumer.stop(1000);
