@@ -7,7 +7,6 @@
 // The shares stay fixed, so the scenarios of one run still compare with each other and with their ceilings.
 import { measureDatabaseCeiling } from './databaseCeiling.js';
 import type { BenchDatabase } from './infrastructure.js';
-import { databaseCpu } from './probes.js';
 import { createOrders, uniqueEvents } from './workload.js';
 
 /** The events of a run on a machine whose probe reaches REFERENCE_RATE or more. */
@@ -32,13 +31,7 @@ export async function calibrate(
 ): Promise<Calibration> {
   const book = createOrders(8_000_000, PROBE_EVENTS);
   const orders = book.states.map((state) => state.salesOrder);
-  const options = {
-    databaseUrl: db.url,
-    poolSize,
-    concurrency: 100,
-    salesOrders: book.salesOrders,
-    databaseCpu: () => databaseCpu(db),
-  };
+  const options = { db, poolSize, concurrency: 100, salesOrders: book.salesOrders };
   try {
     await measureDatabaseCeiling(options, uniqueEvents(orders, PROBE_EVENTS / 4, 4, random), 'new');
     const probe = await measureDatabaseCeiling(options, uniqueEvents(orders, PROBE_EVENTS, 4, random), 'new');

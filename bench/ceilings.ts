@@ -6,7 +6,6 @@ import type { TestQueue } from '../test/support/broker.js';
 import { measureBrokerCeiling } from './brokerCeiling.js';
 import { measureDatabaseCeiling } from './databaseCeiling.js';
 import type { BenchDatabase } from './infrastructure.js';
-import { databaseCpu } from './probes.js';
 import type { BenchPublisher } from './publisher.js';
 import type { CeilingResult } from './results.js';
 import { type BenchEvent, duplicatesOf } from './workload.js';
@@ -46,11 +45,10 @@ export async function measureCeilings(options: CeilingOptions): Promise<CeilingR
   // (b) The database: twice the events through the service's handler, then redeliveries of them.
   await db.reset();
   const ceilingOptions = {
-    databaseUrl: db.url,
+    db,
     poolSize: options.poolSize,
     concurrency: prefetch,
     salesOrders: options.salesOrders,
-    databaseCpu: () => databaseCpu(db),
   };
   await measureDatabaseCeiling(ceilingOptions, options.warmupEvents, 'new');
   const database = await measureDatabaseCeiling(ceilingOptions, options.databaseEvents, 'new');

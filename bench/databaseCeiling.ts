@@ -9,6 +9,8 @@ import type { InboundMessage } from '../src/events/cloudEvent.js';
 import { createEventHandler } from '../src/events/handleEvent.js';
 import { createLogger } from '../src/logger.js';
 import type { SalesOrder } from '../src/s4/salesOrder.js';
+import type { BenchDatabase } from './infrastructure.js';
+import { databaseCpu } from './probes.js';
 import { percentile } from './stats.js';
 import { type BenchEvent, renderEvent } from './workload.js';
 
@@ -23,12 +25,11 @@ export interface DatabaseCeiling {
 }
 
 export interface DatabaseCeilingOptions {
-  databaseUrl: string;
+  /** Its CPU is that of its sessions other than the benchmark's own. */
+  db: BenchDatabase;
   poolSize: number;
   concurrency: number;
   salesOrders: Map<string, SalesOrder>;
-  /** CPU seconds used so far by the database's sessions other than the benchmark's own. */
-  databaseCpu: () => Promise<number>;
 }
 
 const BENCH_MAIL = { to: ['fleet-manager@fleet.example'], locale: 'en', messageIdDomain: 'fleet.example' };
@@ -42,7 +43,7 @@ export async function measureDatabaseCeiling(
   events: BenchEvent[],
   expect: 'new' | 'duplicate',
 ): Promise<DatabaseCeiling> {
-  const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize });
+  const pool = new pg.Pool({ connectionString: options.db.url, max: options.poolSize });
   const handle = createEventHandler({
     pool,
     readOrder: async (salesOrder) => ({
@@ -68,7 +69,7 @@ export async function measureDatabaseCeiling(
   try {
     // Open the pool's connections first, as a running service has them.
     await Promise.all(Array.from({ length: options.poolSize }, () => pool.query('select 1')));
-    const cpuBefore = await options.databaseCpu();
+    const cpuBefore = await databaseCpu(options.db);
     const started = performance.now();
     await Promise.all(
       Array.from({ length: options.concurrency }, async () => {
@@ -85,7 +86,7 @@ export async function measureDatabaseCeiling(
       }),
     );
     const seconds = (performance.now() - started) / 1000;
-    const cpu = (await options.databaseCpu()) - cpuBefore;
+    const cpu = (await databaseCpu(options.db)) - cpuBefore;
     durations.sort((a, b) => a - b);
     return {
       eventsPerSecond: messages.length / seconds,
