@@ -6,6 +6,7 @@
 import pg from 'pg';
 import { applyEffect } from '../src/events/applyEffect.js';
 import type { InboundMessage } from '../src/events/cloudEvent.js';
+import { groupEffects } from '../src/events/effectGroups.js';
 import { createEventHandler } from '../src/events/handleEvent.js';
 import { createLogger } from '../src/logger.js';
 import type { SalesOrder } from '../src/s4/salesOrder.js';
@@ -50,7 +51,7 @@ export async function measureDatabaseCeiling(
       order: options.salesOrders.get(salesOrder) ?? null,
       readAt: new Date(),
     }),
-    writeEffect: (event, order) => applyEffect(pool, event, order, BENCH_MAIL),
+    writeEffect: groupEffects((events, order) => applyEffect(pool, events, order, BENCH_MAIL)),
     retryPolicy: { attempts: 1, baseDelayMs: 0, maxDelayMs: 0 },
     maxDeliveries: 10,
     maxMessageBytes: 1024 * 1024,

@@ -179,7 +179,7 @@ async function transaction(pool: pg.Pool): Promise<void> {
     changedAt: now,
     readAt: now,
   };
-  await applyEffect(pool, event, order, {
+  await applyEffect(pool, [event], order, {
     to: ['fleet-manager@fleet.example'],
     locale: 'en',
     messageIdDomain: 'bench.example',

@@ -1,4 +1,4 @@
-// The effect of a new sales-order event, in one transaction. Its SQL spans the tables of the portal, the
+// The effect of new sales-order events of one order, in one transaction. Its SQL spans the tables of the portal, the
 // notification state, the outbox and the event's record on purpose: one statement is a transaction of its own,
 // one round trip where begin, a statement per table and commit cost six, and on two cores the round trips were
 // the bottleneck.
@@ -8,7 +8,7 @@ import { withClient } from '../db/checkout.js';
 import { type PortalOrder, SET_STATE_FROM_EXCLUDED, STATE_COLUMNS } from '../portal/portalStatus.js';
 import { queuePushSql } from '../portal/pushOutbox.js';
 import type { ParsedEvent } from './cloudEvent.js';
-import { recordProcessedSql, unlessRecordedAlready } from './inbox.js';
+import { identityValues, recordProcessedSql, unlessRecordedAlready } from './inbox.js';
 
 /** What the effect needs to queue an email: default recipients and language, and the Message-ID's domain. */
 export interface EffectMail {
@@ -40,7 +40,7 @@ const PUSH_ID = '$16::uuid';
 function effectSql(pushToPortal: boolean): string {
   return `with portal as (
       insert into portal_order_status as current (sales_order, ${STATE_COLUMNS}, s4_read_at)
-      values ($4::text, $6::text, $7::date, $8::text, $9::text, $10::timestamptz, $11::timestamptz)
+      values ($5::text, $6::text, $7::date, $8::text, $9::text, $10::timestamptz, $11::timestamptz)
       on conflict (sales_order) do update set ${SET_STATE_FROM_EXCLUDED},
         s4_read_at = excluded.s4_read_at,
         updated_at = now()
@@ -52,7 +52,7 @@ function effectSql(pushToPortal: boolean): string {
       -- from the row version this statement locked, never from an older snapshot.
       insert into order_notification as last
         (sales_order, portal_status, requested_delivery_date, thread_message_id)
-      select $4::text, $6::text, $7::date, $14::text from portal
+      select $5::text, $6::text, $7::date, $14::text from portal
       on conflict (sales_order) do update set
         previous_portal_status = last.portal_status,
         previous_requested_delivery_date = last.requested_delivery_date,
@@ -68,7 +68,7 @@ function effectSql(pushToPortal: boolean): string {
         (sales_order, portal_status, requested_delivery_date, sold_to_party, customer_reference, recipients,
          message_id, change, previous_portal_status, previous_requested_delivery_date, locale, in_reply_to,
          trace_parent)
-      select $4::text, $6::text, $7::date, $8::text, $9::text, coalesce(r.recipients, $12::text[]), $14::text,
+      select $5::text, $6::text, $7::date, $8::text, $9::text, coalesce(r.recipients, $12::text[]), $14::text,
              case when c.previous_portal_status is null then 'new' else 'changed' end,
              c.previous_portal_status, c.previous_requested_delivery_date, coalesce(r.locale, $13::text),
              nullif(c.thread_message_id, $14::text), $15::text
@@ -76,7 +76,6 @@ function effectSql(pushToPortal: boolean): string {
       returning 1
     )${pushToPortal ? `, ${queuePushSql(PUSH_ID)}` : ''}, ${recordProcessedSql({
       outcome: `case when exists (select from portal) then 'applied' else 'stale' end`,
-      payloadHash: '$5::text',
     })}
     select exists (select from portal) as "applied",
            exists (select from queued) as "mailQueued",
@@ -87,19 +86,20 @@ const EFFECT = { name: 'apply-effect', text: effectSql(false) };
 const EFFECT_WITH_PUSH = { name: 'apply-effect-push', text: effectSql(true) };
 
 /**
- * The effect of a new event with its order's current state, as one auto-committed statement: upsert the portal
+ * The effect of new events with their order's current state, as one auto-committed statement: upsert the portal
  * row unless the stored state is newer (the row lock taken there orders concurrent events of one order); if this
  * state became the portal's and its (status, requested delivery date) differs from the pair last notified, record
  * the pair and queue one email with everything it will say: the previous pair, the recipients' language and the
  * Message-ID it answers, so the sender reads nothing else and a resend says what the first send said. Each step
  * takes its rows from the one before (`from portal`, `from changed`), so PostgreSQL runs them in sequence, each
- * under the locks of the previous. Last, the event is recorded as processed, `applied` or `stale` by whether the
- * upsert wrote: a record of the same identity committed by another delivery meanwhile fails the statement, and
- * with it everything above, so that delivery's effect stands alone (a duplicate).
+ * under the locks of the previous. Last, the events are recorded as processed, `applied` or `stale` by whether
+ * the upsert wrote: a record of any of their identities committed by another delivery meanwhile fails the
+ * statement, and with it everything above, so that delivery's effect stands alone (a duplicate). `events` are
+ * events of one order answered by the same read (effectGroups.ts), usually one.
  */
 export async function applyEffect(
   pool: Pool,
-  event: ParsedEvent,
+  events: ParsedEvent[],
   order: PortalOrder,
   mail: EffectMail,
   pushToPortal = false,
@@ -112,11 +112,8 @@ export async function applyEffect(
       client.query<EffectRow>({
         ...(pushToPortal ? EFFECT_WITH_PUSH : EFFECT),
         values: [
-          event.source,
-          event.id,
-          event.type,
+          ...identityValues(events),
           order.salesOrder,
-          event.payloadHash,
           order.portalStatus,
           order.requestedDeliveryDate,
           order.soldToParty,

@@ -65,28 +65,41 @@ export async function recordProcessed(
   const recorded = await unlessRecordedAlready(
     tx.query({
       name: 'record-processed',
-      text: `with ${recordProcessedSql({ outcome: '$5::text', payloadHash: '$6::text' })} select`,
-      values: [event.source, event.id, event.type, event.salesOrder ?? null, result, event.payloadHash],
+      text: `with ${recordProcessedSql({ outcome: '$6::text' })} select`,
+      values: [...identityValues([event]), event.salesOrder ?? null, result],
     }),
   );
   return recorded !== undefined;
 }
 
 /**
- * The one way an event is recorded as processed, as two common table expressions for a statement that may do
- * more (the effect's): `recorded` inserts the record and `cleared` forgets the delivery count with it. When the
- * identity is recorded already, the whole statement fails with a unique violation on processed_event_pkey,
- * undoing whatever else it wrote: the delivery that recorded it first stands alone (see unlessRecordedAlready). The
- * statement's $1 to $4 are source, id, type and sales order; the outcome and the payload hash are given as SQL
- * (a parameter with its cast, a literal, or an expression over the statement's other tables).
+ * The one way events are recorded as processed, as two common table expressions for a statement that may do
+ * more (the effect's): `recorded` inserts a record per event and `cleared` forgets their delivery counts with
+ * them. When any identity is recorded already, the whole statement fails with a unique violation on
+ * processed_event_pkey, undoing whatever else it wrote: the delivery that recorded it first stands alone (see
+ * unlessRecordedAlready). The statement's $1 to $4 are the events' sources, ids, types and payload hashes, as
+ * arrays in one order (identityValues), and $5 their sales order; the outcome is given as SQL (a parameter with
+ * its cast, or an expression over the statement's other tables).
  */
-export function recordProcessedSql(sql: { outcome: string; payloadHash: string }): string {
+export function recordProcessedSql(sql: { outcome: string }): string {
   return `recorded as (
        insert into processed_event (source, id, type, sales_order, outcome, payload_hash)
-       values ($1::text, $2::text, $3::text, $4::text, ${sql.outcome}, ${sql.payloadHash})
+       select e.source, e.id, e.type, $5::text, ${sql.outcome}, e.payload_hash
+       from unnest($1::text[], $2::text[], $3::text[], $4::text[]) as e(source, id, type, payload_hash)
      ), cleared as (
-       delete from event_attempt where source = $1::text and id = $2::text
+       delete from event_attempt a using unnest($1::text[], $2::text[]) as e(source, id)
+       where a.source = e.source and a.id = e.id
      )`;
+}
+
+/** $1 to $4 of a statement embedding recordProcessedSql: the events' sources, ids, types and payload hashes. */
+export function identityValues(events: ParsedEvent[]): [string[], string[], string[], string[]] {
+  return [
+    events.map((event) => event.source),
+    events.map((event) => event.id),
+    events.map((event) => event.type),
+    events.map((event) => event.payloadHash),
+  ];
 }
 
 /**

@@ -1,10 +1,11 @@
 // The per-message path as the composition root wires it: S/4HANA reads (batched and paused per destination,
-// observed by the metrics), the one transaction with its mail and portal outbox rows, and the senders woken
-// after a commit that queued for them.
+// observed by the metrics), the one transaction with its mail and portal outbox rows (one for the events a read
+// answered together), and the senders woken after a commit that queued for them.
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { applyEffect } from '../events/applyEffect.js';
+import { groupEffects } from '../events/effectGroups.js';
 import { createEventHandler, type HandleEvent } from '../events/handleEvent.js';
 import type { Metrics } from '../metrics.js';
 import type { RetryPolicy } from '../retry.js';
@@ -42,11 +43,11 @@ export function createEventFlow(config: Readonly<Config>, deps: EventFlowDeps): 
   return createEventHandler({
     pool,
     readOrder,
-    writeEffect: async (event, order, trace) => {
-      const effect = await applyEffect(pool, event, order, effectMail, pushToPortal, traceparentOf(trace));
+    writeEffect: groupEffects(async (events, order, trace) => {
+      const effect = await applyEffect(pool, events, order, effectMail, pushToPortal, traceparentOf(trace));
       if (effect.pushQueued) portalSender?.wake();
       return effect;
-    },
+    }),
     retryPolicy,
     maxDeliveries: config.maxDeliveries,
     maxMessageBytes: config.maxMessageBytes,

@@ -125,7 +125,7 @@ async function rowsOf(salesOrder: string) {
  * the other transaction with `end`, and returns the effect's result and the order's rows.
  */
 async function effectAgainstOther(delivered: ParsedEvent, order: PortalOrder, end: 'commit' | 'rollback') {
-  const effect = pending(applyEffect(db.pool, delivered, order, MAIL));
+  const effect = pending(applyEffect(db.pool, [delivered], order, MAIL));
   await waitingOnLocks(1);
   expect(effect.finished()).toBe(false);
   await other.query(end);
@@ -165,7 +165,7 @@ describe('the effect statement against another transaction', () => {
    */
   async function waitsForPortalRow(held: number, read: number) {
     const salesOrder = String(nextOrder++);
-    expect((await applyEffect(db.pool, event(salesOrder), state(salesOrder, 1), MAIL)).result).toBe(
+    expect((await applyEffect(db.pool, [event(salesOrder)], state(salesOrder, 1), MAIL)).result).toBe(
       'applied',
     );
     await writePortalInOtherTransaction(state(salesOrder, held));
@@ -205,9 +205,9 @@ describe('the effect statement against another transaction', () => {
        values ($1, 'Open', null)`,
       [salesOrder],
     );
-    const first = pending(applyEffect(db.pool, event(salesOrder), state(salesOrder, 1), MAIL));
+    const first = pending(applyEffect(db.pool, [event(salesOrder)], state(salesOrder, 1), MAIL));
     await waitingOnLocks(1);
-    const second = pending(applyEffect(db.pool, event(salesOrder), state(salesOrder, 1), MAIL));
+    const second = pending(applyEffect(db.pool, [event(salesOrder)], state(salesOrder, 1), MAIL));
     await waitingOnLocks(2);
     await other.query('rollback');
 
@@ -233,7 +233,7 @@ describe('the identity check against another transaction', () => {
       lastError: null,
     });
     await other.query('commit');
-    expect(await applyEffect(db.pool, delivered, state(salesOrder, 1), MAIL)).toEqual({
+    expect(await applyEffect(db.pool, [delivered], state(salesOrder, 1), MAIL)).toEqual({
       result: 'duplicate',
       mailQueued: false,
       pushQueued: false,
@@ -317,7 +317,7 @@ const SHOWN = {
 async function change(salesOrder: string, name: keyof typeof SHOWN, minute: number) {
   return applyEffect(
     db.pool,
-    event(salesOrder),
+    [event(salesOrder)],
     { ...state(salesOrder, minute), ...SHOWN[name] },
     MAIL,
     true,

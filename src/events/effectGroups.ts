@@ -1,0 +1,70 @@
+// One statement for the events that one S/4HANA read answered. A batched read answers every event waiting for
+// an order at once, so their effects write the very same state: written one by one, each statement would lock
+// the order's row behind the one before and repeat the upsert. Grouped, they cost one statement.
+import type { PortalOrder } from '../portal/portalStatus.js';
+import type { Context } from '../tracing.js';
+import type { EffectResult } from './applyEffect.js';
+import type { ParsedEvent } from './cloudEvent.js';
+import type { WriteEffect } from './handleEvent.js';
+
+/** Writes the effect of `events`, all of one order with the same state, in one statement (applyEffect). */
+export type WriteEffects = (
+  events: ParsedEvent[],
+  order: PortalOrder,
+  trace: Context,
+) => Promise<EffectResult>;
+
+interface Member {
+  event: ParsedEvent;
+  trace: Context;
+  resolve: (result: EffectResult) => void;
+  reject: (err: unknown) => void;
+}
+
+/**
+ * Effects asked for within one turn of the event loop with equal states (same order, same values, same read
+ * time) go out together at the end of the turn; an effect alone waits for nothing but the rest of its turn.
+ * When the group's statement finds one of its identities recorded already (`duplicate`: another delivery won
+ * the race, and the statement wrote nothing), each event is written on its own, so only that one is a
+ * duplicate. A failure fails every event of the group; each retries on its own (handleEvent.ts).
+ */
+export function groupEffects(write: WriteEffects): WriteEffect {
+  const gathering = new Map<string, Member[]>();
+
+  async function flush(order: PortalOrder, members: Member[]): Promise<void> {
+    const [first] = members as [Member];
+    try {
+      // The first event's transaction span is the one the queued email links back to.
+      const together = await write(
+        members.map((member) => member.event),
+        order,
+        first.trace,
+      );
+      if (together.result !== 'duplicate' || members.length === 1) {
+        for (const member of members) member.resolve(together);
+        return;
+      }
+    } catch (err) {
+      for (const member of members) member.reject(err);
+      return;
+    }
+    for (const member of members)
+      write([member.event], order, member.trace).then(member.resolve, member.reject);
+  }
+
+  return (event, order, trace) =>
+    new Promise((resolve, reject) => {
+      const key = JSON.stringify(order);
+      let members = gathering.get(key);
+      if (members === undefined) {
+        members = [];
+        gathering.set(key, members);
+        const group = members;
+        setImmediate(() => {
+          gathering.delete(key);
+          void flush(order, group);
+        });
+      }
+      members.push({ event, trace, resolve, reject });
+    });
+}
