@@ -2,7 +2,7 @@
 // measured within one run (to that run's ceiling, or to that run's 0 ms figure), because absolute rates move
 // by tens of percent between runs and machines while a ratio of two things measured side by side does not.
 // A target that must hold everywhere (no S/4HANA call for a duplicate, memory) is judged on its worst run.
-import { ceilingOf, duplicate, phasesOf, spread } from './figures.js';
+import { ceilingOf, duplicate, phasesOf, pipelineBound, spread } from './figures.js';
 import type { BenchResults, CeilingResult, RunResult, ScenarioResult, TargetResult } from './results.js';
 import { scenarioName } from './scenarios.js';
 
@@ -67,12 +67,15 @@ export const TARGETS: TargetDefinition[] = [
     values: shareOfZeroLatency(50, 100),
   },
   {
-    // 500/s at 200 ms against the 1,323/s measured at 0 ms when this target was set.
-    name: 'new events/s at S/4HANA 200 ms ÷ at 0 ms, prefetch 100',
+    // Set as an absolute 500/s, which is prefetch ÷ latency itself: no consumer with 100 events in flight at
+    // 200 ms each reaches it. Nor does a share of the 0 ms rate carry: that rate is set by the CPU, this one by
+    // the events in flight, so a faster database path lowers the share. Judged, like the 0 ms rate against its
+    // ceiling, as a share of what bounds it.
+    name: 'new events/s at S/4HANA 200 ms ÷ prefetch ÷ latency, prefetch 100',
     compare: '>=',
-    bound: 0.38,
+    bound: 0.6,
     judged: 'median',
-    values: shareOfZeroLatency(200, 100),
+    values: eachRun(200, 100, (s, c) => s.unique.eventsPerSecond / pipelineBound(s, c)),
   },
   {
     // Pushing every state to the portal's API (PORTAL_DESTINATION set to the stand-in) against the same load
