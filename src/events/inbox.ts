@@ -77,25 +77,29 @@ export async function recordProcessed(
  * more (the effect's): `recorded` inserts a record per event and `cleared` forgets their delivery counts with
  * them. When any identity is recorded already, the whole statement fails with a unique violation on
  * processed_event_pkey, undoing whatever else it wrote: the delivery that recorded it first stands alone (see
- * unlessRecordedAlready). The statement's $1 to $4 are the events' sources, ids, types and payload hashes, as
- * arrays in one order (identityValues), and $5 their sales order; the outcome is given as SQL (a parameter with
- * its cast, or an expression over the statement's other tables).
+ * unlessRecordedAlready). The statement's $1 to $4 are the events' one source and their ids, types and payload
+ * hashes as arrays in one order (identityValues), $5 their sales order; the outcome is given as SQL (a parameter
+ * with its cast, or an expression over the statement's other tables). One source and an array of ids keep the
+ * delete a lookup in event_attempt's key whatever the planner knows of the table: joined to an unnested list of
+ * pairs, whose length a prepared plan does not know, it was planned as a hash join over a scan of the whole
+ * table, which grows with deleted rows until vacuum.
  */
 export function recordProcessedSql(sql: { outcome: string }): string {
   return `recorded as (
        insert into processed_event (source, id, type, sales_order, outcome, payload_hash)
-       select e.source, e.id, e.type, $5::text, ${sql.outcome}, e.payload_hash
-       from unnest($1::text[], $2::text[], $3::text[], $4::text[]) as e(source, id, type, payload_hash)
+       select $1::text, e.id, e.type, $5::text, ${sql.outcome}, e.payload_hash
+       from unnest($2::text[], $3::text[], $4::text[]) as e(id, type, payload_hash)
      ), cleared as (
-       delete from event_attempt a using unnest($1::text[], $2::text[]) as e(source, id)
-       where a.source = e.source and a.id = e.id
+       delete from event_attempt where source = $1::text and id = any($2::text[])
      )`;
 }
 
-/** $1 to $4 of a statement embedding recordProcessedSql: the events' sources, ids, types and payload hashes. */
-export function identityValues(events: ParsedEvent[]): [string[], string[], string[], string[]] {
+/** $1 to $4 of a statement embedding recordProcessedSql: the events' source, and their ids, types and hashes. */
+export function identityValues(events: ParsedEvent[]): [string, string[], string[], string[]] {
+  const [{ source }] = events as [ParsedEvent];
+  if (events.some((event) => event.source !== source)) throw new Error('events of one record share a source');
   return [
-    events.map((event) => event.source),
+    source,
     events.map((event) => event.id),
     events.map((event) => event.type),
     events.map((event) => event.payloadHash),

@@ -25,9 +25,11 @@ const MAIL: EffectMail = {
 let nextOrder = 6_200_000;
 let nextEvent = 0;
 
-function event(salesOrder: string): ParsedEvent {
+function event(salesOrder: string, source?: string): ParsedEvent {
   nextEvent += 1;
-  const body = Buffer.from(salesOrderEvent({ salesOrder, id: `grouped-${nextEvent}` }));
+  const body = Buffer.from(
+    salesOrderEvent({ salesOrder, id: `grouped-${nextEvent}`, ...(source && { source }) }),
+  );
   const parsed = parseCloudEvent({ body, contentType: 'application/json', binaryAttributes: {} }, 1 << 20);
   if (!parsed.ok) throw new Error(parsed.reason);
   return parsed.event;
@@ -101,7 +103,7 @@ describe('effects of events one read answered', () => {
     expect(rows.portalRows).toBe(1);
   });
 
-  it('are written apart when their states differ, or when they come in different turns', async () => {
+  it('are written apart when their states or sources differ, or when they come in different turns', async () => {
     const salesOrder = String(nextOrder++);
     const { write, statements } = countingWriter();
     const first = state(salesOrder, new Date(Date.UTC(2026, 11, 1, 8, 0, 0)));
@@ -110,11 +112,12 @@ describe('effects of events one read answered', () => {
     await Promise.all([
       write(event(salesOrder), first, ROOT_CONTEXT),
       write(event(salesOrder), later, ROOT_CONTEXT),
+      write(event(salesOrder, '/default/sap.s4.beh/0000001'), later, ROOT_CONTEXT),
     ]);
     await write(event(salesOrder), later, ROOT_CONTEXT);
 
-    expect(statements).toEqual([1, 1, 1]);
-    expect((await rowsOf(salesOrder)).processed).toHaveLength(3);
+    expect(statements).toEqual([1, 1, 1, 1]);
+    expect((await rowsOf(salesOrder)).processed).toHaveLength(4);
   });
 
   it('make only the event another delivery recorded first a duplicate, and still email once', async () => {
