@@ -1,7 +1,7 @@
-// The effect of new sales-order events of one order, in one transaction. Its SQL spans the tables of the portal, the
-// notification state, the outbox and the event's record on purpose: one statement is a transaction of its own,
-// one round trip where begin, a statement per table and commit cost six, and on two cores the round trips were
-// the bottleneck.
+// The effect of new sales-order events of one order, in one transaction. Its SQL spans the tables of the portal,
+// the notification state, the outbox and the events' records on purpose: one statement is a transaction of its
+// own, one round trip where begin, a statement per table and commit cost six, and on two cores the round trips
+// were the bottleneck.
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { withClient } from '../db/checkout.js';

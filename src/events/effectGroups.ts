@@ -23,8 +23,8 @@ interface Member {
 
 /**
  * Effects asked for within one turn of the event loop for events of one source with equal states (same order,
- * same values, same read time) go out together at the end of the turn; an effect alone waits for nothing but the rest of its turn.
- * When the group's statement finds one of its identities recorded already (`duplicate`: another delivery won
+ * same values, same read time) go out together at the end of the turn; an effect alone waits for nothing but the
+ * rest of its turn. When the group's statement finds one of its identities recorded already (`duplicate`: another delivery won
  * the race, and the statement wrote nothing), each event is written on its own, so only that one is a
  * duplicate. A failure fails every event of the group; each retries on its own (handleEvent.ts).
  */
