@@ -1,6 +1,8 @@
 // The broker ceiling: how fast this machine's RabbitMQ hands messages to the service's AMQP 1.0 client with
 // the service's flow-control settings, when the consumer does nothing but accept. No service can go faster.
-import { Client, type ClientOptions, type IncomingMessage } from '@sap/xb-msg-amqp-v100';
+import { Client, type IncomingMessage } from '@sap/xb-msg-amqp-v100';
+import type { AmqpSettings } from '../src/config/brokerConfig.js';
+import { amqpClientOptions } from '../src/messaging/amqpClientOptions.js';
 import { sessionWindow } from '../src/messaging/sessionWindow.js';
 
 export interface BrokerCeiling {
@@ -13,13 +15,12 @@ export interface BrokerCeiling {
  * accepted on arrival. Timed from the first to the last message, so connecting and attaching are not counted.
  */
 export async function measureBrokerCeiling(
-  client: ClientOptions,
-  prefetch: number,
+  settings: AmqpSettings,
   address: string,
   expected: number,
   timeoutMs: number,
 ): Promise<BrokerCeiling> {
-  const amqp = new Client(client);
+  const amqp = new Client(amqpClientOptions(settings));
   let received = 0;
   let first = 0;
   let last = 0;
@@ -33,7 +34,7 @@ export async function measureBrokerCeiling(
         clearTimeout(timer);
         reject(err);
       });
-      const window = sessionWindow(amqp.session(''), prefetch);
+      const window = sessionWindow(amqp.session(''), settings.prefetch);
       amqp
         .receiver('fon-bench-ceiling')
         .attach(address)

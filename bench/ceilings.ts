@@ -1,6 +1,6 @@
 // This machine's two ceilings at one prefetch, measured with the service's own settings: the broker (a bare
 // consumer on the same AMQP client and flow control) and the database (the service's per-event path through pg).
-import type { ClientOptions } from '@sap/xb-msg-amqp-v100';
+import type { AmqpSettings } from '../src/config/brokerConfig.js';
 import type { SalesOrder } from '../src/s4/salesOrder.js';
 import type { TestQueue } from '../test/support/broker.js';
 import { measureBrokerCeiling } from './brokerCeiling.js';
@@ -11,9 +11,8 @@ import type { CeilingResult } from './results.js';
 import { type BenchEvent, duplicatesOf } from './workload.js';
 
 export interface CeilingOptions {
-  prefetch: number;
-  /** The service's AMQP client options for this prefetch (from its own loadConfig). */
-  client: ClientOptions;
+  /** The service's AMQP settings, with the prefetch the ceilings are measured at (from its own loadConfig). */
+  amqp: AmqpSettings;
   poolSize: number;
   db: BenchDatabase;
   queue: TestQueue;
@@ -30,12 +29,12 @@ export interface CeilingOptions {
 }
 
 export async function measureCeilings(options: CeilingOptions): Promise<CeilingResult> {
-  const { db, queue, publisher, prefetch } = options;
+  const { db, queue, publisher } = options;
+  const { prefetch } = options.amqp;
   // (a) The broker: the same events pre-loaded, drained by a consumer that only accepts.
   await publisher.publish(queue.address, options.newEvents);
   const broker = await measureBrokerCeiling(
-    options.client,
-    prefetch,
+    options.amqp,
     queue.address,
     options.newEvents.length,
     options.timeoutMs,

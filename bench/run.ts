@@ -15,7 +15,6 @@ import { parseArgs } from 'node:util';
 import { type PortalServer, startPortalServer } from '../sandbox/portalServer.js';
 import { type S4Server, startS4Server } from '../sandbox/s4Server.js';
 import { loadConfig } from '../src/config.js';
-import { amqpClientOptions } from '../src/messaging/amqpClientOptions.js';
 import { createTestQueue, type TestQueue } from '../test/support/broker.js';
 import { serviceEnv } from '../test/support/serviceEnv.js';
 import { AMQP_HOST, AMQP_PORT } from '../test/support/services.js';
@@ -242,11 +241,9 @@ async function runAll(
 
       const amqp = config(prefetch).amqp;
       if (amqp === undefined) throw new Error('no AMQP configuration');
-      const client = amqpClientOptions(amqp);
       result.ceilings.push(
         await measureCeilings({
-          prefetch,
-          client,
+          amqp,
           poolSize,
           db,
           queue,

@@ -12,7 +12,6 @@ import { buildApp } from './http/app.js';
 import { createNoAuth, createXsuaaAuth } from './http/auth.js';
 import { createHealthCheck } from './http/health.js';
 import { createRetention, type Retention } from './maintenance/retention.js';
-import { amqpClientOptions } from './messaging/amqpClientOptions.js';
 import { type AmqpConsumer, createAmqpConsumer } from './messaging/amqpConsumer.js';
 import { ensureEventMeshQueue } from './messaging/eventMeshSetup.js';
 import { createMetrics } from './metrics.js';
@@ -99,9 +98,7 @@ export async function buildService(
     config.amqp === undefined
       ? undefined
       : createAmqpConsumer({
-          client: amqpClientOptions(config.amqp),
-          prefetch: config.amqp.prefetch,
-          address: config.amqp.queue,
+          amqp: config.amqp,
           handle,
           refuse: refuseMessage,
           logger: logger.child({ component: 'amqp' }),

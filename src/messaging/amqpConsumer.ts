@@ -2,20 +2,23 @@
 // Settlement: accept → `accepted`; release → `released` (redelivered); reject → `rejected` (dead-lettered).
 // Nothing here decides an outcome: that is handleEvent's job.
 import { setMaxListeners } from 'node:events';
-import { Client, type ClientOptions, type IncomingMessage } from '@sap/xb-msg-amqp-v100';
+import { Client, type IncomingMessage } from '@sap/xb-msg-amqp-v100';
 import type { Logger } from 'pino';
+import type { AmqpSettings } from '../config/brokerConfig.js';
 import type { HandleEvent } from '../events/handleEvent.js';
 import type { Refuse } from '../events/refuse.js';
+import { amqpClientOptions } from './amqpClientOptions.js';
 import { deadLetterOf, toInbound } from './amqpMessage.js';
 import { connectFailureReason } from './connectFailure.js';
 import { releasePause } from './releasePause.js';
 import { type SessionWindow, sessionWindow } from './sessionWindow.js';
 
 export interface AmqpConsumerOptions {
-  client: ClientOptions;
-  /** Most unsettled messages at once (AMQP_PREFETCH): the session window the consumer renews as it settles. */
-  prefetch: number;
-  address: string;
+  /**
+   * The broker, the queue to consume, and AMQP_PREFETCH: the most unsettled messages at once, the session window
+   * renewed on settling.
+   */
+  amqp: AmqpSettings;
   handle: HandleEvent;
   /** Stores a refused message (src/events/refuse.ts): rejected once refused, released to retry later. */
   refuse: Refuse;
@@ -35,6 +38,7 @@ const RECONNECT_MAX_MS = 30_000;
 
 export function createAmqpConsumer(options: AmqpConsumerOptions): AmqpConsumer {
   const { logger, handle } = options;
+  const clientOptions = amqpClientOptions(options.amqp);
   const inFlight = new Set<Promise<void>>();
   // Aborting ends retry waits at once, so in-flight messages are released quickly on shutdown.
   const stopping = new AbortController();
@@ -116,7 +120,7 @@ export function createAmqpConsumer(options: AmqpConsumerOptions): AmqpConsumer {
   }
 
   function connect(): void {
-    const next = new Client(options.client);
+    const next = new Client(clientOptions);
     client = next;
     next
       .on('connected', () => logger.info('AMQP connected'))
@@ -125,7 +129,7 @@ export function createAmqpConsumer(options: AmqpConsumerOptions): AmqpConsumer {
         // client reports them here. As in the library's own examples, drop the connection: the reconnect below
         // attaches again, so consuming resumes as soon as the cause is gone. Unsettled messages are redelivered.
         logger.error(
-          { err, reason: connectFailureReason(err), address: options.address },
+          { err, reason: connectFailureReason(err), address: options.amqp.queue },
           'AMQP error; reconnecting',
         );
         attached = false;
@@ -142,14 +146,14 @@ export function createAmqpConsumer(options: AmqpConsumerOptions): AmqpConsumer {
         reconnectTimer = setTimeout(connect, delay);
       });
     // Per connection: the messages of a lost one are redelivered, and settling them renews nothing.
-    const window = sessionWindow(next.session(''), options.prefetch);
+    const window = sessionWindow(next.session(''), options.amqp.prefetch);
     next.on('disconnected', window.close);
     next
       .receiver('fleet-order-notifier')
-      .attach(options.address)
+      .attach(options.amqp.queue)
       .on('subscribed', () => {
         attached = true;
-        logger.info({ address: options.address }, 'AMQP receiver attached');
+        logger.info({ address: options.amqp.queue }, 'AMQP receiver attached');
       })
       .on('data', (message: IncomingMessage) => onMessage(message, window))
       .on('error', (err: Error) => logger.warn({ err }, 'AMQP receiver stream error'));

@@ -4,13 +4,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AmqpSettings } from '../../src/config/brokerConfig.js';
+import { loadConfig } from '../../src/config.js';
 import type { Handled, HandleEvent } from '../../src/events/handleEvent.js';
-import { amqpClientOptions } from '../../src/messaging/amqpClientOptions.js';
 import { createAmqpConsumer } from '../../src/messaging/amqpConsumer.js';
 import { createPublisher, createTestQueue, type Publisher, type TestQueue } from '../support/broker.js';
 import { eventually } from '../support/harness.js';
-import { AMQP_HOST, AMQP_PORT, expectAmqp10 } from '../support/services.js';
+import { serviceEnv } from '../support/serviceEnv.js';
+import { expectAmqp10 } from '../support/services.js';
 
 const PREFETCH = 20;
 const logger = pino({ level: 'silent' });
@@ -64,18 +64,17 @@ function heldHandler() {
 
 describe('flow control', () => {
   it('holds at most the prefetch and refills the places of settled messages while most are still held', async () => {
-    const amqp: AmqpSettings = {
-      broker: {
-        kind: 'plain',
-        host: AMQP_HOST,
-        port: AMQP_PORT,
-        tls: false,
-        user: 'guest',
-        password: 'guest',
-      },
-      queue: queue.address,
-      prefetch: PREFETCH,
-    };
+    // The service's own settings for the local broker; nothing here reaches the database, S/4HANA or SMTP.
+    const { amqp } = loadConfig({
+      ...serviceEnv({
+        databaseUrl: 'postgres://unused',
+        s4Url: 'http://unused',
+        smtpUrl: 'smtp://unused',
+        queueAddress: queue.address,
+      }),
+      AMQP_PREFETCH: String(PREFETCH),
+    });
+    if (amqp === undefined) throw new Error('no AMQP settings');
     const messages = 3 * PREFETCH;
     await publisher.send(
       queue.address,
@@ -83,9 +82,7 @@ describe('flow control', () => {
     );
     const handler = heldHandler();
     const consumer = createAmqpConsumer({
-      client: amqpClientOptions(amqp),
-      prefetch: amqp.prefetch,
-      address: queue.address,
+      amqp,
       handle: handler.handle,
       refuse: async () => {
         throw new Error('nothing is refused here');
