@@ -2,14 +2,14 @@
 // recorded, the state is written once and mailed once, and an identity another delivery recorded first makes
 // only that event a duplicate.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { salesOrderEvent } from '../../sandbox/s4Events.js';
-import { applyEffect, type EffectMail, type EffectResult } from '../../src/events/applyEffect.js';
-import { type ParsedEvent, parseCloudEvent } from '../../src/events/cloudEvent.js';
+import { applyEffect, type EffectResult } from '../../src/events/applyEffect.js';
+import type { ParsedEvent } from '../../src/events/cloudEvent.js';
 import { groupEffects } from '../../src/events/effectGroups.js';
 import { checkInbox } from '../../src/events/inbox.js';
 import type { PortalOrder } from '../../src/portal/portalStatus.js';
 import { ROOT_CONTEXT } from '../../src/tracing.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { EFFECT_MAIL, parsedEvent } from '../support/effects.js';
 
 let db: TestDatabase;
 beforeAll(async () => {
@@ -17,22 +17,12 @@ beforeAll(async () => {
 });
 afterAll(() => db.drop());
 
-const MAIL: EffectMail = {
-  to: ['fleet-manager@fleet.example'],
-  locale: 'en',
-  messageIdDomain: 'fleet.example',
-};
 let nextOrder = 6_200_000;
 let nextEvent = 0;
 
 function event(salesOrder: string, source?: string): ParsedEvent {
   nextEvent += 1;
-  const body = Buffer.from(
-    salesOrderEvent({ salesOrder, id: `grouped-${nextEvent}`, ...(source && { source }) }),
-  );
-  const parsed = parseCloudEvent({ body, contentType: 'application/json', binaryAttributes: {} }, 1 << 20);
-  if (!parsed.ok) throw new Error(parsed.reason);
-  return parsed.event;
+  return parsedEvent({ salesOrder, id: `grouped-${nextEvent}`, ...(source && { source }) });
 }
 
 function state(salesOrder: string, readAt = new Date()): PortalOrder {
@@ -52,7 +42,7 @@ function countingWriter() {
   const statements: number[] = [];
   const write = groupEffects(async (events, order) => {
     statements.push(events.length);
-    return applyEffect(db.pool, events, order, MAIL);
+    return applyEffect(db.pool, events, order, EFFECT_MAIL);
   });
   return { write, statements };
 }
@@ -129,7 +119,7 @@ describe('effects of events one read answered', () => {
       db.pool,
       [events[1] as ParsedEvent],
       state(salesOrder, new Date(Date.now() - 60_000)),
-      MAIL,
+      EFFECT_MAIL,
     );
     const { write, statements } = countingWriter();
 

@@ -7,15 +7,15 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PortalServer, startPortalServer } from '../../sandbox/portalServer.js';
-import { salesOrderEvent } from '../../sandbox/s4Events.js';
-import { applyEffect, type EffectMail } from '../../src/events/applyEffect.js';
-import { type ParsedEvent, parseCloudEvent } from '../../src/events/cloudEvent.js';
+import { applyEffect } from '../../src/events/applyEffect.js';
+import type { ParsedEvent } from '../../src/events/cloudEvent.js';
 import { checkInbox, recordProcessed } from '../../src/events/inbox.js';
 import { createLogger } from '../../src/logger.js';
 import { createPortalApi, type PortalApi } from '../../src/portal/portalApi.js';
 import { createPortalSender, type PushResult } from '../../src/portal/portalSender.js';
 import type { PortalOrder } from '../../src/portal/portalStatus.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { EFFECT_MAIL, parsedEvent } from '../support/effects.js';
 import { gate } from '../support/gate.js';
 import { eventually, registerDestination } from '../support/harness.js';
 
@@ -36,21 +36,13 @@ afterAll(async () => {
   await Promise.all([db.drop(), portal.close()]);
 });
 
-const MAIL: EffectMail = {
-  to: ['fleet-manager@fleet.example'],
-  locale: 'en',
-  messageIdDomain: 'fleet.example',
-};
 let nextOrder = 6_100_000;
 let nextEvent = 0;
 
 /** A new event of `salesOrder`, parsed by the service's own parser. */
 function event(salesOrder: string): ParsedEvent {
   nextEvent += 1;
-  const body = Buffer.from(salesOrderEvent({ salesOrder, id: `interleaving-${nextEvent}` }));
-  const parsed = parseCloudEvent({ body, contentType: 'application/json', binaryAttributes: {} }, 1 << 20);
-  if (!parsed.ok) throw new Error(parsed.reason);
-  return parsed.event;
+  return parsedEvent({ salesOrder, id: `interleaving-${nextEvent}` });
 }
 
 /** A state of `salesOrder` as S/4HANA last changed it at 10:`minute`, read now. */
@@ -125,7 +117,7 @@ async function rowsOf(salesOrder: string) {
  * the other transaction with `end`, and returns the effect's result and the order's rows.
  */
 async function effectAgainstOther(delivered: ParsedEvent, order: PortalOrder, end: 'commit' | 'rollback') {
-  const effect = pending(applyEffect(db.pool, [delivered], order, MAIL));
+  const effect = pending(applyEffect(db.pool, [delivered], order, EFFECT_MAIL));
   await waitingOnLocks(1);
   expect(effect.finished()).toBe(false);
   await other.query(end);
@@ -165,7 +157,7 @@ describe('the effect statement against another transaction', () => {
    */
   async function waitsForPortalRow(held: number, read: number) {
     const salesOrder = String(nextOrder++);
-    expect((await applyEffect(db.pool, [event(salesOrder)], state(salesOrder, 1), MAIL)).result).toBe(
+    expect((await applyEffect(db.pool, [event(salesOrder)], state(salesOrder, 1), EFFECT_MAIL)).result).toBe(
       'applied',
     );
     await writePortalInOtherTransaction(state(salesOrder, held));
@@ -205,9 +197,9 @@ describe('the effect statement against another transaction', () => {
        values ($1, 'Open', null)`,
       [salesOrder],
     );
-    const first = pending(applyEffect(db.pool, [event(salesOrder)], state(salesOrder, 1), MAIL));
+    const first = pending(applyEffect(db.pool, [event(salesOrder)], state(salesOrder, 1), EFFECT_MAIL));
     await waitingOnLocks(1);
-    const second = pending(applyEffect(db.pool, [event(salesOrder)], state(salesOrder, 1), MAIL));
+    const second = pending(applyEffect(db.pool, [event(salesOrder)], state(salesOrder, 1), EFFECT_MAIL));
     await waitingOnLocks(2);
     await other.query('rollback');
 
@@ -233,7 +225,7 @@ describe('the identity check against another transaction', () => {
       lastError: null,
     });
     await other.query('commit');
-    expect(await applyEffect(db.pool, [delivered], state(salesOrder, 1), MAIL)).toEqual({
+    expect(await applyEffect(db.pool, [delivered], state(salesOrder, 1), EFFECT_MAIL)).toEqual({
       result: 'duplicate',
       mailQueued: false,
       pushQueued: false,
@@ -319,7 +311,7 @@ async function change(salesOrder: string, name: keyof typeof SHOWN, minute: numb
     db.pool,
     [event(salesOrder)],
     { ...state(salesOrder, minute), ...SHOWN[name] },
-    MAIL,
+    EFFECT_MAIL,
     true,
   );
 }

@@ -1,0 +1,19 @@
+// What tests of the effect statement (applyEffect) hand it: events parsed by the service's own parser, and the
+// mail settings the composition root binds.
+import { type S4EventSpec, salesOrderEvent } from '../../sandbox/s4Events.js';
+import type { EffectMail } from '../../src/events/applyEffect.js';
+import { type ParsedEvent, parseCloudEvent } from '../../src/events/cloudEvent.js';
+
+export const EFFECT_MAIL: EffectMail = {
+  to: ['fleet-manager@fleet.example'],
+  locale: 'en',
+  messageIdDomain: 'fleet.example',
+};
+
+/** A sales-order event as the handler sees it once parsed. */
+export function parsedEvent(spec: S4EventSpec): ParsedEvent {
+  const body = Buffer.from(salesOrderEvent(spec));
+  const parsed = parseCloudEvent({ body, contentType: 'application/json', binaryAttributes: {} }, 1 << 20);
+  if (!parsed.ok) throw new Error(parsed.reason);
+  return parsed.event;
+}
