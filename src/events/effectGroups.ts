@@ -6,6 +6,7 @@ import type { Context } from '../tracing.js';
 import type { EffectResult } from './applyEffect.js';
 import type { ParsedEvent } from './cloudEvent.js';
 import type { WriteEffect } from './handleEvent.js';
+import { perTurn } from './perTurn.js';
 
 /** Writes the effect of `events`, all of one order with the same state, in one statement (applyEffect). */
 export type WriteEffects = (
@@ -16,6 +17,7 @@ export type WriteEffects = (
 
 interface Member {
   event: ParsedEvent;
+  order: PortalOrder;
   trace: Context;
   resolve: (result: EffectResult) => void;
   reject: (err: unknown) => void;
@@ -29,10 +31,9 @@ interface Member {
  * duplicate. A failure fails every event of the group; each retries on its own (handleEvent.ts).
  */
 export function groupEffects(write: WriteEffects): WriteEffect {
-  const gathering = new Map<string, Member[]>();
-
-  async function flush(order: PortalOrder, members: Member[]): Promise<void> {
+  async function flush(members: Member[]): Promise<void> {
     const [first] = members as [Member];
+    const { order } = first;
     try {
       // The first event's transaction span is the one the queued email links back to.
       const together = await write(
@@ -52,19 +53,9 @@ export function groupEffects(write: WriteEffects): WriteEffect {
       write([member.event], order, member.trace).then(member.resolve, member.reject);
   }
 
+  const gather = perTurn<Member>((members) => void flush(members));
   return (event, order, trace) =>
-    new Promise((resolve, reject) => {
-      const key = JSON.stringify([event.source, order]);
-      let members = gathering.get(key);
-      if (members === undefined) {
-        members = [];
-        gathering.set(key, members);
-        const group = members;
-        setImmediate(() => {
-          gathering.delete(key);
-          void flush(order, group);
-        });
-      }
-      members.push({ event, trace, resolve, reject });
-    });
+    new Promise((resolve, reject) =>
+      gather(JSON.stringify([event.source, order]), { event, order, trace, resolve, reject }),
+    );
 }

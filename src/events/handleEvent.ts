@@ -11,7 +11,7 @@ import type { ReadOrder } from '../s4/batchedReads.js';
 import { type Context, inSpan, producerContext, SpanKind } from '../tracing.js';
 import type { EffectResult } from './applyEffect.js';
 import { type InboundMessage, type ParsedEvent, parseCloudEvent } from './cloudEvent.js';
-import { checkInbox, noteAttemptError, recordProcessed } from './inbox.js';
+import { batchInboxChecks, type InboxEntry, noteAttemptError, recordProcessed } from './inbox.js';
 import { accept, type Outcome, reject } from './outcome.js';
 import { eventAttributes, logOutcome, outcomeAttributes } from './outcomeReport.js';
 import { isLegacyHash, samePayload } from './payloadHash.js';
@@ -59,6 +59,7 @@ export function createEventHandler(deps: EventHandlerDeps): HandleEvent {
   // Deliveries of one identity that overlap in this instance run one after the other, so a duplicate that
   // arrives while its original is still in flight finds it processed instead of asking S/4HANA again.
   const oneAtATime = keyedSerializer();
+  const checkInbox = batchInboxChecks(deps.pool);
 
   return async function handleEvent(message, { channel, signal }) {
     const started = process.hrtime.bigint();
@@ -81,7 +82,7 @@ export function createEventHandler(deps: EventHandlerDeps): HandleEvent {
         if (recording) span.setAttributes(eventAttributes(channel, event));
         const outcome = parsed.ok
           ? await oneAtATime.run(JSON.stringify([parsed.event.source, parsed.event.id]), () =>
-              checkIdentityThenApply(deps, parsed.event, trace, signal),
+              checkIdentityThenApply(deps, checkInbox, parsed.event, trace, signal),
             )
           : reject('invalid_event', parsed.reason);
         if (recording) span.setAttributes(outcomeAttributes(outcome));
@@ -101,6 +102,7 @@ export function createEventHandler(deps: EventHandlerDeps): HandleEvent {
  */
 async function checkIdentityThenApply(
   deps: EventHandlerDeps,
+  checkInbox: (event: ParsedEvent) => Promise<InboxEntry>,
   event: ParsedEvent,
   trace: Context,
   signal?: AbortSignal,
@@ -108,7 +110,7 @@ async function checkIdentityThenApply(
   try {
     // The first database call of a delivery: a blip here is retried like one in readOrderThenWriteEffect().
     const inbox = await inSpan('identity check', { attributes: DATABASE }, trace, () =>
-      retry(() => checkInbox(deps.pool, event), deps.retryPolicy, signal),
+      retry(() => checkInbox(event), deps.retryPolicy, signal),
     );
     if (inbox.processedHash !== null) {
       if (samePayload(inbox.processedHash, event)) return accept('duplicate');

@@ -5,6 +5,7 @@ import type { Pool } from 'pg';
 import { deleteOldest } from '../db/deleteOldest.js';
 import type { Executor } from '../db/transaction.js';
 import type { ParsedEvent } from './cloudEvent.js';
+import { perTurn } from './perTurn.js';
 
 /**
  * What processing an event came to, kept in processed_event.outcome (the column and the admin API keep that
@@ -24,32 +25,79 @@ export interface InboxEntry {
  * Looks the event up and, unless it is processed, counts this delivery, in one auto-committed statement.
  * Counting before any work is what lets a message that kills the process be recognised on its next delivery.
  * A duplicate costs one index read and writes nothing.
+ */
+export async function checkInbox(db: Pool, event: ParsedEvent): Promise<InboxEntry> {
+  return (await checkInboxes(db, event.source, [event.id])).get(event.id) as InboxEntry;
+}
+
+/**
+ * checkInbox for several events of one source with distinct ids, in one statement: their entries by id.
  *
  * It commits without waiting for the WAL flush (synchronous_commit off for this statement's transaction only):
  * the count must survive the service dying, not PostgreSQL crashing (README, Performance). Hence it takes the
- * pool, never a transaction's client, inside which the setting would hold for the whole transaction.
+ * pool, never a transaction's client, inside which the setting would hold for the whole transaction. The counts
+ * are written in the order of their keys, as the effect statement deletes them, so that statements of several
+ * instances over the same identities wait for each other instead of deadlocking.
  */
-export async function checkInbox(db: Pool, event: ParsedEvent): Promise<InboxEntry> {
-  const { rows } = await db.query<InboxEntry>({
+export async function checkInboxes(
+  db: Pool,
+  source: string,
+  ids: string[],
+): Promise<Map<string, InboxEntry>> {
+  const { rows } = await db.query<InboxEntry & { id: string }>({
     // Named: prepared once per connection, then only bound and executed.
     name: 'check-inbox',
     text: `with async_commit as (
        select set_config('synchronous_commit', 'off', true)
+     ), delivered as (
+       select id from unnest($2::text[]) as d(id)
      ), seen as (
-       select payload_hash from processed_event where source = $1::text and id = $2::text
+       select id, payload_hash from processed_event where source = $1::text and id = any($2::text[])
      ), attempt as (
        insert into event_attempt as a (source, id)
-       select $1::text, $2::text where not exists (select from seen)
+       select $1::text, d.id from delivered d where not exists (select from seen s where s.id = d.id)
+       order by d.id
        on conflict (source, id) do update set attempts = a.attempts + 1, last_seen_at = now()
-       returning attempts, last_error
+       returning a.id, a.attempts, a.last_error
      )
-     select (select payload_hash from seen) as "processedHash",
-            coalesce((select attempts from attempt), 0) as "attempts",
-            (select last_error from attempt) as "lastError"
-     from async_commit`,
-    values: [event.source, event.id],
+     select d.id, s.payload_hash as "processedHash", coalesce(t.attempts, 0) as "attempts",
+            t.last_error as "lastError"
+     from async_commit, delivered d left join seen s using (id) left join attempt t using (id)`,
+    values: [source, ids],
   });
-  return rows[0] as InboxEntry;
+  return new Map(rows.map(({ id, ...entry }) => [id, entry]));
+}
+
+interface Check {
+  event: ParsedEvent;
+  resolve: (entry: InboxEntry) => void;
+  reject: (err: unknown) => void;
+}
+
+/**
+ * checkInbox, with the checks asked for in one turn of the event loop for events of one source made in one
+ * statement (perTurn.ts). A failure fails every check of the statement; each retries on its own. An identity
+ * asked for twice in one turn (the handler lets one identity through at a time, so only another caller could)
+ * is checked in a statement of its own, as one statement cannot count the same row twice.
+ */
+export function batchInboxChecks(db: Pool): (event: ParsedEvent) => Promise<InboxEntry> {
+  const gather = perTurn<Check>((checks) => {
+    const batch = new Map<string, Check>();
+    for (const check of checks) {
+      if (batch.has(check.event.id)) checkInbox(db, check.event).then(check.resolve, check.reject);
+      else batch.set(check.event.id, check);
+    }
+    const [first] = checks as [Check];
+    checkInboxes(db, first.event.source, [...batch.keys()]).then(
+      (entries) => {
+        for (const [id, check] of batch) check.resolve(entries.get(id) as InboxEntry);
+      },
+      (err: unknown) => {
+        for (const check of batch.values()) check.reject(err);
+      },
+    );
+  });
+  return (event) => new Promise((resolve, reject) => gather(event.source, { event, resolve, reject }));
 }
 
 /**

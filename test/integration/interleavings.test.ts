@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PortalServer, startPortalServer } from '../../sandbox/portalServer.js';
 import { applyEffect } from '../../src/events/applyEffect.js';
 import type { ParsedEvent } from '../../src/events/cloudEvent.js';
-import { checkInbox, recordProcessed } from '../../src/events/inbox.js';
+import { checkInbox, checkInboxes, recordProcessed } from '../../src/events/inbox.js';
 import { createLogger } from '../../src/logger.js';
 import { createPortalApi, type PortalApi } from '../../src/portal/portalApi.js';
 import { createPortalSender, type PushResult } from '../../src/portal/portalSender.js';
@@ -295,6 +295,30 @@ describe('the identity check against another transaction', () => {
     await other.query('commit');
 
     expect((await waiting.result).attempts).toBe(3);
+  });
+
+  it('counts the deliveries of two instances checking the same events together, listed in opposite orders', async () => {
+    const [a, b] = [event(String(nextOrder++)), event(String(nextOrder++))] as [ParsedEvent, ParsedEvent];
+    for (const delivered of [a, b]) await checkInbox(db.pool, delivered);
+    await other.query('begin');
+    await other.query(`update event_attempt set attempts = attempts + 1 where source = $1 and id = $2`, [
+      a.source,
+      a.id,
+    ]);
+
+    // Both statements count a and b in the order of their keys: each waits for a holding nothing. Taken as
+    // listed, the second would hold b while waiting for a, and the first, once it had a, would wait for b.
+    const first = pending(checkInboxes(db.pool, a.source, [a.id, b.id]));
+    await waitingOnLocks(1);
+    const second = pending(checkInboxes(db.pool, a.source, [b.id, a.id]));
+    await waitingOnLocks(2);
+    await other.query('commit');
+
+    const entries = await Promise.all([first.result, second.result]);
+    const attemptsOf = (delivered: ParsedEvent) =>
+      entries.map((entry) => entry.get(delivered.id)?.attempts).sort();
+    expect(attemptsOf(a)).toEqual([3, 4]);
+    expect(attemptsOf(b)).toEqual([2, 3]);
   });
 });
 

@@ -1,0 +1,91 @@
+// Identity checks asked for in one turn of the event loop share one statement (batchInboxChecks), on a real
+// database: each event gets its own entry, sources stay apart, an identity asked for twice is counted twice, and
+// a failed statement fails every check it carried.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ParsedEvent } from '../../src/events/cloudEvent.js';
+import { batchInboxChecks, checkInbox, recordProcessed } from '../../src/events/inbox.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { parsedEvent } from '../support/effects.js';
+
+let db: TestDatabase;
+/** Statements the pool ran: each takes a connection of its own. */
+let statements = 0;
+beforeAll(async () => {
+  db = await createTestDatabase();
+  db.pool.on('acquire', () => {
+    statements += 1;
+  });
+});
+afterAll(() => db.drop());
+
+let nextEvent = 0;
+
+function event(source?: string): ParsedEvent {
+  nextEvent += 1;
+  return parsedEvent({ salesOrder: '6300000', id: `checked-${nextEvent}`, ...(source && { source }) });
+}
+
+/** Runs `work` and returns what it resolved to with the statements it ran. */
+async function counted<T>(work: () => Promise<T>): Promise<{ result: T; statements: number }> {
+  const before = statements;
+  const result = await work();
+  return { result, statements: statements - before };
+}
+
+describe('identity checks asked for in one turn', () => {
+  it('go out as one statement that gives each event its own entry', async () => {
+    const processed = event();
+    const seenOnce = event();
+    const fresh = event();
+    await checkInbox(db.pool, processed);
+    await recordProcessed(db.pool, processed, 'not_found');
+    await checkInbox(db.pool, seenOnce);
+    const check = batchInboxChecks(db.pool);
+
+    const { result, statements } = await counted(() =>
+      Promise.all([check(processed), check(seenOnce), check(fresh)]),
+    );
+
+    expect(statements).toBe(1);
+    expect(result).toEqual([
+      { processedHash: processed.payloadHash, attempts: 0, lastError: null },
+      { processedHash: null, attempts: 2, lastError: null },
+      { processedHash: null, attempts: 1, lastError: null },
+    ]);
+  });
+
+  it('go out as one statement per source', async () => {
+    const check = batchInboxChecks(db.pool);
+    const events = [event('/default/sap.s4.beh/0000001'), event('/default/sap.s4.beh/0000002'), event()];
+
+    const { result, statements } = await counted(() => Promise.all(events.map(check)));
+
+    expect(statements).toBe(3);
+    expect(result.map((entry) => entry.attempts)).toEqual([1, 1, 1]);
+  });
+
+  it('count an identity asked for twice as two deliveries', async () => {
+    const check = batchInboxChecks(db.pool);
+    const twice = event();
+
+    const { result, statements } = await counted(() =>
+      Promise.all([check(twice), check(twice), check(event())]),
+    );
+
+    expect(statements).toBe(2);
+    expect(result.map((entry) => entry.attempts).sort()).toEqual([1, 1, 2]);
+  });
+
+  it('fail together when their statement fails', async () => {
+    const check = batchInboxChecks(db.pool);
+    // PostgreSQL refuses a NUL character in text: the statement fails as a whole.
+    const unstorable = { ...event(), id: 'checked-\u0000' };
+    const valid = event();
+
+    const results = await Promise.allSettled([check(valid), check(unstorable)]);
+
+    expect(results.map((settled) => settled.status)).toEqual(['rejected', 'rejected']);
+    // Nothing of the failed statement was written: the valid event is counted once its own check runs.
+    expect((await check(valid)).attempts).toBe(1);
+  });
+});
