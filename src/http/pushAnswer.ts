@@ -37,17 +37,18 @@ const RETRY_AFTER_SECONDS = 5;
 /** One event through the handler, its outcome stored where it must be: what to tell the sender about it. */
 export async function answerEvent(push: Push, message: InboundMessage): Promise<EventAnswer> {
   try {
-    const { outcome, event, log } = await push.handle(message, {
-      channel: push.channel,
-      signal: push.signal,
-    });
+    const handled = await push.handle(message, { channel: push.channel, signal: push.signal });
+    const { outcome } = handled;
     if (outcome.kind === 'accept') {
       const { result } = outcome;
       return result === 'duplicate' ? { status: result } : { status: 'processed', result };
     }
     if (outcome.kind === 'release') return { status: 'retry-later' };
-    const eventLog = log.child({ address: header(push.request, 'x-address'), caller: push.request.caller });
-    return await deadLetter({ ...push, log: eventLog }, message, outcome.reason, event);
+    const eventLog = handled.log.child({
+      address: header(push.request, 'x-address'),
+      caller: push.request.caller,
+    });
+    return await deadLetter({ ...push, log: eventLog }, message, outcome.reason, handled.event);
   } catch (err) {
     // The final fallback: nothing is committed that the sender does not know of, so it may simply resend.
     push.log.error({ err }, 'push delivery failed unexpectedly; asking the sender to retry');

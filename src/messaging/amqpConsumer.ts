@@ -91,10 +91,12 @@ export function createAmqpConsumer(options: AmqpConsumerOptions): AmqpConsumer {
     };
     try {
       const inbound = toInbound(message);
-      const { outcome, event, log } = await handle(inbound, { channel: 'amqp', signal: stopping.signal });
+      const handled = await handle(inbound, { channel: 'amqp', signal: stopping.signal });
+      const { outcome } = handled;
       let how: 'accept' | 'release' | 'reject' = outcome.kind;
       if (outcome.kind === 'reject') {
-        const refusal = await options.refuse(deadLetterOf(message, inbound, outcome.reason, event), log);
+        const dead = deadLetterOf(message, inbound, outcome.reason, handled.event);
+        const refusal = await options.refuse(dead, handled.log);
         // Rejected only once refused for good; while its dead letter cannot be stored, the message comes back.
         if (refusal.kind === 'retry_later') how = 'release';
       }
