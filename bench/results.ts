@@ -78,6 +78,8 @@ export interface BenchResults {
     events: number;
     /** The probe's database ceiling (new events/s) that sized `events`; absent when --events was given. */
     calibrationRate?: number;
+    /** The probe's rate that gave every event (REFERENCE_RATE) when the run was sized. */
+    referenceRate?: number;
     duplicateShare: number;
     eventsPerOrder: number;
     poolSize: number;

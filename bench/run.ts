@@ -213,7 +213,7 @@ async function runAll(
     settings: {
       runs,
       events: total,
-      ...(calibration && { calibrationRate: calibration.rate }),
+      ...(calibration && { calibrationRate: calibration.rate, referenceRate: calibration.referenceRate }),
       duplicateShare,
       eventsPerOrder: perOrder,
       poolSize,
