@@ -66,15 +66,9 @@ export function createEventHandler(deps: EventHandlerDeps): HandleEvent {
     // 1–2. Received by the adapter; parse.
     const parsed = parseCloudEvent(message, deps.maxMessageBytes);
     const event = parsed.ok ? parsed.event : undefined;
-    // The event's logger is made when something is logged: a duplicate logs nothing unless at debug, and
-    // making a child logger costs about a twentieth of what a duplicate does.
-    let log: Logger | undefined;
-    const eventLog = () =>
-      (log ??= deps.logger.child(
-        event
-          ? { channel, source: event.source, id: event.id, type: event.type, salesOrder: event.salesOrder }
-          : { channel },
-      ));
+    const fields = event
+      ? { channel, source: event.source, id: event.id, type: event.type, salesOrder: event.salesOrder }
+      : { channel };
     // One span per delivery, continuing the producer's trace when the event carries the tracing extension.
     return inSpan(
       'process sales-order event',
@@ -91,13 +85,16 @@ export function createEventHandler(deps: EventHandlerDeps): HandleEvent {
           : reject('invalid_event', parsed.reason);
         if (recording) span.setAttributes(outcomeAttributes(outcome));
         const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-        const quiet = outcome.kind === 'accept' && outcome.result === 'duplicate';
-        if (!quiet || deps.logger.isLevelEnabled('debug')) logOutcome(eventLog(), outcome, seconds);
+        logOutcome(deps.logger, fields, outcome, seconds);
+        // A child logger is made only for an adapter that logs more about the message (its dead letter): making
+        // one for every message cost about a twentieth of a duplicate, which below debug logs nothing.
+        let log: Logger | undefined;
         const handled: Handled = {
           outcome,
           event,
           get log() {
-            return eventLog();
+            log ??= deps.logger.child(fields);
+            return log;
           },
         };
         deps.observe?.(channel, handled, seconds);

@@ -26,9 +26,11 @@ export function outcomeAttributes(outcome: Outcome) {
   };
 }
 
-export function logOutcome(log: Logger, outcome: Outcome, seconds: number): void {
-  if (outcome.kind === 'reject') log.error({ reason: outcome.reason }, 'event rejected');
-  else if (outcome.kind === 'release') log.warn({ reason: outcome.reason }, 'event released for redelivery');
-  else if (outcome.result === 'duplicate') log.debug('duplicate event skipped');
-  else log.info({ result: outcome.result, ms: Math.round(seconds * 1000) }, 'event processed');
+/** One line per handled message, with the event's `fields`; a duplicate's is at debug, a no-op below it. */
+export function logOutcome(log: Logger, fields: object, outcome: Outcome, seconds: number): void {
+  if (outcome.kind === 'reject') log.error({ ...fields, reason: outcome.reason }, 'event rejected');
+  else if (outcome.kind === 'release')
+    log.warn({ ...fields, reason: outcome.reason }, 'event released for redelivery');
+  else if (outcome.result === 'duplicate') log.debug(fields, 'duplicate event skipped');
+  else log.info({ ...fields, result: outcome.result, ms: Math.round(seconds * 1000) }, 'event processed');
 }
