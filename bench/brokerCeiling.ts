@@ -16,7 +16,6 @@ export interface BrokerCeiling {
  */
 export async function measureBrokerCeiling(
   settings: AmqpSettings,
-  address: string,
   expected: number,
   timeoutMs: number,
 ): Promise<BrokerCeiling> {
@@ -37,7 +36,7 @@ export async function measureBrokerCeiling(
       const window = sessionWindow(amqp.session(''), settings.prefetch);
       amqp
         .receiver('fon-bench-ceiling')
-        .attach(address)
+        .attach(settings.queue)
         .on('data', (message: IncomingMessage) => {
           const now = performance.now();
           if (received === 0) first = now;

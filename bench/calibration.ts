@@ -23,8 +23,6 @@ const PROBE_EVENTS = 2_000;
 export interface Calibration {
   /** The probe's new events/s. */
   rate: number;
-  /** REFERENCE_RATE when the run was sized: kept with the results, which outlive a change of the constant. */
-  referenceRate: number;
   /** The events a run gets. */
   events: number;
 }
@@ -40,8 +38,7 @@ export async function calibrate(
   try {
     await measureDatabaseCeiling(options, uniqueEvents(orders, PROBE_EVENTS / 4, 4, random), 'new');
     const probe = await measureDatabaseCeiling(options, uniqueEvents(orders, PROBE_EVENTS, 4, random), 'new');
-    const rate = probe.eventsPerSecond;
-    return { rate, referenceRate: REFERENCE_RATE, events: eventsFor(rate) };
+    return { rate: probe.eventsPerSecond, events: eventsFor(probe.eventsPerSecond) };
   } finally {
     await db.reset();
   }

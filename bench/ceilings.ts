@@ -15,6 +15,7 @@ export interface CeilingOptions {
   amqp: AmqpSettings;
   poolSize: number;
   db: BenchDatabase;
+  /** The queue `amqp.queue` names, emptied after the broker ceiling. */
   queue: TestQueue;
   publisher: BenchPublisher;
   salesOrders: Map<string, SalesOrder>;
@@ -31,14 +32,10 @@ export interface CeilingOptions {
 export async function measureCeilings(options: CeilingOptions): Promise<CeilingResult> {
   const { db, queue, publisher } = options;
   const { prefetch } = options.amqp;
-  // (a) The broker: the same events pre-loaded, drained by a consumer that only accepts.
-  await publisher.publish(queue.address, options.newEvents);
-  const broker = await measureBrokerCeiling(
-    options.amqp,
-    queue.address,
-    options.newEvents.length,
-    options.timeoutMs,
-  );
+  // (a) The broker: the same events pre-loaded into the queue the settings name, drained by a consumer that
+  // only accepts.
+  await publisher.publish(options.amqp.queue, options.newEvents);
+  const broker = await measureBrokerCeiling(options.amqp, options.newEvents.length, options.timeoutMs);
   await queue.purge();
 
   // (b) The database: twice the events through the service's handler, then redeliveries of them.
