@@ -1,7 +1,8 @@
-// The service under test as a process of its own (`node dist/main.js`), configured through its environment
-// exactly as in production, so that its CPU time and memory are measured apart from the load generator.
+// The service under test as a process of its own (`node dist/main.js`), started with the node flags and
+// configured through the environment exactly as in production, so that its CPU time and memory are measured
+// apart from the load generator.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, existsSync, openSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -21,6 +22,17 @@ import {
 export type CpuSource = 'service' | 'broker' | 'loadGenerator' | 'machine';
 
 export const SERVICE_ENTRY = new URL('../dist/main.js', import.meta.url).pathname;
+
+/**
+ * The node flags of the deployed start command (package.json's start script, which mta.yaml and manifest.yml
+ * repeat): the heap ceiling among them decides how far the heap grows, so the peak RSS is the deployment's.
+ */
+export function deployedNodeFlags(): string[] {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    scripts: { start: string };
+  };
+  return pkg.scripts.start.split(/\s+/).filter((word) => word.startsWith('--'));
+}
 
 export interface ServiceProcess {
   pid: number;
@@ -45,10 +57,14 @@ export async function startServiceProcess(options: ServiceProcessOptions): Promi
   if (!existsSync(SERVICE_ENTRY)) throw new Error(`${SERVICE_ENTRY} is missing: run npm run build first`);
   const port = await freePort();
   const log = openSync(options.logFile, 'a');
-  const child: ChildProcess = spawn(process.execPath, [...(options.nodeArgs ?? []), SERVICE_ENTRY], {
-    env: { PATH: process.env.PATH ?? '', ...options.env, PORT: String(port) },
-    stdio: ['ignore', log, log],
-  });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [...deployedNodeFlags(), ...(options.nodeArgs ?? []), SERVICE_ENTRY],
+    {
+      env: { PATH: process.env.PATH ?? '', ...options.env, PORT: String(port) },
+      stdio: ['ignore', log, log],
+    },
+  );
   closeSync(log);
   const pid = child.pid;
   if (pid === undefined) throw new Error('the service process did not start');

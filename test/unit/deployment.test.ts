@@ -2,6 +2,7 @@ import { posix } from 'node:path';
 import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { deployedNodeFlags } from '../../bench/serviceProcess.js';
 import { loadConfig } from '../../src/config.js';
 import { CONFIG_KEYS } from '../../src/configKeys.js';
 import { EVENT_HUB_PATH } from '../../src/http/eventHubRoutes.js';
@@ -148,10 +149,16 @@ describe('mta.yaml and manifest.yml', () => {
     expect([...app.services].sort()).toEqual(Object.values(INSTANCES).sort());
   });
 
-  it('start the same command, the file that package.json names', () => {
+  it('start the same command, the file that package.json names, under a heap ceiling that fits the quota', () => {
     expect(mtaParams.command).toBe(app.command);
     expect(app.command).toBe(pkg.scripts.start);
-    expect(app.command).toBe(`node ${pkg.main}`);
+    const [, heapMb, file] = /^node --max-old-space-size=(\d+) (\S+)$/.exec(String(app.command)) ?? [];
+    expect(file).toBe(pkg.main);
+    // The old generation is most of the process, not all of it: code, buffers and the young generation need
+    // the rest of the quota.
+    expect(Number(heapMb)).toBeLessThanOrEqual(0.65 * Number.parseInt(String(mtaParams.memory), 10));
+    // The benchmark's peak RSS is the deployment's only under the same ceiling.
+    expect(deployedNodeFlags()).toEqual([`--max-old-space-size=${heapMb}`]);
   });
 
   it('use the same health check, memory, disk, instances and buildpack', () => {
