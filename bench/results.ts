@@ -80,6 +80,8 @@ export interface BenchResults {
     calibrationRate?: number;
     /** The probe's rate that gave every event (REFERENCE_RATE) when the run was sized. */
     referenceRate?: number;
+    /** The events a run got at that rate and above (REFERENCE_EVENTS) when the run was sized. */
+    referenceEvents?: number;
     duplicateShare: number;
     eventsPerOrder: number;
     poolSize: number;

@@ -18,7 +18,7 @@ import { loadConfig } from '../src/config.js';
 import { createTestQueue, type TestQueue } from '../test/support/broker.js';
 import { serviceEnv } from '../test/support/serviceEnv.js';
 import { AMQP_HOST, AMQP_PORT } from '../test/support/services.js';
-import { calibrate, REFERENCE_RATE } from './calibration.js';
+import { calibrate, REFERENCE_EVENTS, REFERENCE_RATE } from './calibration.js';
 import { measureCeilings } from './ceilings.js';
 import { renderChart } from './chart.js';
 import { summarize } from './figures.js';
@@ -214,7 +214,11 @@ async function runAll(
       runs,
       events: total,
       // The reference is kept with the results, which outlive a change of the constant.
-      ...(calibration && { calibrationRate: calibration.rate, referenceRate: REFERENCE_RATE }),
+      ...(calibration && {
+        calibrationRate: calibration.rate,
+        referenceRate: REFERENCE_RATE,
+        referenceEvents: REFERENCE_EVENTS,
+      }),
       duplicateShare,
       eventsPerOrder: perOrder,
       poolSize,

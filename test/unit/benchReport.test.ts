@@ -153,7 +153,7 @@ describe('sizing a run to the machine', () => {
     expect(eventsFor(REFERENCE_RATE)).toBe(REFERENCE_EVENTS);
     expect(eventsFor(3 * REFERENCE_RATE)).toBe(REFERENCE_EVENTS);
     expect(eventsFor(REFERENCE_RATE / 2)).toBe(REFERENCE_EVENTS / 2);
-    expect(eventsFor(1_000)).toBe(7_100);
+    expect(eventsFor(1_000)).toBe(5_700);
   });
 
   it('gives a very slow machine at least 30 % of the events, so that its windows last seconds', () => {
@@ -163,10 +163,15 @@ describe('sizing a run to the machine', () => {
   it('says how the count was sized, and nothing more when --events fixed it', () => {
     const format = (n: number) => n.toLocaleString('en-US');
     expect(eventsSized({ events: 20_000 }, format)).toBe('20,000 events');
-    expect(eventsSized({ events: 7_100, calibrationRate: 999.6, referenceRate: 2_800 }, format)).toBe(
-      '7,100 events (sized to this machine: a probe of its database ceiling reached 1,000 new events/s; 20,000 from 2,800/s up)',
+    expect(
+      eventsSized(
+        { events: 5_700, calibrationRate: 999.6, referenceRate: 2_800, referenceEvents: 16_000 },
+        format,
+      ),
+    ).toBe(
+      '5,700 events (sized to this machine: a probe of its database ceiling reached 1,000 new events/s; 16,000 from 2,800/s up)',
     );
-    // Results from before the reference was kept with them were sized from 2,000/s.
+    // Results from before the reference was kept with them were sized from 20,000 events at 2,000/s.
     expect(eventsSized({ events: 10_000, calibrationRate: 999.6 }, format)).toMatch(
       /20,000 from 2,000\/s up\)$/,
     );
