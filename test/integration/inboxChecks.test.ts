@@ -54,6 +54,37 @@ describe('identity checks asked for in one turn', () => {
     ]);
   });
 
+  it('give a check alone in its turn the entry the shared statement gives', async () => {
+    // Twins in the same three states: processed, delivered once before, new.
+    const [alone, together] = [
+      [event(), event(), event()],
+      [event(), event(), event()],
+    ] as const;
+    for (const [processed, seenOnce] of [alone, together]) {
+      await checkInbox(db.pool, processed);
+      await recordProcessed(db.pool, processed, 'not_found');
+      await checkInbox(db.pool, seenOnce);
+    }
+    const check = batchInboxChecks(db.pool);
+
+    const lone = [];
+    for (const each of alone) lone.push(await counted(() => check(each)));
+    const shared = await counted(() => Promise.all(together.map(check)));
+
+    expect(lone.map((checked) => checked.statements)).toEqual([1, 1, 1]);
+    expect(shared.statements).toBe(1);
+    expect(lone.map((checked) => checked.result)).toEqual([
+      { processedHash: alone[0].payloadHash, attempts: 0, lastError: null },
+      { processedHash: null, attempts: 2, lastError: null },
+      { processedHash: null, attempts: 1, lastError: null },
+    ]);
+    expect(shared.result).toEqual([
+      { processedHash: together[0].payloadHash, attempts: 0, lastError: null },
+      { processedHash: null, attempts: 2, lastError: null },
+      { processedHash: null, attempts: 1, lastError: null },
+    ]);
+  });
+
   it('go out as one statement per source', async () => {
     const check = batchInboxChecks(db.pool);
     const events = [event('/default/sap.s4.beh/0000001'), event('/default/sap.s4.beh/0000002'), event()];
