@@ -26,13 +26,15 @@ export const SERVICE_ENTRY = new URL('../dist/main.js', import.meta.url).pathnam
 /**
  * The node flags of the deployed start command (package.json's start script, which mta.yaml and manifest.yml
  * repeat): the heap ceiling among them decides how far the heap grows, so the peak RSS is the deployment's.
+ * Read once: every phase starts a service.
  */
-export function deployedNodeFlags(): string[] {
-  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+export const DEPLOYED_NODE_FLAGS: readonly string[] = (
+  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
     scripts: { start: string };
-  };
-  return pkg.scripts.start.split(/\s+/).filter((word) => word.startsWith('--'));
-}
+  }
+).scripts.start
+  .split(/\s+/)
+  .filter((word) => word.startsWith('--'));
 
 export interface ServiceProcess {
   pid: number;
@@ -59,7 +61,7 @@ export async function startServiceProcess(options: ServiceProcessOptions): Promi
   const log = openSync(options.logFile, 'a');
   const child: ChildProcess = spawn(
     process.execPath,
-    [...deployedNodeFlags(), ...(options.nodeArgs ?? []), SERVICE_ENTRY],
+    [...DEPLOYED_NODE_FLAGS, ...(options.nodeArgs ?? []), SERVICE_ENTRY],
     {
       env: { PATH: process.env.PATH ?? '', ...options.env, PORT: String(port) },
       stdio: ['ignore', log, log],

@@ -2,7 +2,7 @@ import { posix } from 'node:path';
 import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { deployedNodeFlags } from '../../bench/serviceProcess.js';
+import { DEPLOYED_NODE_FLAGS } from '../../bench/serviceProcess.js';
 import { loadConfig } from '../../src/config.js';
 import { CONFIG_KEYS } from '../../src/configKeys.js';
 import { EVENT_HUB_PATH } from '../../src/http/eventHubRoutes.js';
@@ -158,7 +158,7 @@ describe('mta.yaml and manifest.yml', () => {
     // the rest of the quota.
     expect(Number(heapMb)).toBeLessThanOrEqual(0.65 * Number.parseInt(String(mtaParams.memory), 10));
     // The benchmark's peak RSS is the deployment's only under the same ceiling.
-    expect(deployedNodeFlags()).toEqual([`--max-old-space-size=${heapMb}`]);
+    expect(DEPLOYED_NODE_FLAGS).toEqual([`--max-old-space-size=${heapMb}`]);
   });
 
   it('use the same health check, memory, disk, instances and buildpack', () => {
