@@ -24,7 +24,7 @@ export interface InboxEntry {
 /**
  * Looks the event up and, unless it is processed, counts this delivery, in one auto-committed statement.
  * Counting before any work is what lets a message that kills the process be recognised on its next delivery.
- * A duplicate costs one index read and writes nothing. Without the WAL flush, as checkInboxes says why.
+ * A duplicate costs one index read and writes nothing. It commits without the WAL flush; checkInboxes says why.
  */
 export async function checkInbox(db: Pool, event: ParsedEvent): Promise<InboxEntry> {
   const { rows } = await db.query<InboxEntry>({
