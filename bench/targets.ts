@@ -1,6 +1,7 @@
 // The targets the results are held against, as data: a target is one entry here. Rates are judged as ratios
-// measured within one run (to that run's ceiling, or to that run's 0 ms figure), because absolute rates move
-// by tens of percent between runs and machines while a ratio of two things measured side by side does not.
+// measured within one run (to what bounds them in that run, or to the same load without a setting), because
+// absolute rates move by tens of percent between runs and machines while a ratio of two things measured side by
+// side does not.
 // A target that must hold everywhere (no S/4HANA call for a duplicate, memory) is judged on its worst run.
 import { ceilingOf, duplicate, phasesOf, pipelineBound, spread } from './figures.js';
 import type { BenchResults, CeilingResult, RunResult, ScenarioResult, TargetResult } from './results.js';
@@ -34,14 +35,6 @@ function eachRun(
     });
 }
 
-/** Per run: new events/s at `s4LatencyMs` over new events/s at 0 ms, same prefetch. */
-function shareOfZeroLatency(s4LatencyMs: number, prefetch: number) {
-  return eachRun(s4LatencyMs, prefetch, (slow, _, run) => {
-    const fast = scenarioIn(run, 0, prefetch);
-    return fast ? slow.unique.eventsPerSecond / fast.unique.eventsPerSecond : Number.NaN;
-  });
-}
-
 export const TARGETS: TargetDefinition[] = [
   {
     name: 'new events/s ÷ database ceiling, S/4HANA 0 ms, prefetch 100',
@@ -60,11 +53,15 @@ export const TARGETS: TargetDefinition[] = [
     ),
   },
   {
-    name: 'new events/s at S/4HANA 50 ms ÷ at 0 ms, prefetch 100',
+    // Set as 1,000/s and 0.7 of the 0 ms rate, which agreed when set (0.7 of the 1,323/s measured then is 926).
+    // The share of the 0 ms rate does not carry, for the reason given for 200 ms below: the 0 ms rate has risen
+    // by a third since, by CPU saved. Judged as a share of what bounds it, at the 1,000/s that was set: half of
+    // prefetch ÷ latency.
+    name: 'new events/s at S/4HANA 50 ms ÷ prefetch ÷ latency, prefetch 100',
     compare: '>=',
-    bound: 0.7,
+    bound: 0.5,
     judged: 'median',
-    values: shareOfZeroLatency(50, 100),
+    values: eachRun(50, 100, (s, c) => s.unique.eventsPerSecond / pipelineBound(s, c)),
   },
   {
     // Set as an absolute 500/s, which is prefetch ÷ latency itself: no consumer with 100 events in flight at

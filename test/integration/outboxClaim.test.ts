@@ -123,14 +123,16 @@ describe('claiming from a large backlog on a table without statistics', () => {
 
   it('looks at each pending email a few times per claim, not once per other pending email', async () => {
     // A backlog as an SMTP outage leaves it, in a database as new as a first deployment's, never analyzed: one
-    // email for each of 4,000 orders. With 3,000 to 5,000 rows the anti join this claim replaced was planned as
-    // a loop over every pending row per candidate, 1.2 s a claim. Counted in rows, not timed: it touched 32 million.
+    // email for each of 4,000 orders. With 3,000 to 5,000 rows the anti join this claim replaced was planned
+    // as a loop over every pending row per candidate, 1.2 s a claim. Counted in rows, not timed: that plan
+    // touched 32 million.
     const fresh = await createTestDatabase();
     try {
       const pending = 4000;
       await fresh.pool.query(
         `insert into mail_outbox (sales_order, portal_status, recipients, message_id)
-         select 'SO' || n, 'Open', array['fleet-manager@fleet.example'], '<' || gen_random_uuid() || '@fleet.example>'
+         select 'SO' || n, 'Open', array['fleet-manager@fleet.example'],
+           '<' || gen_random_uuid() || '@fleet.example>'
          from generate_series(1, $1::int) n`,
         [pending],
       );
