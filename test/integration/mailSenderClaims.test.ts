@@ -7,6 +7,7 @@ import { type SmtpSink, startSmtpServer } from '../../sandbox/smtpServer.js';
 import { createLogger } from '../../src/logger.js';
 import { createMailSender, type MailResult, type MailSender } from '../../src/notifications/mailSender.js';
 import { type MailTransport, smtpTransport } from '../../src/notifications/mailTransport.js';
+import { CLAIM_DUE } from '../../src/notifications/outbox.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { gate } from '../support/gate.js';
 import { eventually } from '../support/harness.js';
@@ -29,7 +30,7 @@ beforeAll(async () => {
   const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<unknown>;
   pool.query = ((...args: unknown[]) => {
     const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string }).text;
-    if (text?.startsWith('update mail_outbox m set attempts')) claims++;
+    if (text === CLAIM_DUE) claims++;
     return query(...args);
   }) as typeof pool.query;
 });
