@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { figureOf } from './figures.js';
 import type { BenchResults } from './results.js';
 import { show, table } from './stats.js';
+import { evaluateTargets } from './targets.js';
 
 // New events against the scenario's own bound: a latency-bound scenario's ratio to the database ceiling is
 // decided by the ceiling's noise, not by the scenario.
@@ -37,10 +38,14 @@ export function compareRuns(first: BenchResults, second: BenchResults, keys: str
   });
 }
 
-/** Each target's judged value in both runs (targets.ts): what the README's verdicts rest on. */
+/**
+ * Each target's judged value in both runs (targets.ts): what the README's verdicts rest on. Judged again from the
+ * runs, by the targets as they are now, so that two runs compare alike even if a target changed between them.
+ */
 export function compareTargets(first: BenchResults, second: BenchResults): Difference[] {
-  return first.targets.flatMap((a) => {
-    const b = second.targets.find((t) => t.name === a.name);
+  const judged = evaluateTargets(second);
+  return evaluateTargets(first).flatMap((a) => {
+    const b = judged.find((t) => t.name === a.name);
     if (b === undefined) return [];
     const change = a.value === b.value ? 0 : Math.abs(b.value - a.value) / Math.abs(a.value);
     return [{ scenario: a.name, key: a.goal, first: a.value, second: b.value, change }];
