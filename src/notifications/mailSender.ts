@@ -2,6 +2,7 @@ import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { classify, failureReason } from '../errors.js';
 import { createLeasedLoop, type LeasedLoop } from '../outbox/leasedLoop.js';
+import { whileBusy } from '../outbox/whileBusy.js';
 import { type RetryPolicy, retry } from '../retry.js';
 import { inSpan, linkTo, ROOT_CONTEXT, SpanKind } from '../tracing.js';
 import { renderEmail } from './email.js';
@@ -66,6 +67,9 @@ export function createMailSender(options: MailSenderOptions): MailSender {
   const maxAttempts = options.maxAttempts ?? 10;
   const leaseSeconds = options.leaseSeconds ?? 15;
   const email = { from, locale: options.locale ?? 'en', portalOrderUrl: options.portalOrderUrl };
+  // Sends that end while a mark is in flight are marked together in the next: a commit each cost the database
+  // four times the CPU per email of a mark shared by eight.
+  const recordSent = whileBusy((ids: string[]) => retry(() => markSent(pool, ids), MARK_RETRY));
 
   async function deliver(mail: OutboxMail, slotDone: () => void): Promise<void> {
     const log = logger.child({ salesOrder: mail.salesOrder, mailId: mail.id, messageId: mail.messageId });
@@ -109,7 +113,7 @@ export function createMailSender(options: MailSenderOptions): MailSender {
     slotDone();
     // If the process dies right here, the lease runs out and the mail goes again with the same Message-ID.
     try {
-      await retry(() => markSent(pool, mail.id), MARK_RETRY);
+      await recordSent(mail.id);
     } catch (err) {
       log.error({ err }, 'mail sent but not recorded; it goes again when its lease runs out');
       options.onResult?.('resent');

@@ -94,11 +94,12 @@ export async function renewLeases(db: Executor, leases: Lease[], leaseSeconds: n
   return new Set(rows.map((row) => row.id));
 }
 
-export async function markSent(db: Executor, id: string): Promise<void> {
-  await db.query(
-    `update mail_outbox set state = 'sent', sent_at = now(), last_error = null where id = $1::bigint`,
-    [id],
-  );
+export const MARK_SENT = `update mail_outbox set state = 'sent', sent_at = now(), last_error = null
+     where id = any($1::bigint[])`;
+
+/** Records emails as sent, one statement for all of them. */
+export async function markSent(db: Executor, ids: string[]): Promise<void> {
+  await db.query(MARK_SENT, [ids]);
 }
 
 export async function scheduleRetry(

@@ -1,13 +1,13 @@
-// When the mail sender claims: at once for work that may be due, and never for nothing. The poll is set to a
-// minute, so an email sent within seconds was claimed by a wake; claims are counted as the statements the real
-// pool was asked to run.
+// When the mail sender claims: at once for work that may be due, and never for nothing; and how it records its
+// sends. The poll is set to a minute, so an email sent within seconds was claimed by a wake; claims and `sent`
+// marks are counted as the statements the real pool was asked to run.
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type SmtpSink, startSmtpServer } from '../../sandbox/smtpServer.js';
 import { createLogger } from '../../src/logger.js';
 import { createMailSender, type MailResult, type MailSender } from '../../src/notifications/mailSender.js';
 import { type MailTransport, smtpTransport } from '../../src/notifications/mailTransport.js';
-import { CLAIM_DUE } from '../../src/notifications/outbox.js';
+import { CLAIM_DUE, MARK_SENT } from '../../src/notifications/outbox.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { gate } from '../support/gate.js';
 import { eventually } from '../support/harness.js';
@@ -22,6 +22,7 @@ let transport: MailTransport;
 /** The same database through a pool that counts the outbox claims it runs. */
 let pool: pg.Pool;
 let claims = 0;
+let marks = 0;
 
 beforeAll(async () => {
   [db, smtp] = await Promise.all([createTestDatabase(), startSmtpServer()]);
@@ -31,6 +32,7 @@ beforeAll(async () => {
   pool.query = ((...args: unknown[]) => {
     const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string }).text;
     if (text === CLAIM_DUE) claims++;
+    if (text === MARK_SENT) marks++;
     return query(...args);
   }) as typeof pool.query;
 });
@@ -44,6 +46,7 @@ beforeEach(async () => {
   smtp.clear();
   smtp.setHold(undefined);
   claims = 0;
+  marks = 0;
 });
 
 /** Queues one email for `salesOrder`, as the effect's statement would; returns its Message-ID. */
@@ -122,5 +125,48 @@ describe('when the mail sender claims', () => {
     expect(results).toEqual(['sent', 'sent', 'sent']);
     expect(received().sort()).toEqual([...queued].sort());
     expect(claims).toBe(1);
+  });
+});
+
+describe('when the mail sender records its sends', () => {
+  it('records the sends that end while a `sent` mark is in flight in one statement, not one each', async () => {
+    for (const salesOrder of ['M1', 'M2', 'M3', 'M4']) await queue(salesOrder);
+    // The relay holds all four at DATA while this test locks their rows; then the first mark to go waits on its
+    // row, and the other three sends end while it waits.
+    const data = gate();
+    let atData = 0;
+    smtp.setHold(() => {
+      atData++;
+      return data.opened;
+    });
+    const results: MailResult[] = [];
+    const sender = startSender((result) => results.push(result));
+    const locker = new pg.Client({ connectionString: db.url });
+    await locker.connect();
+    try {
+      await eventually('all four emails to reach DATA', async () => atData === 4);
+      await locker.query('begin');
+      await locker.query('select from mail_outbox for update');
+      data.open();
+      await eventually('the relay to accept all four and a mark to wait on its row', async () => {
+        if (smtp.messages.length < 4) return false;
+        const { rows } = await db.pool.query(
+          `select from pg_stat_activity
+           where datname = current_database() and wait_event_type = 'Lock' and query = $1::text`,
+          [MARK_SENT],
+        );
+        return rows.length === 1;
+      });
+      await locker.query('rollback');
+      await eventually('all four sends to be recorded', async () => results.length === 4);
+      expect(results).toEqual(['sent', 'sent', 'sent', 'sent']);
+      const { rows } = await db.pool.query<{ state: string }>('select state from mail_outbox');
+      expect(rows.map((row) => row.state)).toEqual(['sent', 'sent', 'sent', 'sent']);
+      // The first on its own, the three that ended while it waited together.
+      expect(marks).toBe(2);
+    } finally {
+      await locker.end();
+      await sender.stop();
+    }
   });
 });

@@ -67,7 +67,7 @@ describe('claiming due mail in outbox order per order', () => {
     const [a1, a2] = await queue('A', 'A');
     expect(ids(await claimDue(db.pool, 10, LEASE))).toEqual([a1]);
     expect(await claimDue(db.pool, 10, LEASE)).toEqual([]);
-    await markSent(db.pool, a1 as string);
+    await markSent(db.pool, [a1 as string]);
     expect(ids(await claimDue(db.pool, 10, LEASE))).toEqual([a2]);
   });
 
@@ -186,7 +186,7 @@ describe('renewing leases', () => {
   it('does not renew an email already sent', async () => {
     await queue('A');
     const [mail] = await claimDue(db.pool, 10, LEASE);
-    await markSent(db.pool, mail?.id as string);
+    await markSent(db.pool, [mail?.id as string]);
     expect(await renewLeases(db.pool, [{ id: mail?.id as string, attempts: 1 }], LEASE)).toEqual(new Set());
   });
 });
