@@ -5,7 +5,7 @@
 /** Each call's promise settles with the flush that carried its item. */
 export function whileBusy<T>(flush: (items: T[]) => Promise<void>): (item: T) => Promise<void> {
   let running = false;
-  let next: { items: T[]; done: Promise<void>; start: () => void } | undefined;
+  let next: { items: T[]; done: Promise<void>; follow: (flushed: Promise<void>) => void } | undefined;
 
   function run(items: T[]): Promise<void> {
     running = true;
@@ -13,19 +13,19 @@ export function whileBusy<T>(flush: (items: T[]) => Promise<void>): (item: T) =>
       running = false;
       const waiting = next;
       next = undefined;
-      waiting?.start();
+      // Resolved with the next flush's promise, its callers' promises settle as that flush does.
+      waiting?.follow(run(waiting.items));
     });
   }
 
   return (item) => {
     if (!running) return run([item]);
     if (next === undefined) {
-      const items: T[] = [];
-      let start = () => {};
-      const done = new Promise<void>((resolve, reject) => {
-        start = () => void run(items).then(resolve, reject);
+      let follow: (flushed: Promise<void>) => void = () => {};
+      const done = new Promise<void>((resolve) => {
+        follow = resolve;
       });
-      next = { items, done, start };
+      next = { items: [], done, follow };
     }
     next.items.push(item);
     return next.done;

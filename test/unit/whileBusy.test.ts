@@ -44,12 +44,10 @@ describe('gathering items while a flush is in flight', () => {
     expect(held.batches).toEqual([['a']]);
     held.gates[0]?.open();
     expect(await a).toBe('done');
-    await Promise.resolve();
     expect(held.batches).toEqual([['a'], ['b', 'c']]);
     const d = settled(add('d'));
     held.gates[1]?.open();
     expect([await b, await c]).toEqual(['done', 'done']);
-    await Promise.resolve();
     expect(held.batches).toEqual([['a'], ['b', 'c'], ['d']]);
     held.gates[2]?.open();
     expect(await d).toBe('done');
@@ -63,7 +61,6 @@ describe('gathering items while a flush is in flight', () => {
     const b = settled(add('b'));
     held.gates[0]?.open();
     expect(await a).toBe('batch 0 failed');
-    await Promise.resolve();
     expect(held.batches).toEqual([['a'], ['b']]);
     held.gates[1]?.open();
     expect(await b).toBe('done');
