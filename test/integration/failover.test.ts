@@ -3,7 +3,6 @@
 // without a listener it is an uncaught exception and the process dies. These tests terminate real PostgreSQL
 // backends (pg_terminate_backend) and check that the process stays up and nothing is lost or done twice.
 
-import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
@@ -86,8 +85,11 @@ describe('a transaction whose session is terminated', () => {
       let first = 0;
       const failure = await withTransaction(pool, async (tx) => {
         first = await backendPid(tx);
-        // Once the client saw its socket close (or the process saw the error nobody listened to).
-        const lost = Promise.race([once(tx as pg.PoolClient, 'end'), uncaught.next]);
+        // Once the client saw its socket close (or the process saw the error nobody listened to). Not
+        // events.once: it rejects on the client's 'error', which can come before terminate() returns and would
+        // leave its promise rejected with nobody waiting on it yet.
+        const ended = new Promise((resolve) => (tx as pg.PoolClient).once('end', resolve));
+        const lost = Promise.race([ended, uncaught.next]);
         await terminate(first);
         await lost;
         await tx.query('select 1');
