@@ -35,12 +35,14 @@ export const CONFIG_KEYS = [
   'EVENT_MESH_SETUP',
   'EVENT_MESH_TOPICS',
   'EVENT_MESH_MAX_REDELIVERY',
-  // The standard OpenTelemetry exporter variables; tracing is off unless an endpoint is set.
+  // The standard OpenTelemetry exporter and sampler variables; tracing is off unless an endpoint is set.
   'OTEL_EXPORTER_OTLP_ENDPOINT',
   'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
   'OTEL_EXPORTER_OTLP_HEADERS',
   'OTEL_SERVICE_NAME',
   'OTEL_SDK_DISABLED',
+  'OTEL_TRACES_SAMPLER',
+  'OTEL_TRACES_SAMPLER_ARG',
 ] as const;
 
 export type ConfigKey = (typeof CONFIG_KEYS)[number];

@@ -1,6 +1,6 @@
-// OTLP trace export, from the OpenTelemetry specification's exporter variables as every OpenTelemetry SDK
-// reads them; undefined without an endpoint: no tracing, and the SDK is never loaded.
-import type { TracingConfig } from '../tracing.js';
+// OTLP trace export, from the OpenTelemetry specification's exporter and sampler variables as every
+// OpenTelemetry SDK reads them; undefined without an endpoint: no tracing, and the SDK is never loaded.
+import { SAMPLERS, type SamplerName, type TracingConfig } from '../tracing.js';
 import type { Env } from './envReader.js';
 
 export function tracingConfig(env: Env, problems: string[]): TracingConfig | undefined {
@@ -29,5 +29,25 @@ export function tracingConfig(env: Env, problems: string[]): TracingConfig | und
       problems.push('OTEL_EXPORTER_OTLP_HEADERS has a malformed %-escape');
     }
   }
-  return { tracesUrl, headers, serviceName: env.OTEL_SERVICE_NAME?.trim() || 'fleet-order-notifier' };
+  return {
+    tracesUrl,
+    headers,
+    serviceName: env.OTEL_SERVICE_NAME?.trim() || 'fleet-order-notifier',
+    sampler: samplerConfig(env, problems),
+  };
+}
+
+// The specification's default is parentbased_always_on: every delivery traced unless its producer said
+// otherwise. The ratio defaults to 1, as the specification says.
+function samplerConfig(env: Env, problems: string[]): TracingConfig['sampler'] {
+  const name = (env.OTEL_TRACES_SAMPLER?.trim() || 'parentbased_always_on') as SamplerName;
+  if (!SAMPLERS.includes(name)) {
+    problems.push(`OTEL_TRACES_SAMPLER must be one of ${SAMPLERS.join(', ')}, got "${name}"`);
+  }
+  const arg = env.OTEL_TRACES_SAMPLER_ARG?.trim();
+  const ratio = arg ? Number(arg) : 1;
+  if (name.endsWith('traceidratio') && !(ratio >= 0 && ratio <= 1)) {
+    problems.push(`OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1, got "${arg}"`);
+  }
+  return { name, ratio };
 }

@@ -37,6 +37,7 @@ const PRODUCER_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PRODUCER_SPAN = '00f067aa0ba902b7';
 const AMQP_TRACE = '0af7651916cd43dd8448eb211c80319c';
 const AMQP_SPAN = 'b7ad6b7169203331';
+const UNSAMPLED_TRACE = '5c1c63257de34c67a1d2bbd3f1bb9d1b';
 
 const world = useWorld();
 let queue: TestQueue;
@@ -60,7 +61,7 @@ function flatten(otlp: OtlpSpan): Span {
 
 beforeAll(async () => {
   queue = await createTestQueue('fon-tracing');
-  for (const salesOrder of ['7200001', '7200002', '7200003']) {
+  for (const salesOrder of ['7200001', '7200002', '7200003', '7200004']) {
     world.s4.setOrder({
       salesOrder,
       lastChangeDateTime: '2026-11-30T10:00:00Z',
@@ -132,8 +133,18 @@ beforeAll(async () => {
       headers: { 'content-type': 'application/json' },
       body: salesOrderEvent({ id: 'untraced', salesOrder: '7200003' }),
     });
-    await world.smtp.waitForCount(3);
-    await eventually('the three deliveries to settle', () => queue.isIdle());
+    // The producer decided not to sample: with the default sampler nothing of it is exported, its email included.
+    await fetch(`${service.url}/events`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: salesOrderEvent({
+        id: 'unsampled',
+        salesOrder: '7200004',
+        envelope: { traceparent: `00-${UNSAMPLED_TRACE}-${PRODUCER_SPAN}-00` },
+      }),
+    });
+    await world.smtp.waitForCount(4);
+    await eventually('the deliveries to settle', () => queue.isIdle());
   } finally {
     // Shutdown flushes the span processor: every span is exported before stop() returns.
     await service.stop();
@@ -183,6 +194,22 @@ describe('traces over OTLP/HTTP', () => {
     const span = delivery('untraced');
     expect(span.parentSpanId).toBeUndefined();
     expect([PRODUCER_TRACE, AMQP_TRACE]).not.toContain(span.traceId);
+  });
+
+  it('exports nothing of an event whose producer did not sample it, neither its children nor its email', () => {
+    expect(spans.filter((s) => s.attributes['cloudevents.event_id'] === 'unsampled')).toEqual([]);
+    expect(spans.filter((s) => s.traceId === UNSAMPLED_TRACE)).toEqual([]);
+    expect(spans.filter((s) => s.links.some((link) => link.traceId === UNSAMPLED_TRACE))).toEqual([]);
+    // Every span exported belongs to one of the three sampled deliveries' traces, or links to one.
+    const sampled = new Set(
+      ['traced-structured', 'traced-binary', 'untraced'].map((id) => delivery(id).traceId),
+    );
+    for (const span of spans) {
+      expect(
+        sampled.has(span.traceId) || span.links.some((link) => sampled.has(link.traceId)),
+        span.name,
+      ).toBe(true);
+    }
   });
 
   it('puts the identity check, the S/4HANA read with its HTTP GET, and the transaction under the delivery', () => {

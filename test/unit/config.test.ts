@@ -334,6 +334,7 @@ describe('tracing (the OpenTelemetry exporter variables)', () => {
       tracesUrl: 'https://otel.example:4318/v1/traces',
       headers: {},
       serviceName: 'fleet-order-notifier',
+      sampler: { name: 'parentbased_always_on', ratio: 1 },
     });
     expect(
       loadConfig({
@@ -342,12 +343,28 @@ describe('tracing (the OpenTelemetry exporter variables)', () => {
         OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://collector.example/otlp/traces',
         OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer%20abc, x-tenant=fleet',
         OTEL_SERVICE_NAME: 'fon-eu10',
+        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+        OTEL_TRACES_SAMPLER_ARG: '0.1',
       }).tracing,
     ).toEqual({
       tracesUrl: 'https://collector.example/otlp/traces',
       headers: { authorization: 'Bearer abc', 'x-tenant': 'fleet' },
       serviceName: 'fon-eu10',
+      sampler: { name: 'parentbased_traceidratio', ratio: 0.1 },
     });
+  });
+
+  it('reports a sampler the service does not build and a ratio outside 0 to 1', () => {
+    const traced = { ...local, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel:4318' };
+    expect(problemsOf({ ...traced, OTEL_TRACES_SAMPLER: 'jaeger_remote' })).toEqual([
+      'OTEL_TRACES_SAMPLER must be one of always_on, always_off, traceidratio, parentbased_always_on, ' +
+        'parentbased_always_off, parentbased_traceidratio, got "jaeger_remote"',
+    ]);
+    for (const arg of ['1.5', '-0.1', 'ten percent']) {
+      expect(
+        problemsOf({ ...traced, OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: arg }),
+      ).toEqual([`OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1, got "${arg}"`]);
+    }
   });
 
   it('reports an endpoint that is not an http(s) URL and headers that are not key=value pairs', () => {

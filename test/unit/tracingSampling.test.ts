@@ -1,0 +1,98 @@
+// OTEL_TRACES_SAMPLER as the service builds it (samplerOf), with the real SDK registered as startTracing
+// registers it and an in-memory exporter: the spans below a delivery follow its decision, the parent-based
+// samplers keep a producer's decision, and the mail send, linked and without a parent, follows the event that
+// queued it.
+import { propagation, trace } from '@opentelemetry/api';
+import * as sdk from '@opentelemetry/sdk-trace-node';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { TracingConfig } from '../../src/tracing.js';
+
+// A provider's shutdown stops its exporter for good: each registration has its own.
+let exporter = new sdk.InMemorySpanExporter();
+let provider: sdk.NodeTracerProvider | undefined;
+
+/**
+ * Registers a provider with `sampler` and loads src/tracing.ts anew: its tracer is bound, once, to the provider
+ * registered when the module loads, as in a service, which registers one provider for its life.
+ */
+async function register(sampler: TracingConfig['sampler']) {
+  vi.resetModules();
+  const tracing = await import('../../src/tracing.js');
+  exporter = new sdk.InMemorySpanExporter();
+  provider = new sdk.NodeTracerProvider({
+    sampler: tracing.samplerOf(sdk, sampler),
+    spanProcessors: [new sdk.SimpleSpanProcessor(exporter)],
+  });
+  provider.register({ contextManager: null });
+  return tracing;
+}
+
+afterEach(async () => {
+  await provider?.shutdown();
+  trace.disable();
+  propagation.disable();
+});
+
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+const exported = () => exporter.getFinishedSpans().map((span) => span.name);
+
+type Tracing = Awaited<ReturnType<typeof register>>;
+
+/** A delivery as the handler traces it, then the mail send linked to its transaction; the stored traceparent. */
+async function deliverAndSend(
+  { inSpan, linkTo, traceparentOf, ROOT_CONTEXT }: Tracing,
+  parent = ROOT_CONTEXT,
+): Promise<string | null> {
+  const stored = await inSpan('delivery', {}, parent, async (_span, context) => {
+    await inSpan('identity check', {}, context, tick);
+    await inSpan('S/4HANA read', {}, context, (_read, readContext) => inSpan('GET', {}, readContext, tick));
+    return inSpan('transaction', {}, context, async (_tx, txContext) => traceparentOf(txContext));
+  });
+  await inSpan('send mail', { links: linkTo(stored) }, ROOT_CONTEXT, tick);
+  return stored;
+}
+
+const PRODUCER = '4bf92f3577b34da6a3ce929d0e0e4736';
+const producer = (tracing: Tracing, flags: '00' | '01') =>
+  tracing.producerContext(`00-${PRODUCER}-00f067aa0ba902b7-${flags}`, undefined);
+const EVERY_SPAN = ['identity check', 'GET', 'S/4HANA read', 'transaction', 'delivery', 'send mail'];
+
+describe('OTEL_TRACES_SAMPLER', () => {
+  it('traces every delivery and its email with the default, parentbased_always_on', async () => {
+    const tracing = await register({ name: 'parentbased_always_on', ratio: 1 });
+    await deliverAndSend(tracing);
+    expect(exported()).toEqual(EVERY_SPAN);
+  });
+
+  it('drops the spans below an unsampled delivery and its email, instead of starting traces of their own', async () => {
+    const tracing = await register({ name: 'parentbased_always_on', ratio: 1 });
+    // The producer decided not to sample: the delivery follows it, and so must everything under and after it.
+    const stored = await deliverAndSend(tracing, producer(tracing, '00'));
+    expect(exported()).toEqual([]);
+    // The unsampled decision is still stored, so that the email can follow it.
+    expect(stored).toMatch(new RegExp(`^00-${PRODUCER}-[0-9a-f]{16}-00$`));
+  });
+
+  it('samples no delivery of its own at ratio 0, but follows a producer that sampled, email included', async () => {
+    const tracing = await register({ name: 'parentbased_traceidratio', ratio: 0 });
+    await deliverAndSend(tracing);
+    expect(exported()).toEqual([]);
+    await deliverAndSend(tracing, producer(tracing, '01'));
+    expect(exported()).toEqual(EVERY_SPAN);
+    const spans = exporter.getFinishedSpans();
+    for (const span of spans.slice(0, 5)) expect(span.spanContext().traceId).toBe(PRODUCER);
+    expect(spans[5]?.links[0]?.context.traceId).toBe(PRODUCER);
+  });
+
+  it('decides on the trace id alone with traceidratio, ignoring the producer', async () => {
+    const tracing = await register({ name: 'traceidratio', ratio: 0 });
+    await deliverAndSend(tracing, producer(tracing, '01'));
+    expect(exported()).toEqual([]);
+  });
+
+  it('traces every delivery with always_on, whatever the producer decided', async () => {
+    const tracing = await register({ name: 'always_on', ratio: 1 });
+    await deliverAndSend(tracing, producer(tracing, '00'));
+    expect(exported()).toEqual(EVERY_SPAN);
+  });
+});
