@@ -4,10 +4,13 @@ import { Client, type IncomingMessage } from '@sap/xb-msg-amqp-v100';
 import type { AmqpSettings } from '../src/config/brokerConfig.js';
 import { amqpClientOptions } from '../src/messaging/amqpClientOptions.js';
 import { sessionWindow } from '../src/messaging/sessionWindow.js';
+import { machineBusySeconds } from './processStats.js';
 
 export interface BrokerCeiling {
   messagesPerSecond: number;
   messages: number;
+  /** Busy CPU of the whole machine (RabbitMQ, this consumer, anything else) per 1,000 messages. */
+  machineCpuSecondsPer1000: number;
 }
 
 /**
@@ -23,6 +26,8 @@ export async function measureBrokerCeiling(
   let received = 0;
   let first = 0;
   let last = 0;
+  let busyAtFirst = 0;
+  let busy = 0;
   try {
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(
@@ -39,11 +44,15 @@ export async function measureBrokerCeiling(
         .attach(settings.queue)
         .on('data', (message: IncomingMessage) => {
           const now = performance.now();
-          if (received === 0) first = now;
+          if (received === 0) {
+            first = now;
+            busyAtFirst = machineBusySeconds();
+          }
           last = now;
           message.done();
           window.settled();
           if (++received === expected) {
+            busy = machineBusySeconds() - busyAtFirst;
             clearTimeout(timer);
             resolve();
           }
@@ -53,5 +62,9 @@ export async function measureBrokerCeiling(
   } finally {
     amqp.disconnect();
   }
-  return { messagesPerSecond: (received - 1) / ((last - first) / 1000), messages: received };
+  return {
+    messagesPerSecond: (received - 1) / ((last - first) / 1000),
+    messages: received,
+    machineCpuSecondsPer1000: (busy / (received - 1)) * 1000,
+  };
 }

@@ -9,9 +9,9 @@ import type { BenchResults } from './results.js';
 import { show, table } from './stats.js';
 import { evaluateTargets } from './targets.js';
 
-// New events against the scenario's own bound: a latency-bound scenario's ratio to the database ceiling is
-// decided by the ceiling's noise, not by the scenario.
-const RATIOS = ['newShareOfBound', 'duplicatesShareOfDatabase'];
+// Each against the scenario's own bound (figures.ts): a latency-bound scenario's ratio to the database ceiling
+// is decided by the ceiling's noise, not by the scenario.
+const RATIOS = ['newShareOfBound', 'duplicatesShareOfBound'];
 const RATES = ['newPerSecond', 'duplicatesPerSecond'];
 export const REPRODUCIBLE = 0.1;
 

@@ -12,6 +12,7 @@ import { createLogger } from '../src/logger.js';
 import type { SalesOrder } from '../src/s4/salesOrder.js';
 import type { BenchDatabase } from './infrastructure.js';
 import { databaseCpu } from './probes.js';
+import { machineBusySeconds } from './processStats.js';
 import { percentile } from './stats.js';
 import { type BenchEvent, renderEvent } from './workload.js';
 
@@ -23,6 +24,8 @@ export interface DatabaseCeiling {
   p99Ms: number;
   /** CPU of the pool's PostgreSQL backends per 1,000 events. */
   databaseCpuSecondsPer1000: number;
+  /** Busy CPU of the whole machine (PostgreSQL, the handler, anything else) per 1,000 events. */
+  machineCpuSecondsPer1000: number;
 }
 
 export interface DatabaseCeilingOptions {
@@ -71,6 +74,7 @@ export async function measureDatabaseCeiling(
     // Open the pool's connections first, as a running service has them.
     await Promise.all(Array.from({ length: options.poolSize }, () => pool.query('select 1')));
     const cpuBefore = await databaseCpu(options.db);
+    const busyBefore = machineBusySeconds();
     const started = performance.now();
     await Promise.all(
       Array.from({ length: options.concurrency }, async () => {
@@ -87,6 +91,7 @@ export async function measureDatabaseCeiling(
       }),
     );
     const seconds = (performance.now() - started) / 1000;
+    const busy = machineBusySeconds() - busyBefore;
     const cpu = (await databaseCpu(options.db)) - cpuBefore;
     durations.sort((a, b) => a - b);
     return {
@@ -95,6 +100,7 @@ export async function measureDatabaseCeiling(
       p50Ms: percentile(durations, 0.5),
       p99Ms: percentile(durations, 0.99),
       databaseCpuSecondsPer1000: (cpu / messages.length) * 1000,
+      machineCpuSecondsPer1000: (busy / messages.length) * 1000,
     };
   } finally {
     await pool.end();

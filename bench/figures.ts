@@ -2,6 +2,7 @@
 // every run and summarised over the runs as median and range. A ratio to a ceiling is taken within one run
 // (the service and its ceiling saw the same machine) and only then summarised: the median of per-run ratios.
 
+import type { DatabaseCeiling } from './databaseCeiling.js';
 import type { PhaseResult } from './phases.js';
 import type {
   CeilingResult,
@@ -27,11 +28,40 @@ export interface CeilingFigure {
   value(ceiling: CeilingResult): number;
 }
 
-/** The most events per second a scenario can reach: the database, or prefetch reads of `latency` at a time. */
+/**
+ * The most events per second this machine allows when each needs both ceilings' work: its cores ÷ the busy CPU
+ * per event of the broker ceiling and of `database` added. The service does at least both for every event (it
+ * receives and settles it, then runs the same handler), on the same cores, so no service can go faster, however
+ * far each ceiling alone goes with the machine to itself. Infinite for runs made before the ceilings' CPU was
+ * recorded.
+ */
+export function machineBound(ceiling: CeilingResult, database: DatabaseCeiling): number {
+  const perEvent = (ceiling.broker.machineCpuSecondsPer1000 + database.machineCpuSecondsPer1000) / 1000;
+  return perEvent > 0 ? ceiling.cores / perEvent : Number.POSITIVE_INFINITY;
+}
+
+/**
+ * The most new events per second a scenario can reach: the lowest of the broker ceiling, the database ceiling,
+ * the machine's cores for both, and prefetch reads of `latency` at a time.
+ */
 export function pipelineBound(scenario: Scenario, ceiling: CeilingResult): number {
-  const database = ceiling.database.eventsPerSecond;
-  if (scenario.s4LatencyMs === 0) return database;
-  return Math.min(database, (scenario.prefetch * 1000) / scenario.s4LatencyMs);
+  const reads =
+    scenario.s4LatencyMs === 0 ? Number.POSITIVE_INFINITY : (scenario.prefetch * 1000) / scenario.s4LatencyMs;
+  return Math.min(
+    ceiling.broker.messagesPerSecond,
+    ceiling.database.eventsPerSecond,
+    machineBound(ceiling, ceiling.database),
+    reads,
+  );
+}
+
+/** The most duplicates per second: the lowest of the broker ceiling, the database's, and the cores for both. */
+export function duplicateBound(ceiling: CeilingResult): number {
+  return Math.min(
+    ceiling.broker.messagesPerSecond,
+    ceiling.databaseDuplicates.eventsPerSecond,
+    machineBound(ceiling, ceiling.databaseDuplicates),
+  );
 }
 
 /** A figure of the duplicate phase; NaN (shown as –) for a scenario without one. */
@@ -75,6 +105,12 @@ export const SCENARIO_FIGURES: ScenarioFigure[] = [
     label: 'dup × DB dup ceiling',
     table: 'throughput',
     value: (s, c) => duplicate(s, (d) => d.eventsPerSecond / c.databaseDuplicates.eventsPerSecond),
+  },
+  {
+    key: 'duplicatesShareOfBound',
+    label: 'dup × bound',
+    table: 'throughput',
+    value: (s, c) => duplicate(s, (d) => d.eventsPerSecond / duplicateBound(c)),
   },
   {
     key: 's4RequestsPerNew',
@@ -154,6 +190,16 @@ export const CEILING_FIGURES: CeilingFigure[] = [
     key: 'databaseDuplicatesPerSecond',
     label: 'DB dup ev/s',
     value: (c) => c.databaseDuplicates.eventsPerSecond,
+  },
+  {
+    key: 'machineNewPerSecond',
+    label: 'cores new ev/s',
+    value: (c) => machineBound(c, c.database),
+  },
+  {
+    key: 'machineDuplicatesPerSecond',
+    label: 'cores dup ev/s',
+    value: (c) => machineBound(c, c.databaseDuplicates),
   },
 ];
 

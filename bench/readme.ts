@@ -25,9 +25,9 @@ const README = resolve(ROOT, 'README.md');
 /** The scenario columns of the README's table, by figure key (figures.ts), with their README heading. */
 const COLUMNS: Array<{ key: string; heading: string }> = [
   { key: 'newPerSecond', heading: 'new events/s' },
-  { key: 'newShareOfBound', heading: '× ceiling' },
+  { key: 'newShareOfBound', heading: '× bound' },
   { key: 'duplicatesPerSecond', heading: 'duplicates/s' },
-  { key: 'duplicatesShareOfDatabase', heading: '× DB dup ceiling' },
+  { key: 'duplicatesShareOfBound', heading: '× bound' },
   { key: 's4RequestsPerNew', heading: 'S/4HANA requests per new event' },
   { key: 's4ReadsPerNew', heading: 'orders read per new event' },
   { key: 's4KeysPerRequest', heading: 'orders per S/4HANA request' },
@@ -41,6 +41,8 @@ const CEILING_ROWS: Array<{ key: string; heading: string }> = [
   { key: 'brokerPerSecond', heading: 'broker (messages/s)' },
   { key: 'databaseNewPerSecond', heading: 'database, new events/s' },
   { key: 'databaseDuplicatesPerSecond', heading: 'database, duplicates/s' },
+  { key: 'machineNewPerSecond', heading: 'cores for broker and database, new events/s' },
+  { key: 'machineDuplicatesPerSecond', heading: 'cores for broker and database, duplicates/s' },
 ];
 
 const number = new Intl.NumberFormat('en-US', { maximumFractionDigits: 3 });
@@ -94,7 +96,7 @@ export function performanceSection(results: BenchResults): string {
   const { machine, settings, summary } = results;
   const loads = results.runs.map((run) => show(run.loadAverageAtStart)).join(', ');
   const ratio = widestSpread(results, 'newShareOfBound');
-  const duplicateRatio = widestSpread(results, 'duplicatesShareOfDatabase');
+  const duplicateRatio = widestSpread(results, 'duplicatesShareOfBound');
   const absolute = widestSpread(results, 'newPerSecond');
   const parts = [
     BEGIN,
@@ -107,8 +109,9 @@ export function performanceSection(results: BenchResults): string {
       'each run (a one-minute average, which from the second run on still counts the run before); ' +
       `default settings (pool ${settings.poolSize}, log level ${settings.logLevel}), ` +
       `${number.format(results.durationSeconds)} s in all. Each cell is the median over the runs with the ` +
-      'range in parentheses; × is the ratio to the ceiling measured in the same run, its median over the runs (for ' +
-      'new events the lower of the database ceiling and prefetch ÷ S/4HANA latency, the bound of the scenario).',
+      'range in parentheses; × bound is the ratio to what bounds the scenario in the same run, its median over ' +
+      'the runs: the lowest of the broker ceiling, the database ceiling (for duplicates its duplicate ceiling), ' +
+      'what the cores allow for the work of both, and prefetch ÷ S/4HANA latency.',
     '',
     markdownTable(
       ['S/4HANA', 'prefetch', ...COLUMNS.map((c) => c.heading)],

@@ -7,6 +7,8 @@ import type { Scenario } from './scenarios.js';
 
 export interface CeilingResult {
   prefetch: number;
+  /** The machine's cores, which the broker, the database and the service share. */
+  cores: number;
   broker: BrokerCeiling;
   database: DatabaseCeiling;
   databaseDuplicates: DatabaseCeiling;

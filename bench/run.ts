@@ -31,6 +31,7 @@ import type { BenchResults, RunResult } from './results.js';
 import {
   type BenchSinks,
   prefetchesOf,
+  runOrder,
   SCENARIOS,
   type Scenario,
   scenarioName,
@@ -128,7 +129,7 @@ try {
     { name: 'PORTAL', url: portal.url },
   ]);
   const results = await runAll(db, queue, publisher, s4, smtp, { otlpUrl: otlp.url, portalDestinations });
-  const traced = results.runs.some((run) => run.scenarios.some((s) => s.env !== undefined));
+  const traced = results.runs.some((run) => run.scenarios.some((s) => s.variant === 'traced'));
   if (traced && otlp.exports() === 0)
     throw new Error('the traced scenario exported no spans: is tracing wired?');
   if (smtp.accepted() === 0) throw new Error('the service sent no email: is mail wired?');
@@ -263,7 +264,7 @@ async function runAll(
         }),
       );
 
-      for (const scenario of scenarios.filter((s) => s.prefetch === prefetch)) {
+      for (const scenario of runOrder(scenarios, prefetch, run)) {
         log(`run ${run}/${runs}: scenario ${scenario.name}`);
         await db.reset();
         s4.setLatency(scenario.s4LatencyMs);
