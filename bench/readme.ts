@@ -130,7 +130,7 @@ export function performanceSection(results: BenchResults): string {
       ]),
     ),
     '',
-    `Spread: over the ${settings.runs} runs, a scenario's ratio to its ceiling moved by at most ` +
+    `Spread: over the ${settings.runs} runs, a scenario's ratio to its bound moved by at most ` +
       `${percent(ratio.share)} of its median for new events (${ratio.scenario || '–'}) and ` +
       `${percent(duplicateRatio.share)} for duplicates (${duplicateRatio.scenario || '–'}); ` +
       `absolute rates moved by up to ${percent(absolute.share)} (${absolute.scenario || '–'}).`,

@@ -121,7 +121,8 @@ export async function inSpan<T>(
   // cost the SDK 2 to 3 µs a span, most of what an unsampled delivery costs. A producer's span (remote) is only
   // a parent: the delivery under it is started, and samplers decide it.
   const above = trace.getSpan(parent);
-  if (above !== undefined && !above.isRecording() && !above.spanContext().isRemote) return work(above, parent);
+  if (above !== undefined && !above.isRecording() && !above.spanContext().isRemote)
+    return work(above, parent);
   const span = tracer.startSpan(name, options, parent);
   try {
     const carries = span.isRecording() || trace.isSpanContextValid(span.spanContext());
