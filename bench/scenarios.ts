@@ -43,9 +43,9 @@ export const SCENARIOS: Scenario[] = [
   { name: 's4-50ms-prefetch-20', s4LatencyMs: 50, prefetch: 20, uniqueShare: 0.1, duplicateShare: 0 },
   { name: 's4-0ms-prefetch-100', s4LatencyMs: 0, prefetch: 100, uniqueShare: 0.75, duplicateShare: 2.5 },
   // The 0 ms, prefetch 100 scenario with OpenTelemetry traces exported for every delivery: what tracing costs per
-  // event. Its variants get as many events as it does: over a window half as long, the same build's CPU per event came out
-  // 1.38 to 1.47 times the plain scenario's, over an equal one 1.17 to 1.23: whatever a window's first seconds
-  // cost beyond the rest (pools and JIT still warming) weighs twice as much in a window half as long.
+  // event. Its variants get as many events as it does: over a window half as long, the same build's CPU per event
+  // came out 1.38 to 1.47 times the plain scenario's, over an equal one 1.17 to 1.23: whatever a window's first
+  // seconds cost beyond the rest (pools and JIT still warming) weighs twice as much in a window half as long.
   {
     name: 's4-0ms-prefetch-100-traced',
     s4LatencyMs: 0,
