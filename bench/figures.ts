@@ -245,6 +245,11 @@ export function summarize(runs: RunResult[]): { scenarios: ScenarioSummary[]; ce
   return { scenarios, ceilings };
 }
 
+/** A pair's CPU ratio over the runs that measured it. */
+export function pairSpread(runs: RunResult[], name: string): Spread {
+  return spread(runs.flatMap((run) => (run.pairs?.[name] ? [run.pairs[name].cpuRatio] : [])));
+}
+
 /** One summarised figure; NaN-filled when the scenario or figure is missing (a run with --only). */
 export function figureOf(summary: { figures: Record<string, Spread> } | undefined, key: string): Spread {
   return summary?.figures[key] ?? { median: Number.NaN, min: Number.NaN, max: Number.NaN, runs: [] };

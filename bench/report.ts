@@ -1,7 +1,7 @@
 // The tables printed at the end of a run: medians over the runs with their range, the ceilings, the steady
 // rate, the targets, and the load each run started under.
 import { eventsSized } from './calibration.js';
-import { CEILING_FIGURES, figureOf as figure, phasesOf, SCENARIO_FIGURES } from './figures.js';
+import { CEILING_FIGURES, figureOf as figure, pairSpread, phasesOf, SCENARIO_FIGURES } from './figures.js';
 import type { BenchResults } from './results.js';
 import { round, show, showSpread, table } from './stats.js';
 import { targetCells } from './targets.js';
@@ -75,6 +75,17 @@ export function printReport(results: BenchResults): string {
             s.peakRssMb,
           ],
         ],
+      ),
+    );
+  }
+  const pairs = ['traced', 'sampled'].map((name) => [name, pairSpread(results.runs, name)] as const);
+  if (pairs.some(([, ratio]) => Number.isFinite(ratio.median))) {
+    parts.push(
+      '',
+      'Tracing, with ÷ without, two services draining at the same time: service CPU per new event, median (min–max)',
+      table(
+        ['pair', 'CPU ratio'],
+        pairs.map(([name, ratio]) => [name, showSpread(ratio, show)]),
       ),
     );
   }

@@ -2,6 +2,7 @@
 // tables, the targets, the chart and the README are made from.
 import type { BrokerCeiling } from './brokerCeiling.js';
 import type { DatabaseCeiling } from './databaseCeiling.js';
+import type { PairResult } from './pairedPhase.js';
 import type { LatencyResult, PhaseResult } from './phases.js';
 import type { Scenario } from './scenarios.js';
 
@@ -30,6 +31,8 @@ export interface RunResult {
   loadAverageAtStart: number;
   ceilings: CeilingResult[];
   scenarios: ScenarioResult[];
+  /** What tracing costs, each setting measured as a pair (scenarios.ts, TRACING_PAIRS); by the pair's name. */
+  pairs?: Record<string, PairResult>;
 }
 
 export type SteadyResult = LatencyResult & { perSecond: number; prefetch: number; s4LatencyMs: number };

@@ -4,7 +4,7 @@
 // scenarios, so that a scenario and the ceiling it is compared to see the same machine. Then one steady-rate
 // window measures latency.
 // Usage: npm run build && npx tsx bench/run.ts [--runs 3] [--events N] [--profile] [--env KEY=VALUE]...
-//        [--only s4-0ms-prefetch-100,s4-0ms-prefetch-100-traced,steady] (scenario names, exactly)
+//        [--only s4-0ms-prefetch-100,pair-sampled,steady] (scenario and pair names, exactly)
 // Without --events, a run gets as many as this machine's speed allows within the time bound (calibration.ts).
 // Writes bench/results/<timestamp>.json and .svg (and latest.json, latest.svg), and prints the tables;
 // `npm run bench:readme` puts a run into the README.
@@ -24,17 +24,19 @@ import { renderChart } from './chart.js';
 import { summarize } from './figures.js';
 import { type BenchDatabase, createBenchDatabase } from './infrastructure.js';
 import { type OtlpSink, startOtlpSink } from './otlpSink.js';
+import { pairedPhase } from './pairedPhase.js';
 import { drainPhase, type PhaseContext, type PhaseResult, steadyPhase } from './phases.js';
 import { type BenchPublisher, openPublisher } from './publisher.js';
 import { printReport } from './report.js';
 import type { BenchResults, RunResult } from './results.js';
 import {
   type BenchSinks,
+  PAIR_SHARE,
   prefetchesOf,
-  runOrder,
   SCENARIOS,
   type Scenario,
   scenarioName,
+  TRACING_PAIRS,
   warmupCount,
 } from './scenarios.js';
 import { type SmtpSink, startSmtpSink } from './smtpSink.js';
@@ -75,6 +77,8 @@ const overrides = Object.fromEntries(
 );
 const only = args.only === undefined ? undefined : new Set(args.only.split(','));
 const selected = (name: string) => only === undefined || only.has(name);
+const pairSelected = (pair: { name: string; onRequest?: true }) =>
+  only === undefined ? pair.onRequest === undefined : only.has(`pair-${pair.name}`);
 
 const started = new Date();
 const stamp = started.toISOString().replace(/[:.]/g, '-');
@@ -85,6 +89,7 @@ const nodeArgs = args.profile ? ['--cpu-prof', '--cpu-prof-dir', join(RESULTS, '
 
 let db: BenchDatabase | undefined;
 let queue: TestQueue | undefined;
+let pairQueue: TestQueue | undefined;
 let publisher: BenchPublisher | undefined;
 let s4: S4Server | undefined;
 let smtp: SmtpSink | undefined;
@@ -103,6 +108,7 @@ process.once('SIGINT', () => void cleanUp().finally(() => process.exit(130)));
 async function cleanUp(): Promise<void> {
   await Promise.allSettled([
     queue?.delete(),
+    pairQueue?.delete(),
     db?.drop(),
     publisher?.close(),
     s4?.close(),
@@ -113,9 +119,10 @@ async function cleanUp(): Promise<void> {
 }
 
 try {
-  [db, queue, publisher, s4, smtp, otlp, portal] = await Promise.all([
+  [db, queue, pairQueue, publisher, s4, smtp, otlp, portal] = await Promise.all([
     createBenchDatabase(),
     createTestQueue('fon-bench'),
+    createTestQueue('fon-bench-pair'),
     openPublisher(AMQP_HOST, AMQP_PORT),
     startS4Server(),
     startSmtpSink(),
@@ -128,10 +135,12 @@ try {
     ) as unknown[]),
     { name: 'PORTAL', url: portal.url },
   ]);
-  const results = await runAll(db, queue, publisher, s4, smtp, { otlpUrl: otlp.url, portalDestinations });
-  const traced = results.runs.some((run) => run.scenarios.some((s) => s.variant === 'traced'));
-  if (traced && otlp.exports() === 0)
-    throw new Error('the traced scenario exported no spans: is tracing wired?');
+  const results = await runAll(db, [queue, pairQueue], publisher, s4, smtp, {
+    otlpUrl: otlp.url,
+    portalDestinations,
+  });
+  const traced = results.runs.some((run) => run.pairs?.traced !== undefined);
+  if (traced && otlp.exports() === 0) throw new Error('the traced pair exported no spans: is tracing wired?');
   if (smtp.accepted() === 0) throw new Error('the service sent no email: is mail wired?');
   mkdirSync(RESULTS, { recursive: true });
   const json = JSON.stringify(results, null, 2);
@@ -153,7 +162,7 @@ try {
 
 async function runAll(
   db: BenchDatabase,
-  queue: TestQueue,
+  [queue, pairQueue]: [TestQueue, TestQueue],
   publisher: BenchPublisher,
   s4: S4Server,
   smtp: SmtpSink,
@@ -199,6 +208,13 @@ async function runAll(
   });
   const fresh = (count: number) => uniqueEvents(orderKeys(orders), count, perOrder, random);
   const warmupEvents = (count: number) => uniqueEvents(orderKeys(warmupOrders), count, perOrder, random);
+  // The two sides of a pair take disjoint halves of the orders, so that neither waits on the other's rows.
+  const half = <T>(keys: T[], side: number) =>
+    keys.slice(side * (keys.length >> 1), (side + 1) * (keys.length >> 1));
+  const pairEvents = (side: number, count: number) => ({
+    warmup: uniqueEvents(half(orderKeys(warmupOrders), side), warmupCount(count), perOrder, random),
+    measured: uniqueEvents(half(orderKeys(orders), side), count, perOrder, random),
+  });
 
   const results: BenchResults = {
     startedAt: started.toISOString(),
@@ -264,7 +280,7 @@ async function runAll(
         }),
       );
 
-      for (const scenario of runOrder(scenarios, prefetch, run)) {
+      for (const scenario of scenarios.filter((s) => s.prefetch === prefetch)) {
         log(`run ${run}/${runs}: scenario ${scenario.name}`);
         await db.reset();
         s4.setLatency(scenario.s4LatencyMs);
@@ -305,10 +321,30 @@ async function runAll(
         });
       }
     }
+    for (const pair of TRACING_PAIRS.filter(pairSelected)) {
+      log(`run ${run}/${runs}: pair ${pair.name}`);
+      await db.reset();
+      s4.setLatency(0);
+      const count = Math.round(uniqueTotal * PAIR_SHARE);
+      const side = (index: number, q: TestQueue, env: Record<string, string>) => ({
+        queue: q,
+        serviceEnv: { ...benchEnv(100), ...env },
+        logFile: join(logDir, `run${run}-pair-${pair.name}-${index}.log`),
+        ...pairEvents(index, count),
+      });
+      result.pairs = {
+        ...result.pairs,
+        [pair.name]: await pairedPhase(
+          { db, publisher, nodeArgs, timeoutMs: phaseTimeoutMs },
+          side(0, queue, {}),
+          side(1, pairQueue, { ...pair.env(sinks), AMQP_QUEUE: pairQueue.address }),
+        ),
+      };
+    }
     return result;
   }
 
-  if (scenarios.length > 0) {
+  if (scenarios.length > 0 || TRACING_PAIRS.some(pairSelected)) {
     for (let run = 1; run <= runs; run++) results.runs.push(await measureRun(run));
   }
 

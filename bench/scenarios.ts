@@ -31,7 +31,7 @@ export interface Scenario {
    */
   duplicateShare: number;
   /** What sets this scenario apart from the plain one of its latency and prefetch; part of its name. */
-  variant?: 'traced' | 'sampled' | 'portal';
+  variant?: 'portal';
   /** Settings this scenario adds to the service's environment (e.g. tracing on). */
   env?: (sinks: BenchSinks) => Record<string, string>;
 }
@@ -42,34 +42,6 @@ export const SCENARIOS: Scenario[] = [
   { name: 's4-0ms-prefetch-20', s4LatencyMs: 0, prefetch: 20, uniqueShare: 0.5, duplicateShare: 4 },
   { name: 's4-50ms-prefetch-20', s4LatencyMs: 50, prefetch: 20, uniqueShare: 0.1, duplicateShare: 0 },
   { name: 's4-0ms-prefetch-100', s4LatencyMs: 0, prefetch: 100, uniqueShare: 0.75, duplicateShare: 2.5 },
-  // The 0 ms, prefetch 100 scenario with OpenTelemetry traces exported for every delivery: what tracing costs per
-  // event. Its variants get as many events as it does: over a window half as long, the same build's CPU per event
-  // came out 1.38 to 1.47 times the plain scenario's, over an equal one 1.17 to 1.23: whatever a window's first
-  // seconds cost beyond the rest (pools and JIT still warming) weighs twice as much in a window half as long.
-  {
-    name: 's4-0ms-prefetch-100-traced',
-    s4LatencyMs: 0,
-    prefetch: 100,
-    uniqueShare: 0.75,
-    duplicateShare: 0,
-    variant: 'traced',
-    env: (sinks) => ({ OTEL_EXPORTER_OTLP_ENDPOINT: sinks.otlpUrl }),
-  },
-  // Traced as README recommends at such rates: one delivery in ten (and the emails of those), the producer's
-  // decision kept where an event carries one.
-  {
-    name: 's4-0ms-prefetch-100-sampled',
-    s4LatencyMs: 0,
-    prefetch: 100,
-    uniqueShare: 0.75,
-    duplicateShare: 0,
-    variant: 'sampled',
-    env: (sinks) => ({
-      OTEL_EXPORTER_OTLP_ENDPOINT: sinks.otlpUrl,
-      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
-      OTEL_TRACES_SAMPLER_ARG: '0.1',
-    }),
-  },
   // The same load with each state pushed to the portal's API as well (PORTAL_DESTINATION set to the stand-in):
   // one more row in the effect's statement, and a claim and a booking after commit, on the same database.
   {
@@ -93,22 +65,6 @@ export function prefetchesOf(scenarios: Scenario[]): number[] {
   return [...new Set(scenarios.map((s) => s.prefetch))].sort((a, b) => a - b);
 }
 
-/**
- * The scenarios of one prefetch in the order run `run` (from 1) measures them: as listed, but the variants of the
- * plain scenario take turns right after it. The scenario right after the plain one runs slower: three identical
- * copies of it in a row cost 1.2, 1.12 and 0.99 times its CPU per new event in the second place and 1.08, 1.0 and
- * 0.96 in the third (three runs, 2026-12-03), and the variant always measured second, traced, carried that into its
- * ratio. Rotated, each variant is measured in each place once over as many runs as there are variants, and the
- * median of its per-run ratios keeps the place out.
- */
-export function runOrder(scenarios: Scenario[], prefetch: number, run: number): Scenario[] {
-  const mine = scenarios.filter((s) => s.prefetch === prefetch);
-  const variants = mine.filter((s) => s.variant !== undefined);
-  const shift = variants.length === 0 ? 0 : (run - 1) % variants.length;
-  const rotated = [...variants.slice(shift), ...variants.slice(0, shift)];
-  return mine.map((s) => (s.variant === undefined ? s : (rotated.shift() as Scenario)));
-}
-
 /** The scenario of one S/4HANA latency and prefetch, by the name it is listed under. */
 export function scenarioName(s4LatencyMs: number, prefetch: number, variant?: string): string {
   return `s4-${s4LatencyMs}ms-prefetch-${prefetch}${variant === undefined ? '' : `-${variant}`}`;
@@ -118,6 +74,36 @@ export function scenarioName(s4LatencyMs: number, prefetch: number, variant?: st
 export function variantOf(name: string): string | undefined {
   return SCENARIOS.find((s) => s.name === name)?.variant;
 }
+
+/**
+ * What tracing costs, each measured as a pair (pairedPhase.ts): the plain 0 ms, prefetch 100 load drained at the
+ * same time by a service without tracing and one with these settings. One delivery in ten, as README recommends at
+ * such rates (the emails of those, and the producer's decision where an event carries one), in every run; every
+ * delivery traced only when asked for (`--only pair-traced`): both take about a run's tenth, and the ten minutes
+ * have no room for two.
+ */
+export const TRACING_PAIRS: Array<{
+  name: 'traced' | 'sampled';
+  onRequest?: true;
+  env: (sinks: BenchSinks) => Record<string, string>;
+}> = [
+  {
+    name: 'sampled',
+    env: (sinks) => ({
+      OTEL_EXPORTER_OTLP_ENDPOINT: sinks.otlpUrl,
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0.1',
+    }),
+  },
+  { name: 'traced', onRequest: true, env: (sinks) => ({ OTEL_EXPORTER_OTLP_ENDPOINT: sinks.otlpUrl }) },
+];
+
+/**
+ * Events each side of a pair drains, as a share of the run's new events: as many as the plain scenario. Both sides
+ * share the machine, so each drains at about half its rate; at 0.375 a side the windows lasted about three
+ * seconds, in which the traced side's warm-up weighed (one in ten read 1.6 in a single run).
+ */
+export const PAIR_SHARE = 0.75;
 
 /** Warm-up before the measured events: a tenth of them, at most 500, at least 5. */
 export function warmupCount(measured: number): number {
