@@ -78,8 +78,10 @@ export function printReport(results: BenchResults): string {
       ),
     );
   }
-  const pairs = ['traced', 'sampled'].map((name) => [name, pairSpread(results.runs, name)] as const);
-  if (pairs.some(([, ratio]) => Number.isFinite(ratio.median))) {
+  const pairs = ['sampled', 'traced']
+    .map((name) => [name, pairSpread(results.runs, name)] as const)
+    .filter(([, ratio]) => Number.isFinite(ratio.median));
+  if (pairs.length > 0) {
     parts.push(
       '',
       'Tracing, with ÷ without, two services draining at the same time: service CPU per new event, median (min–max)',
