@@ -45,13 +45,14 @@ export async function pairedPhase(
     ),
   );
   const ids = sides.map((side) => [side.marker.id, ...side.measured.map((event) => event.id)]);
+  const all = ids.flat();
   let times = new Map<string, number>();
   let peakRssBytes = 0;
   try {
     const deadline = Date.now() + context.timeoutMs;
     while (Date.now() < deadline) {
-      times = await commitTimes(context.db, ids.flat());
-      if (times.size === ids.flat().length) break;
+      times = await commitTimes(context.db, all);
+      if (times.size === all.length) break;
       await sleep(100);
     }
   } finally {
@@ -69,10 +70,11 @@ export async function pairedPhase(
   const to = Math.min(...windows.map((w) => w.end));
   if (!(to > from))
     throw new Error(`the paired services never drained at the same time; see ${without.logFile}`);
-  const committed = ids.map(
-    ([, ...measured]) =>
-      measured.filter((id) => (times.get(id) ?? Number.NaN) >= from && (times.get(id) ?? 0) <= to).length,
-  ) as [number, number];
+  const within = (id: string) => {
+    const at = times.get(id);
+    return at !== undefined && at >= from && at <= to;
+  };
+  const committed = ids.map(([, ...measured]) => measured.filter(within).length) as [number, number];
   const perEvent = services.map(
     (service, i) => service.cpu.between('service', from, to) / committed[i as 0 | 1],
   );
