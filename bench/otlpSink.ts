@@ -1,4 +1,4 @@
-// A trace receiver for the traced scenario: accepts OTLP/HTTP exports and drops them, so the benchmark measures
+// A trace receiver for the tracing pairs: accepts OTLP/HTTP exports and drops them, so the benchmark measures
 // what tracing costs the service (building spans, batching, exporting), not what a backend does with them.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 export interface OtlpSink {
   /** The base endpoint, as OTEL_EXPORTER_OTLP_ENDPOINT takes it. */
   url: string;
-  /** Export requests received so far: proof the traced scenario really exported. */
+  /** Export requests received so far: proof the tracing pairs really exported. */
   exports(): number;
   close(): Promise<void>;
 }
