@@ -140,7 +140,8 @@ try {
     portalDestinations,
   });
   const traced = results.runs.some((run) => run.pairs !== undefined);
-  if (traced && otlp.exports() === 0) throw new Error('the tracing pairs exported no spans: is tracing wired?');
+  if (traced && otlp.exports() === 0)
+    throw new Error('the tracing pairs exported no spans: is tracing wired?');
   if (smtp.accepted() === 0) throw new Error('the service sent no email: is mail wired?');
   mkdirSync(RESULTS, { recursive: true });
   const json = JSON.stringify(results, null, 2);
