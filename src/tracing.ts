@@ -107,8 +107,8 @@ export function samplerOf(
 /**
  * Runs `work` in a new span under `parent`; a throw marks the span failed and is rethrown. `work` gets the
  * context to pass to the spans below this one: this span's, recorded or not, so that they follow its sampling
- * decision, or its parent's when tracing is off (no span context to carry). Under a span that is not recorded,
- * `work` runs in that span and no other is started.
+ * decision. Under a span that is not recorded (tracing off, or not sampled), `work` runs in that span and no
+ * other is started.
  */
 export async function inSpan<T>(
   name: string,
@@ -116,17 +116,16 @@ export async function inSpan<T>(
   parent: Context,
   work: (span: Span, context: Context) => Promise<T>,
 ): Promise<T> {
-  // Below a span of ours that is not recorded, none is: every sampler built here decides a child as its parent
-  // was decided (the parent-based ones by the parent, the ratio by the trace id they share). Starting one anyway
-  // cost the SDK 2 to 3 µs a span, most of what an unsampled delivery costs. A producer's span (remote) is only
-  // a parent: the delivery under it is started, and samplers decide it.
+  // Below a span of ours that is not recorded, none is: with tracing off it is the API's no-op, and every sampler
+  // built here decides a child as its parent was decided (the parent-based ones by the parent, the ratio by the
+  // trace id they share). Starting one anyway cost the SDK 2 to 3 µs a span, most of what an unsampled delivery
+  // costs. A producer's span (remote) is only a parent: the delivery under it is started, and samplers decide it.
   const above = trace.getSpan(parent);
   if (above !== undefined && !above.isRecording() && !above.spanContext().isRemote)
     return work(above, parent);
   const span = tracer.startSpan(name, options, parent);
   try {
-    const carries = span.isRecording() || trace.isSpanContextValid(span.spanContext());
-    return await work(span, carries ? trace.setSpan(parent, span) : parent);
+    return await work(span, trace.setSpan(parent, span));
   } catch (err) {
     span.recordException(err as Error);
     span.setStatus({ code: SpanStatusCode.ERROR, message: String((err as Error)?.message ?? err) });
@@ -148,8 +147,9 @@ export function producerContext(traceparent: string | undefined, tracestate: str
 
 /** The span of `context` as a W3C `traceparent`, to be stored with work done later (the mail outbox); null untraced. */
 export function traceparentOf(context: Context): string | null {
-  // Called for every effect: untraced, there is no span to name and nothing to build.
-  if (trace.getSpanContext(context) === undefined) return null;
+  // Called for every effect: with tracing off the span is the API's no-op, with no identity to name.
+  const spanContext = trace.getSpanContext(context);
+  if (spanContext === undefined || !trace.isSpanContextValid(spanContext)) return null;
   const carrier: Record<string, string> = {};
   propagation.inject(context, carrier);
   return carrier.traceparent ?? null;
