@@ -12,7 +12,7 @@ import type {
   ScenarioSummary,
   Spread,
 } from './results.js';
-import type { Scenario } from './scenarios.js';
+import { type Scenario, TRACING_PAIRS } from './scenarios.js';
 
 export interface ScenarioFigure {
   key: string;
@@ -245,9 +245,12 @@ export function summarize(runs: RunResult[]): { scenarios: ScenarioSummary[]; ce
   return { scenarios, ceilings };
 }
 
-/** A pair's CPU ratio over the runs that measured it. */
-export function pairSpread(runs: RunResult[], name: string): Spread {
-  return spread(runs.flatMap((run) => (run.pairs?.[name] ? [run.pairs[name].cpuRatio] : [])));
+/** The tracing pairs measured in these runs, with their label and CPU ratio over the runs. */
+export function measuredPairs(runs: RunResult[]): Array<{ label: string; ratio: Spread }> {
+  return TRACING_PAIRS.map((pair) => ({
+    label: pair.label,
+    ratio: spread(runs.flatMap((run) => run.pairs?.[pair.name]?.cpuRatio ?? [])),
+  })).filter(({ ratio }) => Number.isFinite(ratio.median));
 }
 
 /** One summarised figure; NaN-filled when the scenario or figure is missing (a run with --only). */

@@ -28,6 +28,8 @@ export interface PairResult {
   seconds: number;
   /** The higher peak RSS of the two services. */
   peakRssMb: number;
+  /** False when either side ran into the time limit; the ratio then covers what both had done by then. */
+  complete: boolean;
 }
 
 export async function pairedPhase(
@@ -83,5 +85,6 @@ export async function pairedPhase(
     events: committed,
     seconds: (to - from) / 1000,
     peakRssMb: peakRssBytes / 2 ** 20,
+    complete: times.size === all.length,
   };
 }

@@ -8,7 +8,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { eventsSized } from './calibration.js';
 import { renderChart } from './chart.js';
-import { CEILING_FIGURES, figureOf, pairSpread } from './figures.js';
+import { CEILING_FIGURES, figureOf, measuredPairs } from './figures.js';
 import type { BenchResults, Spread } from './results.js';
 import { variantOf } from './scenarios.js';
 import { round, showSpread } from './stats.js';
@@ -135,16 +135,13 @@ export function performanceSection(results: BenchResults): string {
       `${percent(duplicateRatio.share)} for duplicates (${duplicateRatio.scenario || '–'}); ` +
       `absolute rates moved by up to ${percent(absolute.share)} (${absolute.scenario || '–'}).`,
   ];
-  const pairs = [
-    ['one delivery in ten traced', pairSpread(results.runs, 'sampled')],
-    ['every delivery traced', pairSpread(results.runs, 'traced')],
-  ].filter(([, ratio]) => Number.isFinite((ratio as Spread).median)) as Array<[string, Spread]>;
+  const pairs = measuredPairs(results.runs);
   if (pairs.length > 0) {
     parts.push(
       '',
       'Tracing, a service with it and one without draining at the same time (S/4HANA 0 ms, prefetch 100, ' +
         '`bench/pairedPhase.ts`), service CPU per new event with ÷ without: ' +
-        `${pairs.map(([name, ratio]) => `${name} ${cell(ratio)}`).join(', ')}.`,
+        `${pairs.map(({ label, ratio }) => `${label} ${cell(ratio)}`).join(', ')}.`,
     );
   }
   const s = results.steady;

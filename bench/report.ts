@@ -1,7 +1,7 @@
 // The tables printed at the end of a run: medians over the runs with their range, the ceilings, the steady
 // rate, the targets, and the load each run started under.
 import { eventsSized } from './calibration.js';
-import { CEILING_FIGURES, figureOf as figure, pairSpread, phasesOf, SCENARIO_FIGURES } from './figures.js';
+import { CEILING_FIGURES, figureOf as figure, measuredPairs, phasesOf, SCENARIO_FIGURES } from './figures.js';
 import type { BenchResults } from './results.js';
 import { round, show, showSpread, table } from './stats.js';
 import { targetCells } from './targets.js';
@@ -78,16 +78,14 @@ export function printReport(results: BenchResults): string {
       ),
     );
   }
-  const pairs = ['sampled', 'traced']
-    .map((name) => [name, pairSpread(results.runs, name)] as const)
-    .filter(([, ratio]) => Number.isFinite(ratio.median));
+  const pairs = measuredPairs(results.runs);
   if (pairs.length > 0) {
     parts.push(
       '',
       'Tracing, with ÷ without, two services draining at the same time: service CPU per new event, median (min–max)',
       table(
         ['pair', 'CPU ratio'],
-        pairs.map(([name, ratio]) => [name, showSpread(ratio, show)]),
+        pairs.map(({ label, ratio }) => [label, showSpread(ratio, show)]),
       ),
     );
   }
@@ -114,6 +112,11 @@ export function printReport(results: BenchResults): string {
       if (phases.some((phase) => !phase.complete)) {
         parts.push(`WARNING run ${run.run} ${sc.name}: a phase ran into its time limit`);
       }
+    }
+  }
+  for (const run of results.runs) {
+    for (const [name, pair] of Object.entries(run.pairs ?? {})) {
+      if (!pair.complete) parts.push(`WARNING run ${run.run} pair ${name}: a side ran into its time limit`);
     }
   }
   parts.push(`\nRun took ${results.durationSeconds} s.`);

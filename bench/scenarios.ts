@@ -32,7 +32,7 @@ export interface Scenario {
   duplicateShare: number;
   /** What sets this scenario apart from the plain one of its latency and prefetch; part of its name. */
   variant?: 'portal';
-  /** Settings this scenario adds to the service's environment (e.g. tracing on). */
+  /** Settings this scenario adds to the service's environment (e.g. the portal push). */
   env?: (sinks: BenchSinks) => Record<string, string>;
 }
 
@@ -84,18 +84,26 @@ export function variantOf(name: string): string | undefined {
  */
 export const TRACING_PAIRS: Array<{
   name: 'traced' | 'sampled';
+  /** How the README and the printed tables name it. */
+  label: string;
   onRequest?: true;
   env: (sinks: BenchSinks) => Record<string, string>;
 }> = [
   {
     name: 'sampled',
+    label: 'one delivery in ten traced',
     env: (sinks) => ({
       OTEL_EXPORTER_OTLP_ENDPOINT: sinks.otlpUrl,
       OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
       OTEL_TRACES_SAMPLER_ARG: '0.1',
     }),
   },
-  { name: 'traced', onRequest: true, env: (sinks) => ({ OTEL_EXPORTER_OTLP_ENDPOINT: sinks.otlpUrl }) },
+  {
+    name: 'traced',
+    label: 'every delivery traced',
+    onRequest: true,
+    env: (sinks) => ({ OTEL_EXPORTER_OTLP_ENDPOINT: sinks.otlpUrl }),
+  },
 ];
 
 /**

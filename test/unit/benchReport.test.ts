@@ -181,6 +181,7 @@ describe('benchmark summary', () => {
       events: [4000, 4000] as [number, number],
       seconds: 6,
       peakRssMb: 150,
+      complete: true,
     });
     const runs = [run(1, 700, 1000), run(2, 700, 1000), run(3, 700, 1000)].map((r, i) => ({
       ...r,
