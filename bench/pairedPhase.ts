@@ -1,8 +1,12 @@
 // What a setting costs the service per event, measured as a pair: two services, one without the setting and one
-// with it, drain two queues at the same time on the same machine, and their CPU per event is compared over the
-// seconds both were busy. Measured one after the other, the same scenario twice came out 0.89 to 1.2 times its
-// own CPU per event (three runs, 2026-12-03): this shared machine gives the same work more or less CPU time from
-// one minute to the next. Side by side, two services without the setting came out within 1 to 2 % of each other.
+// with it, take the same load at the same time on two queues, and their CPU per event is compared over the same
+// seconds. Measured one after the other, the same scenario twice came out 0.89 to 1.2 times its own CPU per event
+// (three runs, 2026-12-03): this shared machine gives the same work more or less CPU time from one minute to the
+// next. Side by side, two services without the setting came out within 1 to 2 % of each other.
+// The load is either a backlog both drain as fast as they can, or events published to both at a steady rate. At a
+// steady rate each side's batches are set by the arrivals, the same on both sides; draining, the slower side is
+// the more contended and its batches differ, and the same pair moved by a tenth from one window to the next
+// (every delivery traced 1.26 to 1.45 in six windows at 22:00 on 2026-12-03, 1.09 in all three at 200 events/s).
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TestQueue } from '../test/support/broker.js';
 import type { BenchDatabase } from './infrastructure.js';
@@ -20,8 +24,11 @@ export interface PairSide {
   measured: BenchEvent[];
 }
 
+/** How the measured events reach the pair: all queued before the services start, or published to both steadily. */
+export type PairLoad = { kind: 'drain' } | { kind: 'steady'; perSecond: number };
+
 export interface PairResult {
-  /** Service CPU per new event with the setting ÷ without, over the seconds both drained. */
+  /** Service CPU per new event with the setting ÷ without, over the same seconds. */
   cpuRatio: number;
   /** Events each side committed in those seconds. */
   events: [number, number];
@@ -34,12 +41,14 @@ export interface PairResult {
 
 export async function pairedPhase(
   context: { db: BenchDatabase; publisher: BenchPublisher; nodeArgs: string[]; timeoutMs: number },
+  load: PairLoad,
   without: PairSide,
   withSetting: PairSide,
 ): Promise<PairResult> {
   const sides = [without, withSetting].map((side) => ({ ...side, marker: markerEvent() }));
   for (const side of sides) {
-    await context.publisher.publish(side.queue.address, [...side.warmup, side.marker, ...side.measured]);
+    const queued = [...side.warmup, side.marker, ...(load.kind === 'drain' ? side.measured : [])];
+    await context.publisher.publish(side.queue.address, queued);
   }
   const services = await Promise.all(
     sides.map((side) =>
@@ -50,8 +59,21 @@ export async function pairedPhase(
   const all = ids.flat();
   let times = new Map<string, number>();
   let peakRssBytes = 0;
+  let steadyFrom = 0;
   try {
     const deadline = Date.now() + context.timeoutMs;
+    if (load.kind === 'steady') {
+      const markers = sides.map((side) => side.marker.id);
+      while ((await commitTimes(context.db, markers)).size < markers.length && Date.now() < deadline) {
+        await sleep(100);
+      }
+      steadyFrom = Date.now();
+      await Promise.all(
+        sides.map((side) =>
+          context.publisher.publishSteadily(side.queue.address, side.measured, load.perSecond),
+        ),
+      );
+    }
     while (Date.now() < deadline) {
       times = await commitTimes(context.db, all);
       if (times.size === all.length) break;
@@ -63,15 +85,15 @@ export async function pairedPhase(
     await sleep(600);
     await Promise.all(sides.map((side) => side.queue.purge()));
   }
-  // From the later marker to the earlier last commit: both services were draining throughout.
   const windows = ids.map(([marker, ...measured]) => ({
     start: times.get(marker as string) ?? Number.NaN,
     end: Math.max(...measured.map((id) => times.get(id) ?? Number.NEGATIVE_INFINITY)),
   }));
-  const from = Math.max(...windows.map((w) => w.start));
-  const to = Math.min(...windows.map((w) => w.end));
-  if (!(to > from))
-    throw new Error(`the paired services never drained at the same time; see ${without.logFile}`);
+  // Draining: from the later marker to the earlier last commit, so that both were busy throughout. Steady: from
+  // the first event published to the later last commit, so that each side's window holds all its events.
+  const from = load.kind === 'steady' ? steadyFrom : Math.max(...windows.map((w) => w.start));
+  const to = (load.kind === 'steady' ? Math.max : Math.min)(...windows.map((w) => w.end));
+  if (!(to > from)) throw new Error(`the paired services never ran at the same time; see ${without.logFile}`);
   const within = (id: string) => {
     const at = times.get(id);
     return at !== undefined && at >= from && at <= to;

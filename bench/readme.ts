@@ -139,7 +139,7 @@ export function performanceSection(results: BenchResults): string {
   if (pairs.length > 0) {
     parts.push(
       '',
-      'Tracing, a service with it and one without draining at the same time (S/4HANA 0 ms, prefetch 100, ' +
+      'Tracing, a service with it and one without on the same load at the same time (S/4HANA 0 ms, prefetch 100, ' +
         '`bench/pairedPhase.ts`), service CPU per new event with ÷ without: ' +
         `${pairs.map(({ label, ratio }) => `${label} ${cell(ratio)}`).join(', ')}.`,
     );

@@ -82,7 +82,7 @@ export function printReport(results: BenchResults): string {
   if (pairs.length > 0) {
     parts.push(
       '',
-      'Tracing, with ÷ without, two services draining at the same time: service CPU per new event, median (min–max)',
+      'Tracing, with ÷ without, two services on the same load at the same time: service CPU per new event, median (min–max)',
       table(
         ['pair', 'CPU ratio'],
         pairs.map(({ label, ratio }) => [label, showSpread(ratio, show)]),

@@ -4,7 +4,7 @@
 // scenarios, so that a scenario and the ceiling it is compared to see the same machine. Then one steady-rate
 // window measures latency.
 // Usage: npm run build && npx tsx bench/run.ts [--runs 3] [--events N] [--profile] [--env KEY=VALUE]...
-//        [--only s4-0ms-prefetch-100,pair-sampled,steady] (scenario and pair names, exactly)
+//        [--only s4-0ms-prefetch-100,pair-steady,steady] (scenario and pair names, exactly)
 // Without --events, a run gets as many as this machine's speed allows within the time bound (calibration.ts).
 // Writes bench/results/<timestamp>.json and .svg (and latest.json, latest.svg), and prints the tables;
 // `npm run bench:readme` puts a run into the README.
@@ -35,6 +35,7 @@ import {
   prefetchesOf,
   SCENARIOS,
   type Scenario,
+  STEADY_PAIR_EVENTS,
   scenarioName,
   TRACING_PAIRS,
   warmupCount,
@@ -326,7 +327,7 @@ async function runAll(
       log(`run ${run}/${runs}: pair ${pair.name}`);
       await db.reset();
       s4.setLatency(0);
-      const count = Math.round(uniqueTotal * PAIR_SHARE);
+      const count = pair.load.kind === 'steady' ? STEADY_PAIR_EVENTS : Math.round(uniqueTotal * PAIR_SHARE);
       const side = (index: number, q: TestQueue, env: Record<string, string>) => ({
         queue: q,
         serviceEnv: { ...benchEnv(100), ...env },
@@ -337,6 +338,7 @@ async function runAll(
         ...result.pairs,
         [pair.name]: await pairedPhase(
           { db, publisher, nodeArgs, timeoutMs: phaseTimeoutMs },
+          pair.load,
           side(0, queue, {}),
           side(1, pairQueue, { ...pair.env(sinks), AMQP_QUEUE: pairQueue.address }),
         ),

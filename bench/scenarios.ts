@@ -11,6 +11,8 @@
 // prefetch they run in this order after the ceilings: those compared with the database ceiling first, so that
 // they see the machine it saw; those bounded by prefetch ÷ S/4HANA latency after them.
 
+import type { PairLoad } from './pairedPhase.js';
+
 /** Local receivers a scenario may point the service at. */
 export interface BenchSinks {
   /** An OTLP/HTTP trace receiver (otlpSink.ts). */
@@ -76,42 +78,55 @@ export function variantOf(name: string): string | undefined {
 }
 
 /**
- * What tracing costs, each measured as a pair (pairedPhase.ts): the plain 0 ms, prefetch 100 load drained at the
- * same time by a service without tracing and one with these settings. One delivery in ten, as README recommends at
- * such rates (the emails of those, and the producer's decision where an event carries one), in every run; every
- * delivery traced only when asked for (`--only pair-traced`): both take about a run's tenth, and the ten minutes
- * have no room for two.
+ * What tracing costs, each measured as a pair (pairedPhase.ts): a service without tracing and one with these
+ * settings, on the plain 0 ms, prefetch 100 load at the same time. In every run, every delivery traced (the default
+ * sampler) at the steady latency window's rate, 200 events/s each: what tracing adds to an instance's CPU under
+ * load. On request (`--only pair-traced,pair-sampled`), the same drained as fast as both can, where batching has
+ * made an untraced event three to four times cheaper and tracing's own 0.1 ms or so per event weighs the most.
  */
 export const TRACING_PAIRS: Array<{
-  name: 'traced' | 'sampled';
+  name: 'steady' | 'traced' | 'sampled';
   /** How the README and the printed tables name it. */
   label: string;
+  load: PairLoad;
   onRequest?: true;
   env: (sinks: BenchSinks) => Record<string, string>;
 }> = [
   {
+    name: 'steady',
+    label: 'every delivery traced, 200 events/s each',
+    load: { kind: 'steady', perSecond: 200 },
+    env: (sinks) => ({ OTEL_EXPORTER_OTLP_ENDPOINT: sinks.otlpUrl }),
+  },
+  {
+    name: 'traced',
+    label: 'every delivery traced, draining',
+    load: { kind: 'drain' },
+    onRequest: true,
+    env: (sinks) => ({ OTEL_EXPORTER_OTLP_ENDPOINT: sinks.otlpUrl }),
+  },
+  {
     name: 'sampled',
-    label: 'one delivery in ten traced',
+    label: 'one delivery in ten traced, draining',
+    load: { kind: 'drain' },
+    onRequest: true,
     env: (sinks) => ({
       OTEL_EXPORTER_OTLP_ENDPOINT: sinks.otlpUrl,
       OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
       OTEL_TRACES_SAMPLER_ARG: '0.1',
     }),
   },
-  {
-    name: 'traced',
-    label: 'every delivery traced',
-    onRequest: true,
-    env: (sinks) => ({ OTEL_EXPORTER_OTLP_ENDPOINT: sinks.otlpUrl }),
-  },
 ];
 
 /**
- * Events each side of a pair drains, as a share of the run's new events: as many as the plain scenario. Both sides
- * share the machine, so each drains at about half its rate; at 0.375 a side the windows lasted about three
- * seconds, in which the traced side's warm-up weighed (one in ten read 1.6 in a single run).
+ * Events each side of a draining pair takes, as a share of the run's new events: as many as the plain scenario.
+ * Both sides share the machine, so each drains at about half its rate; at 0.375 a side the windows lasted about
+ * three seconds, in which the traced side's warm-up weighed (one in ten read 1.6 in a single run).
  */
 export const PAIR_SHARE = 0.75;
+
+/** Events each side of a steady pair takes: 25 s at 200 events/s, whatever the machine. */
+export const STEADY_PAIR_EVENTS = 5_000;
 
 /** Warm-up before the measured events: a tenth of them, at most 500, at least 5. */
 export function warmupCount(measured: number): number {

@@ -48,11 +48,13 @@ export interface Tracing {
 const tracer = trace.getTracer('fleet-order-notifier');
 
 export async function startTracing(config: TracingConfig): Promise<Tracing> {
-  const [sdk, { OTLPTraceExporter }, { resourceFromAttributes }] = await Promise.all([
-    import('@opentelemetry/sdk-trace-node'),
-    import('@opentelemetry/exporter-trace-otlp-http'),
-    import('@opentelemetry/resources'),
-  ]);
+  const [sdk, { OTLPTraceExporter }, { resourceFromAttributes }, { W3CTraceContextPropagator }] =
+    await Promise.all([
+      import('@opentelemetry/sdk-trace-node'),
+      import('@opentelemetry/exporter-trace-otlp-http'),
+      import('@opentelemetry/resources'),
+      import('@opentelemetry/core'),
+    ]);
   const { BatchSpanProcessor, NodeTracerProvider } = sdk;
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ 'service.name': config.serviceName }),
@@ -61,8 +63,10 @@ export async function startTracing(config: TracingConfig): Promise<Tracing> {
       new BatchSpanProcessor(new OTLPTraceExporter({ url: config.tracesUrl, headers: config.headers })),
     ],
   });
-  // Registers the provider and the W3C trace-context propagator globally; no context manager (see above).
-  provider.register({ contextManager: null });
+  // Registers the provider and the W3C trace-context propagator globally; no context manager (see above). The
+  // SDK's default propagator adds W3C baggage, which no event carries (the CloudEvents distributed-tracing
+  // extension is traceparent and tracestate), and would look for it in every stored traceparent.
+  provider.register({ contextManager: null, propagator: new W3CTraceContextPropagator() });
   return {
     async shutdown() {
       await provider.shutdown();

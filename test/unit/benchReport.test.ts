@@ -185,10 +185,10 @@ describe('benchmark summary', () => {
     });
     const runs = [run(1, 700, 1000), run(2, 700, 1000), run(3, 700, 1000)].map((r, i) => ({
       ...r,
-      pairs: { traced: pair(1.3), sampled: pair([1.12, 1.04, 1.08][i] as number) },
+      pairs: { traced: pair(1.3), steady: pair([1.12, 1.04, 1.08][i] as number) },
     }));
     const tracing = (rs: RunResult[]) =>
-      evaluateTargets({ runs: rs, steady: undefined }).find((t) => t.name.includes('1 in 10 traced'));
+      evaluateTargets({ runs: rs, steady: undefined }).find((t) => t.name.includes('every delivery traced'));
     expect(tracing(runs)).toMatchObject({ value: 1.08, min: 1.04, max: 1.12, met: true });
     expect(tracing([run(1, 700, 1000)])).toBeUndefined();
     // A traced service's memory counts against the ceiling like any phase's.
