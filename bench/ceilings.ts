@@ -36,6 +36,7 @@ export async function measureCeilings(options: CeilingOptions): Promise<CeilingR
   // (a) The broker: the scenario's new events and as many redeliveries as its duplicates, pre-loaded into the
   // queue the settings name, drained by a consumer that only accepts. The new events alone lasted half a second
   // at prefetch 1, and that ceiling then spread from 1,755 to 4,113 messages/s within a benchmark run.
+  await db.reset();
   const messages = [
     ...options.newEvents,
     ...duplicatesOf(options.newEvents, options.duplicateCount, options.random),
@@ -45,7 +46,6 @@ export async function measureCeilings(options: CeilingOptions): Promise<CeilingR
   await queue.purge();
 
   // (b) The database: twice the events through the service's handler, then redeliveries of them.
-  await db.reset();
   const ceilingOptions = {
     db,
     poolSize: options.poolSize,
@@ -58,6 +58,7 @@ export async function measureCeilings(options: CeilingOptions): Promise<CeilingR
   // its window lasts about as long as the scenario's, seconds; with twice as many, a window of about one second
   // at prefetch 1 spread from 4,034 to 8,472 duplicates/s within a benchmark run.
   const duplicates = duplicatesOf(options.databaseEvents, 4 * options.duplicateCount, options.random);
+  await db.checkpoint();
   const databaseDuplicates = await measureDatabaseCeiling(ceilingOptions, duplicates, 'duplicate');
   return { prefetch, cores: cpus().length, broker, database, databaseDuplicates };
 }
