@@ -25,7 +25,7 @@ export interface PairSide {
 }
 
 /** How the measured events reach the pair: all queued before the services start, or published to both steadily. */
-export type PairLoad = { kind: 'drain' } | { kind: 'steady'; perSecond: number };
+export type PairLoad = { kind: 'drain' } | { kind: 'steady'; perSecond: number; seconds: number };
 
 export interface PairResult {
   /** Service CPU per new event with the setting ÷ without, over the same seconds. */
@@ -60,13 +60,20 @@ export async function pairedPhase(
   let times = new Map<string, number>();
   let peakRssBytes = 0;
   let steadyFrom = 0;
+  const deadline = Date.now() + context.timeoutMs;
+  /** The commit times of `wanted`, once all are committed or the deadline has passed. */
+  const commitsOf = async (wanted: string[]) => {
+    let found = new Map<string, number>();
+    while (Date.now() < deadline) {
+      found = await commitTimes(context.db, wanted);
+      if (found.size === wanted.length) break;
+      await sleep(100);
+    }
+    return found;
+  };
   try {
-    const deadline = Date.now() + context.timeoutMs;
     if (load.kind === 'steady') {
-      const markers = sides.map((side) => side.marker.id);
-      while ((await commitTimes(context.db, markers)).size < markers.length && Date.now() < deadline) {
-        await sleep(100);
-      }
+      await commitsOf(sides.map((side) => side.marker.id));
       steadyFrom = Date.now();
       await Promise.all(
         sides.map((side) =>
@@ -74,11 +81,7 @@ export async function pairedPhase(
         ),
       );
     }
-    while (Date.now() < deadline) {
-      times = await commitTimes(context.db, all);
-      if (times.size === all.length) break;
-      await sleep(100);
-    }
+    times = await commitsOf(all);
   } finally {
     const stopped = await Promise.all(services.map((service) => service.stop()));
     peakRssBytes = Math.max(...stopped.map((s) => s.peakRssBytes));

@@ -95,7 +95,7 @@ export const TRACING_PAIRS: Array<{
   {
     name: 'steady',
     label: 'every delivery traced, 200 events/s each',
-    load: { kind: 'steady', perSecond: 200 },
+    load: { kind: 'steady', perSecond: 200, seconds: 25 },
     env: (sinks) => ({ OTEL_EXPORTER_OTLP_ENDPOINT: sinks.otlpUrl }),
   },
   {
@@ -124,9 +124,6 @@ export const TRACING_PAIRS: Array<{
  * three seconds, in which the traced side's warm-up weighed (one in ten read 1.6 in a single run).
  */
 export const PAIR_SHARE = 0.75;
-
-/** Events each side of a steady pair takes: 25 s at 200 events/s, whatever the machine. */
-export const STEADY_PAIR_EVENTS = 5_000;
 
 /** Warm-up before the measured events: a tenth of them, at most 500, at least 5. */
 export function warmupCount(measured: number): number {
