@@ -55,13 +55,23 @@ export function pipelineBound(scenario: Scenario, ceiling: CeilingResult): numbe
   );
 }
 
-/** The most duplicates per second: the lowest of the broker ceiling, the database's, and the cores for both. */
+/**
+ * The most duplicates per second: the lowest of the broker ceiling, the database's, and the cores for both; NaN
+ * where the duplicate ceiling was not measured.
+ */
 export function duplicateBound(ceiling: CeilingResult): number {
+  const { databaseDuplicates } = ceiling;
+  if (databaseDuplicates === undefined) return Number.NaN;
   return Math.min(
     ceiling.broker.messagesPerSecond,
-    ceiling.databaseDuplicates.eventsPerSecond,
-    machineBound(ceiling, ceiling.databaseDuplicates),
+    databaseDuplicates.eventsPerSecond,
+    machineBound(ceiling, databaseDuplicates),
   );
+}
+
+/** The database's duplicate ceiling; NaN (shown as –) where it was not measured. */
+function duplicateCeilingRate(ceiling: CeilingResult): number {
+  return ceiling.databaseDuplicates?.eventsPerSecond ?? Number.NaN;
 }
 
 /** A figure of the duplicate phase; NaN (shown as –) for a scenario without one. */
@@ -104,7 +114,7 @@ export const SCENARIO_FIGURES: ScenarioFigure[] = [
     key: 'duplicatesShareOfDatabase',
     label: 'dup × DB dup ceiling',
     table: 'throughput',
-    value: (s, c) => duplicate(s, (d) => d.eventsPerSecond / c.databaseDuplicates.eventsPerSecond),
+    value: (s, c) => duplicate(s, (d) => d.eventsPerSecond / duplicateCeilingRate(c)),
   },
   {
     key: 'duplicatesShareOfBound',
@@ -189,7 +199,7 @@ export const CEILING_FIGURES: CeilingFigure[] = [
   {
     key: 'databaseDuplicatesPerSecond',
     label: 'DB dup ev/s',
-    value: (c) => c.databaseDuplicates.eventsPerSecond,
+    value: duplicateCeilingRate,
   },
   {
     key: 'machineNewPerSecond',
@@ -199,7 +209,7 @@ export const CEILING_FIGURES: CeilingFigure[] = [
   {
     key: 'machineDuplicatesPerSecond',
     label: 'cores dup ev/s',
-    value: (c) => machineBound(c, c.databaseDuplicates),
+    value: (c) => (c.databaseDuplicates === undefined ? Number.NaN : machineBound(c, c.databaseDuplicates)),
   },
 ];
 

@@ -12,7 +12,11 @@ export interface CeilingResult {
   cores: number;
   broker: BrokerCeiling;
   database: DatabaseCeiling;
-  databaseDuplicates: DatabaseCeiling;
+  /**
+   * Measured with the scenario that takes duplicates at this prefetch (its new events are the ones redelivered);
+   * absent when no such scenario ran (`--only`).
+   */
+  databaseDuplicates?: DatabaseCeiling;
 }
 
 export interface ScenarioResult extends Scenario {

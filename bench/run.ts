@@ -1,8 +1,8 @@
 // The benchmark: the compiled service as a child process against the local PostgreSQL and RabbitMQ, the
 // S/4HANA stand-in and the SMTP receiver, measured side by side with the two ceilings of this machine.
 // Every scenario runs --runs times; within a run each prefetch's ceilings are measured right before its
-// scenarios, so that a scenario and the ceiling it is compared to see the same machine. Then one steady-rate
-// window measures latency.
+// scenarios, and the duplicate ceiling right before the duplicate phase, so that a scenario and the ceiling it is
+// compared to see the same machine. Then one steady-rate window measures latency.
 // Usage: npm run build && npx tsx bench/run.ts [--runs 3] [--events N] [--profile] [--env KEY=VALUE]...
 //        [--only s4-0ms-prefetch-100,pair-steady,steady] (scenario and pair names, exactly)
 // Without --events, a run gets as many as this machine's speed allows within the time bound (calibration.ts).
@@ -19,7 +19,7 @@ import { createTestQueue, type TestQueue } from '../test/support/broker.js';
 import { serviceEnv } from '../test/support/serviceEnv.js';
 import { AMQP_HOST, AMQP_PORT } from '../test/support/services.js';
 import { calibrate, REFERENCE_EVENTS, REFERENCE_RATE } from './calibration.js';
-import { measureCeilings } from './ceilings.js';
+import { measureCeilings, measureDuplicateCeiling } from './ceilings.js';
 import { renderChart } from './chart.js';
 import { summarize } from './figures.js';
 import { type BenchDatabase, createBenchDatabase } from './infrastructure.js';
@@ -267,22 +267,21 @@ async function runAll(
 
       const amqp = config(prefetch).amqp;
       if (amqp === undefined) throw new Error('no AMQP configuration');
-      result.ceilings.push(
-        await measureCeilings({
-          amqp,
-          poolSize,
-          db,
-          queue,
-          publisher,
-          salesOrders,
-          newEvents: fresh(uniqueCount),
-          databaseEvents: fresh(databaseMultiple * uniqueCount),
-          warmupEvents: warmupEvents(warmupCount(uniqueCount)),
-          duplicateCount,
-          random,
-          timeoutMs: phaseTimeoutMs,
-        }),
-      );
+      const ceiling = await measureCeilings({
+        amqp,
+        poolSize,
+        db,
+        queue,
+        publisher,
+        salesOrders,
+        newEvents: fresh(uniqueCount),
+        databaseEvents: fresh(databaseMultiple * uniqueCount),
+        warmupEvents: warmupEvents(warmupCount(uniqueCount)),
+        duplicateCount,
+        random,
+        timeoutMs: phaseTimeoutMs,
+      });
+      result.ceilings.push(ceiling);
 
       for (const scenario of scenarios.filter((s) => s.prefetch === prefetch)) {
         log(`run ${run}/${runs}: scenario ${scenario.name}`);
@@ -306,6 +305,13 @@ async function runAll(
           const duplicates = duplicatesOf(
             unique,
             Math.round(duplicateTotal * scenario.duplicateShare),
+            random,
+          );
+          log(`run ${run}/${runs}: duplicate ceiling at prefetch ${prefetch}`);
+          ceiling.databaseDuplicates = await measureDuplicateCeiling(
+            { db, poolSize, prefetch, salesOrders },
+            unique,
+            4 * duplicates.length,
             random,
           );
           duplicateResult = await drainPhase(context(`${phase}-duplicates`, prefetch, scenario), {

@@ -115,7 +115,7 @@ describe('benchmark summary', () => {
     const c = one.ceilings[0] as CeilingResult;
     c.broker.machineCpuSecondsPer1000 = 0.066;
     c.databaseDuplicates = {
-      ...c.databaseDuplicates,
+      ...c.database,
       eventsPerSecond: 31_000,
       machineCpuSecondsPer1000: 0.064,
     };
@@ -167,6 +167,20 @@ describe('benchmark summary', () => {
     expect(byName('duplicates/s ÷ bound')).toMatchObject({ value: 0.5, met: true });
     expect(byName('S/4HANA calls for duplicates')).toMatchObject({ value: 0, met: true });
     expect(byName('peak RSS of the service')).toMatchObject({ value: 210, met: false });
+  });
+
+  it('leaves the duplicate ceiling and its bound out at a prefetch whose scenarios took no duplicates', () => {
+    const runs = [run(1, 700, 1000)];
+    const only = runs[0] as RunResult;
+    delete (only.ceilings[0] as CeilingResult).databaseDuplicates;
+    only.scenarios = [only.scenarios[1] as ScenarioResult];
+    delete (only.scenarios[0] as ScenarioResult).duplicates;
+    const { scenarios, ceilings } = summarize(runs);
+    expect(ceilings[0]?.figures.databaseDuplicatesPerSecond?.median).toBeNaN();
+    expect(ceilings[0]?.figures.machineDuplicatesPerSecond?.median).toBeNaN();
+    expect(ceilings[0]?.figures.databaseNewPerSecond?.median).toBe(1000);
+    expect(scenarios[0]?.figures.duplicatesShareOfBound?.median).toBeNaN();
+    expect(scenarios[0]?.figures.newPerSecond?.median).toBe(350);
   });
 
   it('shows a figure measured in no run as a dash, without a range', () => {
