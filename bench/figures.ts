@@ -60,18 +60,14 @@ export function pipelineBound(scenario: Scenario, ceiling: CeilingResult): numbe
  * where the duplicate ceiling was not measured.
  */
 export function duplicateBound(ceiling: CeilingResult): number {
-  const { databaseDuplicates } = ceiling;
-  if (databaseDuplicates === undefined) return Number.NaN;
-  return Math.min(
-    ceiling.broker.messagesPerSecond,
-    databaseDuplicates.eventsPerSecond,
-    machineBound(ceiling, databaseDuplicates),
+  return duplicateCeiling(ceiling, (d) =>
+    Math.min(ceiling.broker.messagesPerSecond, d.eventsPerSecond, machineBound(ceiling, d)),
   );
 }
 
-/** The database's duplicate ceiling; NaN (shown as –) where it was not measured. */
-function duplicateCeilingRate(ceiling: CeilingResult): number {
-  return ceiling.databaseDuplicates?.eventsPerSecond ?? Number.NaN;
+/** A figure of the database's duplicate ceiling; NaN (shown as –) where it was not measured. */
+function duplicateCeiling(ceiling: CeilingResult, value: (d: DatabaseCeiling) => number): number {
+  return ceiling.databaseDuplicates === undefined ? Number.NaN : value(ceiling.databaseDuplicates);
 }
 
 /** A figure of the duplicate phase; NaN (shown as –) for a scenario without one. */
@@ -114,7 +110,7 @@ export const SCENARIO_FIGURES: ScenarioFigure[] = [
     key: 'duplicatesShareOfDatabase',
     label: 'dup × DB dup ceiling',
     table: 'throughput',
-    value: (s, c) => duplicate(s, (d) => d.eventsPerSecond / duplicateCeilingRate(c)),
+    value: (s, c) => duplicate(s, (d) => d.eventsPerSecond / duplicateCeiling(c, (dc) => dc.eventsPerSecond)),
   },
   {
     key: 'duplicatesShareOfBound',
@@ -199,7 +195,7 @@ export const CEILING_FIGURES: CeilingFigure[] = [
   {
     key: 'databaseDuplicatesPerSecond',
     label: 'DB dup ev/s',
-    value: duplicateCeilingRate,
+    value: (c) => duplicateCeiling(c, (d) => d.eventsPerSecond),
   },
   {
     key: 'machineNewPerSecond',
@@ -209,7 +205,7 @@ export const CEILING_FIGURES: CeilingFigure[] = [
   {
     key: 'machineDuplicatesPerSecond',
     label: 'cores dup ev/s',
-    value: (c) => (c.databaseDuplicates === undefined ? Number.NaN : machineBound(c, c.databaseDuplicates)),
+    value: (c) => duplicateCeiling(c, (d) => machineBound(c, d)),
   },
 ];
 

@@ -309,7 +309,7 @@ async function runAll(
           );
           log(`run ${run}/${runs}: duplicate ceiling at prefetch ${prefetch}`);
           ceiling.databaseDuplicates = await measureDuplicateCeiling(
-            { db, poolSize, prefetch, salesOrders },
+            { db, poolSize, concurrency: prefetch, salesOrders },
             unique,
             4 * duplicates.length,
             random,
