@@ -112,7 +112,7 @@ export const TARGETS: TargetDefinition[] = [
     // Tracing on as the sampler's default has it, every delivery (spans built, batched and exported over
     // OTLP/HTTP), against no tracing, the two taking 200 events/s each at the same time (pairedPhase.ts): what
     // tracing adds to an instance's CPU under load. Drained flat out, where an untraced event costs a quarter as
-    // much, the same 0.1 ms or so is measured on request and not judged (README, Performance).
+    // much, the same 0.1 ms or so is measured on request and not judged (README, Traces).
     name: 'service CPU per new event, every delivery traced ÷ off, side by side at 200 events/s each, S/4HANA 0 ms, prefetch 100',
     compare: '<=',
     bound: 1.1,
