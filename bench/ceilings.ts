@@ -4,7 +4,6 @@
 // before the service takes duplicates of them (run.ts).
 import { cpus } from 'node:os';
 import type { AmqpSettings } from '../src/config/brokerConfig.js';
-import type { SalesOrder } from '../src/s4/salesOrder.js';
 import type { TestQueue } from '../test/support/broker.js';
 import { measureBrokerCeiling } from './brokerCeiling.js';
 import {
@@ -12,7 +11,6 @@ import {
   type DatabaseCeilingOptions,
   measureDatabaseCeiling,
 } from './databaseCeiling.js';
-import type { BenchDatabase } from './infrastructure.js';
 import type { BenchPublisher } from './publisher.js';
 import type { CeilingResult } from './results.js';
 import { type BenchEvent, duplicatesOf } from './workload.js';
@@ -20,12 +18,11 @@ import { type BenchEvent, duplicatesOf } from './workload.js';
 export interface CeilingOptions {
   /** The service's AMQP settings, with the prefetch the ceilings are measured at (from its own loadConfig). */
   amqp: AmqpSettings;
-  poolSize: number;
-  db: BenchDatabase;
+  /** The service's database path at the same prefetch, for this ceiling and measureDuplicateCeiling's alike. */
+  database: DatabaseCeilingOptions;
   /** The queue `amqp.queue` names, emptied after the broker ceiling. */
   queue: TestQueue;
   publisher: BenchPublisher;
-  salesOrders: Map<string, SalesOrder>;
   /** Events never published, as many as the scenario with 0 ms S/4HANA latency at this prefetch has. */
   newEvents: BenchEvent[];
   /** Twice as many for the database ceiling, over as many orders again: each order as often as in a scenario. */
@@ -38,12 +35,12 @@ export interface CeilingOptions {
 
 /** The broker ceiling and the database's for new events; the duplicate ceiling is measureDuplicateCeiling's. */
 export async function measureCeilings(options: CeilingOptions): Promise<CeilingResult> {
-  const { db, queue, publisher } = options;
+  const { database: databaseOptions, queue, publisher } = options;
   const { prefetch } = options.amqp;
   // (a) The broker: the scenario's new events and as many redeliveries as its duplicates, pre-loaded into the
   // queue the settings name, drained by a consumer that only accepts. The new events alone lasted half a second
   // at prefetch 1, and that ceiling then spread from 1,755 to 4,113 messages/s within a benchmark run.
-  await db.reset();
+  await databaseOptions.db.reset();
   const messages = [
     ...options.newEvents,
     ...duplicatesOf(options.newEvents, options.duplicateCount, options.random),
@@ -53,14 +50,8 @@ export async function measureCeilings(options: CeilingOptions): Promise<CeilingR
   await queue.purge();
 
   // (b) The database: twice the events through the service's handler.
-  const ceilingOptions = {
-    db,
-    poolSize: options.poolSize,
-    concurrency: prefetch,
-    salesOrders: options.salesOrders,
-  };
-  await measureDatabaseCeiling(ceilingOptions, options.warmupEvents, 'new');
-  const database = await measureDatabaseCeiling(ceilingOptions, options.databaseEvents, 'new');
+  await measureDatabaseCeiling(databaseOptions, options.warmupEvents, 'new');
+  const database = await measureDatabaseCeiling(databaseOptions, options.databaseEvents, 'new');
   return { prefetch, cores: cpus().length, broker, database };
 }
 

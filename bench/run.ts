@@ -267,13 +267,12 @@ async function runAll(
 
       const amqp = config(prefetch).amqp;
       if (amqp === undefined) throw new Error('no AMQP configuration');
+      const database = { db, poolSize, concurrency: prefetch, salesOrders };
       const ceiling = await measureCeilings({
         amqp,
-        poolSize,
-        db,
+        database,
         queue,
         publisher,
-        salesOrders,
         newEvents: fresh(uniqueCount),
         databaseEvents: fresh(databaseMultiple * uniqueCount),
         warmupEvents: warmupEvents(warmupCount(uniqueCount)),
@@ -309,7 +308,7 @@ async function runAll(
           );
           log(`run ${run}/${runs}: duplicate ceiling at prefetch ${prefetch}`);
           ceiling.databaseDuplicates = await measureDuplicateCeiling(
-            { db, poolSize, concurrency: prefetch, salesOrders },
+            database,
             unique,
             4 * duplicates.length,
             random,

@@ -56,10 +56,10 @@ export async function checkInbox(db: Pool, event: ParsedEvent): Promise<InboxEnt
  * plan; measured one after another, a lone check took 0.23 to 0.30 ms that way and 0.40 to 0.59 ms this way.
  *
  * It commits without waiting for the WAL flush (synchronous_commit off for this statement's transaction only):
- * the count must survive the service dying, not PostgreSQL crashing (bench/NOTES.md, Throughput at 0 ms). Hence it takes the
- * pool, never a transaction's client, inside which the setting would hold for the whole transaction. The counts
- * are written in the order of their keys, as the effect statement deletes them, so that statements of several
- * instances over the same identities wait for each other instead of deadlocking.
+ * the count must survive the service dying, not PostgreSQL crashing (bench/NOTES.md, Throughput at 0 ms). Hence
+ * it takes the pool, never a transaction's client, inside which the setting would hold for the whole transaction.
+ * The counts are written in the order of their keys, as the effect statement deletes them, so that statements of
+ * several instances over the same identities wait for each other instead of deadlocking.
  */
 export async function checkInboxes(
   db: Pool,
