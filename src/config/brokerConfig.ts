@@ -1,8 +1,9 @@
 // Where AMQP events come from: the broker (by URL, a user-provided `amqp` service, or Event Mesh), the queue,
 // and, with EVENT_MESH_SETUP, the Event Mesh queue and subscriptions the service creates at start. Read only
 // when events come over AMQP: a webhook-only start never fails on broker settings.
-import { amqpServiceCredentials, fromEventMesh, managementOf } from '../boundServices.js';
+
 import type { EventMeshManagement } from '../messaging/eventMeshSetup.js';
+import { amqpServiceCredentials, fromEventMesh, managementOf } from './boundServices.js';
 import type { EnvReader } from './envReader.js';
 
 /** A client certificate and its private key, PEM text. */

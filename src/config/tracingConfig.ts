@@ -1,6 +1,6 @@
 // OTLP trace export, from the OpenTelemetry specification's exporter and sampler variables as every
 // OpenTelemetry SDK reads them; undefined without an endpoint: no tracing, and the SDK is never loaded.
-import { SAMPLERS, type SamplerName, type TracingConfig } from '../tracing.js';
+import { SAMPLERS, type SamplerName, type TracingConfig } from '../telemetry/tracing.js';
 import type { Env } from './envReader.js';
 
 export function tracingConfig(env: Env, problems: string[]): TracingConfig | undefined {

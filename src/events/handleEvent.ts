@@ -8,7 +8,7 @@ import { classify, failureReason } from '../errors.js';
 import { type PortalOrder, toPortalOrder } from '../portal/portalStatus.js';
 import { type RetryPolicy, retry } from '../retry.js';
 import type { ReadOrder } from '../s4/batchedReads.js';
-import { type Context, inSpan, producerContext, SpanKind } from '../tracing.js';
+import { type Context, inSpan, producerContext, SpanKind } from '../telemetry/tracing.js';
 import type { EffectResult } from './applyEffect.js';
 import { type InboundMessage, type ParsedEvent, parseCloudEvent } from './cloudEvent.js';
 import { batchInboxChecks, type InboxEntry, noteAttemptError, recordProcessed } from './inbox.js';

@@ -14,7 +14,7 @@
 // A 429 or 503 with Retry-After pauses every read of the destination; a collection read refused with 400
 // makes this destination read one order per request from then on.
 import type { Logger } from 'pino';
-import { type Context, ROOT_CONTEXT } from '../tracing.js';
+import { type Context, ROOT_CONTEXT } from '../telemetry/tracing.js';
 import { readQueue, type Taken, type Waiter } from './readQueue.js';
 import { failureDetail, s4Failure } from './s4Failure.js';
 import { type SalesOrder, UnexpectedResponseError } from './salesOrder.js';

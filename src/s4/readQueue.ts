@@ -2,7 +2,7 @@
 // that an event is answered only by a read that started after it arrived. Callers are bound to a read when it is
 // taken, so whoever arrives later waits here for the next one, and an order being read is never offered to
 // another request.
-import type { Context } from '../tracing.js';
+import type { Context } from '../telemetry/tracing.js';
 import type { OrderRead } from './batchedReads.js';
 
 export interface Waiter {

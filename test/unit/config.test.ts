@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
-import { CONFIG_KEYS } from '../../src/configKeys.js';
+import { CONFIG_KEYS } from '../../src/config/keys.js';
+import { ConfigError, loadConfig } from '../../src/config/loadConfig.js';
 import { amqpClientOptions } from '../../src/messaging/amqpClientOptions.js';
 
 const local = {

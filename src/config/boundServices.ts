@@ -1,9 +1,10 @@
 // The bound services' credentials (VCAP_SERVICES, as config/envReader.ts read it from the environment it was
 // given) made into typed settings. Problems are collected as in config/; nothing here reads the environment.
-import type { AmqpBroker } from './config/brokerConfig.js';
-import type { XsuaaCredentials } from './http/auth.js';
-import type { IasCredentials } from './http/eventHubAuth.js';
-import type { EventMeshManagement } from './messaging/eventMeshSetup.js';
+
+import type { XsuaaCredentials } from '../http/auth.js';
+import type { IasCredentials } from '../http/eventHubAuth.js';
+import type { EventMeshManagement } from '../messaging/eventMeshSetup.js';
+import type { AmqpBroker } from './brokerConfig.js';
 
 export interface BoundService {
   label?: unknown;
