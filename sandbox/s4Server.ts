@@ -22,27 +22,13 @@ import {
   odataError,
   renderV2,
   renderV4,
+  type SalesOrderState,
   type SandboxApi,
   SERVICE_PATHS,
   select,
 } from './s4Entities.js';
 
-export interface SalesOrderState {
-  salesOrder: string;
-  soldToParty?: string;
-  customerReference?: string;
-  /** YYYY-MM-DD */
-  requestedDeliveryDate?: string | null;
-  /** ISO instant */
-  lastChangeDateTime: string;
-  overallSDProcessStatus?: string;
-  overallDeliveryStatus?: string;
-  overallTotalDeliveryStatus?: string;
-  rejectionStatus?: string;
-  deliveryBlockReason?: string;
-  totalNetAmount?: string;
-  currency?: string;
-}
+export type { SalesOrderState } from './s4Entities.js';
 
 export type S4Fault = 'ok' | 'unavailable' | 'tooMany' | 'hang' | 'error500';
 /** `callNo` is the 1-based number of this read for this sales order, counted since start. */

@@ -12,7 +12,7 @@ import { type Context, inSpan, producerContext, SpanKind } from '../telemetry/tr
 import type { EffectResult } from './applyEffect.js';
 import { type InboundMessage, type ParsedEvent, parseCloudEvent } from './cloudEvent.js';
 import { batchInboxChecks, type InboxEntry, noteAttemptError, recordProcessed } from './inbox.js';
-import { accept, type Outcome, reject } from './outcome.js';
+import { accept, type Channel, type Outcome, reject } from './outcome.js';
 import { eventAttributes, logOutcome, outcomeAttributes } from './outcomeReport.js';
 import { isLegacyHash, samePayload } from './payloadHash.js';
 import { keyedSerializer } from './serializeByKey.js';
@@ -42,9 +42,6 @@ export interface Handled {
   /** The event's logger (channel, source, id, type, sales order), for whatever the adapter logs about it. */
   readonly log: Logger;
 }
-
-/** Where a message came from: a transport, or an operator replaying a dead letter. */
-export type Channel = 'amqp' | 'webhook' | 'event-hub' | 'replay';
 
 export interface HandleContext {
   channel: Channel;

@@ -3,7 +3,13 @@
 // taken, so whoever arrives later waits here for the next one, and an order being read is never offered to
 // another request.
 import type { Context } from '../telemetry/tracing.js';
-import type { OrderRead } from './batchedReads.js';
+import type { SalesOrder } from './salesOrder.js';
+
+export interface OrderRead {
+  order: SalesOrder | null;
+  /** When the read was sent: a state read later is at least as new. */
+  readAt: Date;
+}
 
 export interface Waiter {
   /** When the caller started waiting (performance.now()): how long a request has gathered. */

@@ -1,7 +1,8 @@
 import type { Pool } from 'pg';
 import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
-import type { Channel, Handled } from '../events/handleEvent.js';
+import type { Handled } from '../events/handleEvent.js';
 import { oldestProcessedAgeSeconds } from '../events/inbox.js';
+import type { Channel } from '../events/outcome.js';
 import { outboxBacklog } from '../notifications/mailOutbox.js';
 import type { MailResult } from '../notifications/mailSender.js';
 import { ordersByPortalStatus } from '../portal/openOrders.js';
