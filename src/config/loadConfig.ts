@@ -61,7 +61,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
   const s4 = s4Config(read);
   const portal = portalConfig(read);
-  const tracing = tracingConfig(env, problems);
+  const tracing = tracingConfig(read);
 
   const config: Config = {
     port,
