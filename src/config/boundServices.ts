@@ -1,5 +1,6 @@
-// The bound services' credentials (VCAP_SERVICES, as config/envReader.ts read it from the environment it was
-// given) made into typed settings. Problems are collected as in config/; nothing here reads the environment.
+// The bound services' credentials (VCAP_SERVICES, as envReader.ts read it from the environment it was given)
+// made into typed settings. Problems are collected as in the other config modules; nothing here reads the
+// environment.
 
 import type { XsuaaCredentials } from '../http/auth.js';
 import type { IasCredentials } from '../http/eventHubAuth.js';
