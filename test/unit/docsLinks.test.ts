@@ -79,6 +79,11 @@ describe('links between README.md and docs/', () => {
     });
   }
 
+  it('the README stays a front door of at most 200 lines', () => {
+    const lines = readFileSync(join(ROOT, 'README.md'), 'utf8').trimEnd().split('\n');
+    expect(lines.length).toBeLessThanOrEqual(200);
+  });
+
   it('the README links every page of docs/', () => {
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
     const linked = new Set(relativeLinks(readme).map((link) => link.split('#')[0]));
