@@ -32,7 +32,7 @@ export interface ErrorFields {
 }
 
 const ENHANCED_STATUS = /^\d{3}[ -]([245]\.\d{1,3}\.\d{1,3})\b/;
-// A cause's cause's cause is enough to see what went wrong; a cycle must not recurse forever.
+// A cause's cause's cause is enough to see what went wrong, and keeps a line short.
 const MAX_CAUSES = 3;
 
 interface ForeignFields {
