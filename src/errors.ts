@@ -88,7 +88,8 @@ export function httpStatusKind(status: number): FailureKind {
 
 /**
  * The reason text stored for a failure (dead letters, the last error of a delivery, a parked mail): the error's
- * name and message without addresses, at most 500 characters, so that a huge message cannot bloat a row or a log line.
+ * name and message without addresses (the admin API shows reasons to a Viewer), at most 500 characters, so that a
+ * huge message cannot bloat a row or a log line.
  */
 export function failureReason(err: unknown): string {
   return scrubAddresses(err instanceof Error ? `${err.name}: ${err.message}` : String(err)).slice(0, 500);
