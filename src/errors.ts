@@ -1,3 +1,5 @@
+import { scrubAddresses } from './telemetry/scrubAddresses.js';
+
 // Every failure is one of two kinds, decided here and nowhere else:
 // - transient: the world may look different in a moment (retry with backoff, then release the message);
 // - permanent: retrying cannot help (the message goes to the dead-letter queue with its reason).
@@ -86,9 +88,9 @@ export function httpStatusKind(status: number): FailureKind {
 
 /**
  * The reason text stored for a failure (dead letters, the last error of a delivery, a parked mail): the error's
- * name and message, at most 500 characters, so that a huge message cannot bloat a row or a log line.
+ * name and message without addresses (the admin API shows reasons to a Viewer), at most 500 characters, so that a
+ * huge message cannot bloat a row or a log line.
  */
 export function failureReason(err: unknown): string {
-  if (err instanceof Error) return `${err.name}: ${err.message}`.slice(0, 500);
-  return String(err).slice(0, 500);
+  return scrubAddresses(err instanceof Error ? `${err.name}: ${err.message}` : String(err)).slice(0, 500);
 }
