@@ -223,6 +223,7 @@ describe('the identity check against another transaction', () => {
       processedHash: null,
       attempts: 1,
       lastError: null,
+      refused: false,
     });
     await other.query('commit');
     expect(await applyEffect(db.pool, [delivered], state(salesOrder, 1), EFFECT_MAIL)).toEqual({
@@ -236,6 +237,7 @@ describe('the identity check against another transaction', () => {
       processedHash: delivered.payloadHash,
       attempts: 0,
       lastError: null,
+      refused: false,
     });
   });
 
