@@ -1,7 +1,8 @@
 // Table dead_letter: refused messages with their reason, kept for an operator to read and replay. A letter not
 // yet replayed also recognises its message when the broker sends it again, so that it is refused only once.
+import type { Pool } from 'pg';
 import { deleteOldest } from '../db/deleteOldest.js';
-import type { Executor } from '../db/transaction.js';
+import { type Executor, withTransaction } from '../db/transaction.js';
 import { messageHash } from './messageHash.js';
 
 export interface DeadLetter {
@@ -64,28 +65,40 @@ export async function recordDeadLetter(db: Executor, letter: DeadLetter): Promis
   if (inserted !== undefined) return { id: inserted, earlier: false };
   // A statement of its own: the letter that won was committed after the insert's snapshot was taken.
   const earlier = identified
-    ? await refusedEventLetter(db, optionalText(letter.source), optionalText(letter.eventId))
+    ? await refusedEventLetter(db, letter.source, letter.eventId, letter.payloadHash)
     : await refusedMessageLetter(db, hash);
   return { id: earlier, earlier: true };
 }
 
-/** The letter not yet replayed of a refused event, by its identity, if there is one. */
+/** The letter not yet replayed of a refused event, by its identity and payload hash, if there is one. */
 async function refusedEventLetter(
   db: Executor,
-  source: string | null,
-  id: string | null,
+  source: string | undefined,
+  id: string | undefined,
+  payloadHash: string | undefined,
 ): Promise<string | null> {
   const { rows } = await db.query<{ id: string }>(
     `select id::text as "id" from dead_letter
-     where source = $1::text and event_id = $2::text and replayed_at is null
-     order by id limit 1`,
-    [source, id],
+     where source = $1::text and event_id = $2::text and payload_hash = $3::text and replayed_at is null`,
+    [source, id, payloadHash],
   );
   return rows[0]?.id ?? null;
 }
 
+/**
+ * refusedMessageLetter ahead of refusing, waiting for no lock on the table beyond a moment: it only spares the
+ * refusal its work and names the outcome. refuse() recognises the message as it stores in any case, and a held
+ * lock belongs there, where it makes the message go back until the letter can be stored.
+ */
+export function findRefusedMessage(pool: Pool, hash: string): Promise<string | null> {
+  return withTransaction(pool, async (tx) => {
+    await tx.query(`set local lock_timeout = '100ms'`);
+    return refusedMessageLetter(tx, hash);
+  });
+}
+
 /** The letter not yet replayed of a refused message that never became an event, by its hash (messageHash.ts). */
-export async function refusedMessageLetter(db: Executor, hash: string | null): Promise<string | null> {
+async function refusedMessageLetter(db: Executor, hash: string | null): Promise<string | null> {
   const { rows } = await db.query<{ id: string }>(
     `select id::text as "id" from dead_letter where message_hash = $1::text and replayed_at is null`,
     [hash],
@@ -94,14 +107,14 @@ export async function refusedMessageLetter(db: Executor, hash: string | null): P
 }
 
 /**
- * SQL true when the event of identity (`source`, `id`), SQL expressions of the statement that embeds it (the
- * identity check, inbox.ts), has a dead letter not yet replayed: it was refused, and this is it again. Letters
- * from before 0008_refused_once.sql count too, through the index dead_letter_event.
+ * SQL true when the event of identity (`source`, `id`) and payload hash `hash`, SQL expressions of the statement
+ * that embeds it (the identity check, inbox.ts), has a dead letter not yet replayed: it was refused, and this is
+ * it again.
  */
-export function refusedEventSql(source: string, id: string): string {
+export function refusedEventSql(source: string, id: string, hash: string): string {
   return `exists (select from dead_letter refused_letter
      where refused_letter.source = ${source} and refused_letter.event_id = ${id}
-       and refused_letter.replayed_at is null)`;
+       and refused_letter.payload_hash = ${hash} and refused_letter.replayed_at is null)`;
 }
 
 /** What a replay needs of a stored dead letter: the message as received, its identity, whether it was replayed. */

@@ -11,7 +11,7 @@ import type { ReadOrder } from '../s4/batchedReads.js';
 import { type Context, inSpan, producerContext, SpanKind } from '../tracing.js';
 import type { EffectResult } from './applyEffect.js';
 import { type InboundMessage, type ParsedEvent, parseCloudEvent } from './cloudEvent.js';
-import { refusedMessageLetter } from './deadLetter.js';
+import { findRefusedMessage } from './deadLetter.js';
 import { batchInboxChecks, type InboxEntry, noteAttemptError, recordProcessed } from './inbox.js';
 import { messageHash } from './messageHash.js';
 import { accept, type Outcome, reject } from './outcome.js';
@@ -118,8 +118,8 @@ async function refuseInvalid(
   reason: string,
 ): Promise<Outcome> {
   if (channel !== 'replay') {
-    const hash = messageHash({ ...message, attributes: message.binaryAttributes });
-    const earlier = await refusedMessageLetter(pool, hash).catch(() => null);
+    const hash = messageHash({ ...message, channel, attributes: message.binaryAttributes });
+    const earlier = await findRefusedMessage(pool, hash).catch(() => null);
     if (earlier !== null) return accept('already_refused');
   }
   return reject('invalid_event', reason);

@@ -310,9 +310,9 @@ describe('the identity check against another transaction', () => {
 
     // Both statements count a and b in the order of their keys: each waits for a holding nothing. Taken as
     // listed, the second would hold b while waiting for a, and the first, once it had a, would wait for b.
-    const first = pending(checkInboxes(db.pool, a.source, [a.id, b.id]));
+    const first = pending(checkInboxes(db.pool, a.source, [a.id, b.id], [a.payloadHash, b.payloadHash]));
     await waitingOnLocks(1);
-    const second = pending(checkInboxes(db.pool, a.source, [b.id, a.id]));
+    const second = pending(checkInboxes(db.pool, a.source, [b.id, a.id], [b.payloadHash, a.payloadHash]));
     await waitingOnLocks(2);
     await other.query('commit');
 
