@@ -1,8 +1,8 @@
 // What a push sender is told about each event: accept → processed or duplicate (200, after commit);
 // release → retry-later (503 with Retry-After, so the sender redelivers); reject → refused (src/events/refuse.ts:
 // kept in dead_letter with its reason) and dead-lettered (202, so the sender stops retrying), or retry-later
-// while the dead letter cannot be stored; a message refused before arriving again: already-refused (202). Anything that goes wrong before the outcome is safely stored is a
-// retry-later: nothing is lost.
+// while the dead letter cannot be stored; a message refused before, arriving again: already-refused (202).
+// Anything that goes wrong before the outcome is safely stored is a retry-later: nothing is lost.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { InboundMessage } from '../events/cloudEvent.js';
