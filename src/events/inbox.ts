@@ -1,10 +1,11 @@
-// The identity side of exactly-once-in-effect: which events are processed, and how often each
-// unprocessed one has been delivered. Every statement on processed_event and event_attempt is here; the effect's
-// single statement embeds recordProcessedSql, and retention runs the expiry statements below.
+// The identity side of exactly-once-in-effect: which events are processed, which were refused, and how often
+// each unprocessed one has been delivered. Every statement on processed_event and event_attempt is here; the
+// effect's single statement embeds recordProcessedSql, and retention runs the expiry statements below.
 import type { Pool } from 'pg';
 import { deleteOldest } from '../db/deleteOldest.js';
 import type { Executor } from '../db/transaction.js';
 import type { ParsedEvent } from './cloudEvent.js';
+import { refusedEventSql } from './deadLetter.js';
 import { perTurn } from './perTurn.js';
 
 /**
@@ -16,13 +17,16 @@ export type ProcessedResult = 'applied' | 'stale' | 'not_found' | 'ignored';
 export interface InboxEntry {
   /** Hash of the payload recorded when the event was processed, or null if it is not processed yet. */
   processedHash: string | null;
-  /** Deliveries of this unprocessed event so far, this one included (0 when processed). */
+  /** Deliveries of this unprocessed event so far, this one included (0 when processed or refused). */
   attempts: number;
   lastError: string | null;
+  /** Whether the event has a dead letter not yet replayed: it was refused, and this is it again. */
+  refused: boolean;
 }
 
 /**
- * Looks the event up and, unless it is processed, counts this delivery, in one auto-committed statement.
+ * Looks the event up and, unless it is processed or refused, counts this delivery, in one auto-committed
+ * statement.
  * Counting before any work is what lets a message that kills the process be recognised on its next delivery.
  * A duplicate costs one index read and writes nothing. It commits without the WAL flush; checkInboxes says why.
  */
@@ -33,23 +37,27 @@ export async function checkInbox(db: Pool, event: ParsedEvent): Promise<InboxEnt
        select set_config('synchronous_commit', 'off', true)
      ), seen as (
        select payload_hash from processed_event where source = $1::text and id = $2::text
+     ), refused as (
+       select ${refusedEventSql('$1::text', '$2::text', '$3::text')} as refused
      ), attempt as (
        insert into event_attempt as a (source, id)
-       select $1::text, $2::text where not exists (select from seen)
+       select $1::text, $2::text where not exists (select from seen) and not (select refused from refused)
        on conflict (source, id) do update set attempts = a.attempts + 1, last_seen_at = now()
        returning attempts, last_error
      )
      select (select payload_hash from seen) as "processedHash",
             coalesce((select attempts from attempt), 0) as "attempts",
-            (select last_error from attempt) as "lastError"
+            (select last_error from attempt) as "lastError",
+            (select refused from refused) as "refused"
      from async_commit`,
-    values: [event.source, event.id],
+    values: [event.source, event.id, event.payloadHash],
   });
   return rows[0] as InboxEntry;
 }
 
 /**
  * checkInbox for several events of one source with distinct ids, in one statement: their entries by id.
+ * `payloadHashes` are the events' payload hashes in the order of `ids`, for recognising refused ones.
  *
  * Arrays cost a lone check: PostgreSQL plans this statement anew at every execution, as it costs the generic plan,
  * which cannot know an array's length, above a custom plan for one id. checkInbox, on scalars, keeps its generic
@@ -65,6 +73,7 @@ export async function checkInboxes(
   db: Pool,
   source: string,
   ids: string[],
+  payloadHashes: string[],
 ): Promise<Map<string, InboxEntry>> {
   const { rows } = await db.query<InboxEntry & { id: string }>({
     // Named: prepared once per connection, then only bound and executed.
@@ -72,20 +81,24 @@ export async function checkInboxes(
     text: `with async_commit as (
        select set_config('synchronous_commit', 'off', true)
      ), delivered as (
-       select id from unnest($2::text[]) as d(id)
+       select id, payload_hash from unnest($2::text[], $3::text[]) as d(id, payload_hash)
      ), seen as (
        select id, payload_hash from processed_event where source = $1::text and id = any($2::text[])
+     ), refused as (
+       select d.id, ${refusedEventSql('$1::text', 'd.id', 'd.payload_hash')} as refused from delivered d
      ), attempt as (
        insert into event_attempt as a (source, id)
-       select $1::text, d.id from delivered d where not exists (select from seen s where s.id = d.id)
+       select $1::text, d.id from delivered d join refused r using (id)
+       where not exists (select from seen s where s.id = d.id) and not r.refused
        order by d.id
        on conflict (source, id) do update set attempts = a.attempts + 1, last_seen_at = now()
        returning a.id, a.attempts, a.last_error
      )
      select d.id, s.payload_hash as "processedHash", coalesce(t.attempts, 0) as "attempts",
-            t.last_error as "lastError"
-     from async_commit, delivered d left join seen s using (id) left join attempt t using (id)`,
-    values: [source, ids],
+            t.last_error as "lastError", r.refused as "refused"
+     from async_commit, delivered d join refused r using (id) left join seen s using (id)
+       left join attempt t using (id)`,
+    values: [source, ids, payloadHashes],
   });
   return new Map(rows.map(({ id, ...entry }) => [id, entry]));
 }
@@ -115,7 +128,13 @@ export function batchInboxChecks(db: Pool): (event: ParsedEvent) => Promise<Inbo
       checkInbox(db, first.event).then(first.resolve, first.reject);
       return;
     }
-    checkInboxes(db, first.event.source, [...batch.keys()]).then(
+    const events = [...batch.values()].map((check) => check.event);
+    checkInboxes(
+      db,
+      first.event.source,
+      events.map((event) => event.id),
+      events.map((event) => event.payloadHash),
+    ).then(
       (entries) => {
         for (const [id, check] of batch) check.resolve(entries.get(id) as InboxEntry);
       },
