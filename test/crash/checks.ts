@@ -70,7 +70,7 @@ export function checkMail(
   const findings: string[] = [];
   const byOrder = new Map<string, ReceivedMail[]>();
   for (const mail of mails) {
-    if (known.has(mail.messageId)) continue; // a resend: judged by checkResends
+    if (known.has(mail.messageId)) continue; // a resend: judged by checkEveryEmail
     known.add(mail.messageId);
     const salesOrder = mail.headers['x-sales-order'] ?? '?';
     byOrder.set(salesOrder, [...(byOrder.get(salesOrder) ?? []), mail]);

@@ -7,7 +7,7 @@ import { runCrashScenario } from './crashRun.js';
 import { seedFrom } from './random.js';
 import { formatSummary } from './report.js';
 
-it('applies every event once, sends one email per real change and pushes every state to the portal while instances crash and dependencies fail', async () => {
+it('applies every event once, delivers every email it queues and pushes every state to the portal, repeating one only after its holder crashed, while instances crash and dependencies fail', async () => {
   const seed = seedFrom(process.env.CRASH_SEED);
   const progress = (line: string) => console.log(`[crash] ${line}`);
   progress(`seed ${seed} (replay with CRASH_SEED=${seed})`);
