@@ -13,7 +13,7 @@ import type { Logger } from 'pino';
 import { withClient } from '../db/checkout.js';
 import { EXPIRED_REPLAYED_DEAD_LETTERS } from '../events/deadLetter.js';
 import { EXPIRED_EVENT_ATTEMPTS, EXPIRED_PROCESSED_EVENTS } from '../events/inbox.js';
-import { EXPIRED_SENT_MAILS } from '../notifications/outbox.js';
+import { EXPIRED_SENT_MAILS } from '../notifications/mailOutbox.js';
 
 export interface RetentionDeps {
   pool: Pool;

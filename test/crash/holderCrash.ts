@@ -9,7 +9,7 @@
 
 export interface Claim {
   claim: number;
-  /** The claiming instance, `host:pid:random` (src/outbox/leaseHolder.ts). */
+  /** The claiming instance, `host:pid:random` (src/leasedOutbox/leaseHolder.ts). */
   holder: string | null;
   at: number;
 }

@@ -3,8 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { claimDue, markSent } from '../../src/notifications/outbox.js';
-import { newLeaseHolder } from '../../src/outbox/leaseHolder.js';
+import { newLeaseHolder } from '../../src/leasedOutbox/leaseHolder.js';
+import { claimDue, markSent } from '../../src/notifications/mailOutbox.js';
 import { bookPush, claimDuePushes } from '../../src/portal/pushOutbox.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 

@@ -2,9 +2,9 @@ import { posix } from 'node:path';
 import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { DEPLOYED_NODE_FLAGS } from '../../bench/serviceProcess.js';
-import { loadConfig } from '../../src/config.js';
-import { CONFIG_KEYS } from '../../src/configKeys.js';
+import { DEPLOYED_NODE_FLAGS } from '../../scripts/startCommand.js';
+import { CONFIG_KEYS } from '../../src/config/keys.js';
+import { loadConfig } from '../../src/config/loadConfig.js';
 import { EVENT_HUB_PATH } from '../../src/http/eventHubRoutes.js';
 import { SCOPES } from '../../src/http/scopes.js';
 import {

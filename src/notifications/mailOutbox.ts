@@ -5,7 +5,7 @@
 // oldest unsent email of an order is ever claimable.
 import { deleteOldest } from '../db/deleteOldest.js';
 import type { Executor } from '../db/transaction.js';
-import { type Backlog, readBacklog } from '../outbox/backlog.js';
+import { type Backlog, readBacklog } from '../leasedOutbox/backlog.js';
 
 export interface OutboxMail {
   id: string;
@@ -68,7 +68,7 @@ export const CLAIM_DUE = `update mail_outbox m
  * leased elsewhere, waits for a retry or is being claimed by another instance right now (its row is locked,
  * and still pending in this snapshot) is skipped as a whole, so no email overtakes an older one of its order.
  * Parked emails are not pending and hold nothing back. `attempts`, counted up here, identifies this claim;
- * `holder` (the claiming instance, src/outbox/leaseHolder.ts) is recorded on each row as `leased_by`.
+ * `holder` (the claiming instance, src/leasedOutbox/leaseHolder.ts) is recorded on each row as `leased_by`.
  */
 export async function claimDue(
   db: Executor,
