@@ -1,5 +1,5 @@
-// The name a claim writes on the rows it leases. On Cloud Foundry the container's hostname is its instance
-// GUID; the process id and a random part tell apart two processes of one container or one host.
+// The name a claim writes on the rows it leases: the host (machine or container), the process id, and a random
+// part made at start, so that two processes of one host, or two starts that reuse a process id, differ.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 
