@@ -41,6 +41,8 @@ export interface MailSenderOptions {
   maxAttempts?: number;
   /** How long a claim holds an email; renewed every third of it while the send is in progress. */
   leaseSeconds?: number;
+  /** This instance, written on each email it claims (`leased_by`). */
+  holder?: string;
 }
 
 /** wake(): called after a commit that queued mail. */
@@ -135,7 +137,7 @@ export function createMailSender(options: MailSenderOptions): MailSender {
 
   return createLeasedLoop<OutboxMail>({
     what: 'mail',
-    claim: (free) => claimDue(pool, free, leaseSeconds),
+    claim: (free) => claimDue(pool, free, leaseSeconds, options.holder),
     key: (mail) => mail.id,
     deliver,
     freesAnother: (mail) => mail.nextPending,

@@ -141,7 +141,7 @@ describe('claiming from a large backlog on a table without statistics', () => {
         await client.query('begin');
         const { rows } = await client.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(
           `explain (analyze, format json) ${CLAIM_DUE}`,
-          [8, LEASE],
+          [8, LEASE, null],
         );
         const plan = rows[0]?.['QUERY PLAN'][0]?.Plan as PlanNode;
         expect(plan['Actual Rows']).toBe(8);
