@@ -26,6 +26,7 @@ import {
   SERVICE_PATHS,
   select,
 } from './s4Entities.js';
+import { createReturnsStandIn, type ReturnsStandIn } from './s4Returns.js';
 
 export interface SalesOrderState {
   salesOrder: string;
@@ -93,6 +94,8 @@ export interface S4Server {
    * counts one for each.
    */
   calls(salesOrder?: string): number;
+  /** The customer-return APIs (s4Returns.ts), served on their own paths beside the sales orders. */
+  returns: ReturnsStandIn;
   /** HTTP requests for sales orders received, single and collection reads, faulted ones included. */
   requests(): number;
   /** Every sales-order request in arrival order: when it came, which API, the orders it asked for. */
@@ -142,6 +145,7 @@ export async function startS4Server(options: S4ServerOptions = {}): Promise<S4Se
   let refusingFilters = false;
   let retryAfterSeconds: number | undefined = 1;
   const requestLog: LoggedRequest[] = [];
+  const returns = createReturnsStandIn();
   let url = '';
 
   function setOrder(state: SalesOrderState): void {
@@ -260,7 +264,7 @@ export async function startS4Server(options: S4ServerOptions = {}): Promise<S4Se
     let answer: Answer | 'hang';
     const delay: Delay = { until: [] };
     try {
-      answer = read(req, delay);
+      answer = returns.answer(req, url) ?? read(req, delay);
     } catch (err) {
       // A throwing fault function is a test bug; surface it as a 500 instead of crashing the test process.
       answer = odataError('v2', 500, 'SANDBOX', `sandbox failed: ${String(err)}`);
@@ -362,6 +366,7 @@ export async function startS4Server(options: S4ServerOptions = {}): Promise<S4Se
   let closing: Promise<void> | undefined;
   return {
     url,
+    returns,
     setOrder,
     deleteOrder(salesOrder) {
       orders.delete(salesOrder);
