@@ -199,13 +199,14 @@ describe('the warranty case of a return', () => {
     expect(toWarrantyCase({ ...FIXTURE, orderReason: '', items: [] }, new Date()).returnReasons).toEqual([]);
   });
 
-  it('refers to a sales order only when the reference is one (category C)', () => {
+  it('refers to a sales order only when the reference is one (category C) with a well-formed key', () => {
     const salesOrder = (referenceSDDocumentCategory: string, referenceSDDocument = '90000001') =>
       toWarrantyCase({ ...FIXTURE, referenceSDDocument, referenceSDDocumentCategory }, new Date()).salesOrder;
     expect(salesOrder('C')).toBe('90000001');
     expect(salesOrder('M')).toBeNull();
     expect(salesOrder('')).toBeNull();
     expect(salesOrder('C', '')).toBeNull();
+    expect(salesOrder('C', '9000\r\nBcc: x')).toBeNull();
   });
 
   it('is withdrawn when the return is gone after Deleted, and waits a bounded time after Created or Changed', () => {

@@ -1,5 +1,6 @@
 // A customer return as a warranty case: the absolute values the case holds, its status by the first rule that
 // matches, and what a read that finds no return means. Pure.
+import { SALES_ORDER_KEY } from '../../events/cloudEvent.js';
 import type { CustomerReturn } from './customerReturn.js';
 import type { ReturnChange } from './events.js';
 
@@ -44,9 +45,10 @@ export function returnReasonsOf(customerReturn: CustomerReturn): string[] {
   return [...new Set(reasons.filter((reason) => reason !== ''))].sort();
 }
 
+/** The key stands in email headers and the portal's body: only a well-formed sales-order key is taken. */
 export function salesOrderOf(customerReturn: CustomerReturn): string | null {
   const { referenceSDDocument, referenceSDDocumentCategory } = customerReturn;
-  return referenceSDDocumentCategory === SALES_ORDER_CATEGORY && referenceSDDocument !== ''
+  return referenceSDDocumentCategory === SALES_ORDER_CATEGORY && SALES_ORDER_KEY.test(referenceSDDocument)
     ? referenceSDDocument
     : null;
 }
