@@ -1,5 +1,6 @@
 // Mapping a customer return from either API version, and the warranty case it becomes: against the hand-made
 // fixtures in the repository, and against the real sandbox records (shared/real-samples/returns).
+import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { classify } from '../../src/errors.js';
 import { type CustomerReturn, toCustomerReturn } from '../../src/families/customerReturn/customerReturn.js';
@@ -9,6 +10,7 @@ import {
   type ReturnService,
 } from '../../src/families/customerReturn/returnServices.js';
 import {
+  CASE_STATUSES,
   caseStatusOf,
   toWarrantyCase,
   whenReturnMissing,
@@ -215,5 +217,16 @@ describe('the warranty case of a return', () => {
     expect(whenReturnMissing('changed', 59_999, 60_000)).toBe('retry');
     expect(whenReturnMissing('changed', 60_000, 60_000)).toBe('not_found');
     expect(whenReturnMissing('created', Number.POSITIVE_INFINITY)).toBe('not_found');
+  });
+
+  it('has exactly the statuses the warranty_case table accepts', async () => {
+    const sql = await readFile(
+      new URL('../../db/migrations/0011_warranty_case.sql', import.meta.url),
+      'utf8',
+    );
+    const accepted = /check \(case_status in \(([^)]*)\)\)/.exec(sql)?.[1];
+    expect(accepted?.split(',').map((status) => status.trim().replaceAll("'", ''))).toEqual([
+      ...CASE_STATUSES,
+    ]);
   });
 });
