@@ -5,6 +5,7 @@ import { parse } from 'yaml';
 import { DEPLOYED_NODE_FLAGS } from '../../scripts/startCommand.js';
 import { CONFIG_KEYS } from '../../src/config/keys.js';
 import { loadConfig } from '../../src/config/loadConfig.js';
+import { CUSTOMER_RETURN_TYPES } from '../../src/families/customerReturn/events.js';
 import { EVENT_HUB_PATH } from '../../src/http/eventHubRoutes.js';
 import { SCOPES } from '../../src/http/scopes.js';
 import {
@@ -322,12 +323,21 @@ describe('event-mesh.json', () => {
   it('lets the queue subscribe to every configured S/4HANA topic', () => {
     expect(topics.length).toBeGreaterThan(0);
     for (const topic of topics) {
-      expect(topic).toMatch(/\/ce\/sap\/s4\/beh\/salesorder\/v1\/SalesOrder\/[A-Za-z]+\/v1$/);
+      expect(topic).toMatch(
+        /\/ce\/sap\/s4\/beh\/(salesorder\/v1\/SalesOrder|customerreturn\/v1\/CustomerReturn)\/[A-Za-z]+\/v1$/,
+      );
       expect(
         eventMesh.rules.topicRules.subscribeFilter.some((rule) => covers(rule, topic)),
         `no topic rule covers ${topic}`,
       ).toBe(true);
     }
+  });
+
+  it('subscribes the queue to every customer-return event type the service handles, and to no other', () => {
+    const returnTopics = topics.filter((topic) => topic.includes('/customerreturn/'));
+    expect(returnTopics.sort()).toEqual(
+      CUSTOMER_RETURN_TYPES.map((type) => `sap/S4HANAOD/+/ce/${type.replaceAll('.', '/')}`).sort(),
+    );
   });
 
   it('rules match as documented: + is one segment, a trailing * any rest', () => {
