@@ -422,10 +422,16 @@ describe('event-hub.mtaext', () => {
 });
 
 describe('package.json engines', () => {
-  it('accepts Node 20.19 and the runtime these tests run on, and refuses an older Node 20', () => {
-    expect(satisfies(pkg.engines.node, '20.19.0')).toBe(true);
-    expect(satisfies(pkg.engines.node, '20.18.0')).toBe(false); // the matcher refuses what engines excludes
+  it('accepts the LTS lines the Node.js buildpack offers, 22 from 22.12 and 24, and the runtime these tests run on', () => {
+    expect(satisfies(pkg.engines.node, '22.12.0')).toBe(true);
+    expect(satisfies(pkg.engines.node, '24.0.0')).toBe(true);
     expect(satisfies(pkg.engines.node, process.versions.node)).toBe(true);
+  });
+
+  it('refuses Node 20, whose life has ended, an older Node 22 and the odd line 25', () => {
+    expect(satisfies(pkg.engines.node, '20.19.0')).toBe(false);
+    expect(satisfies(pkg.engines.node, '22.11.0')).toBe(false);
+    expect(satisfies(pkg.engines.node, '25.0.0')).toBe(false);
   });
 });
 
