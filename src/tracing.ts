@@ -2,7 +2,7 @@
 // @opentelemetry/api, whose tracer does nothing and records nothing until a provider is registered; the SDK and
 // the exporter are imported by startTracing alone, so a service without an endpoint never loads them.
 // A span's parent is handed to it, never looked up: no context manager is registered, as the SDK's, built on
-// AsyncLocalStorage, hooks every promise and async resource of the process (docs/performance.md, tracing).
+// AsyncLocalStorage, hooks every promise and async resource of the process (docs/performance.md, Tracing).
 import {
   type Context,
   type Link,

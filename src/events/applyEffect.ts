@@ -88,7 +88,7 @@ const EFFECT_WITH_PUSH = { name: 'apply-effect-push', text: effectSql(true) };
 /**
  * The effect of events of one order answered by one read, in one auto-committed statement: upsert the portal row
  * unless the stored state is newer, queue one email if the notified pair changed, record the events as processed;
- * a record committed meanwhile by another delivery fails it all (docs/processing.md, the effect statement).
+ * a record committed meanwhile by another delivery fails it all (docs/processing.md, The flow).
  */
 export async function applyEffect(
   pool: Pool,

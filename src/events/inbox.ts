@@ -53,7 +53,7 @@ export async function checkInbox(db: Pool, event: ParsedEvent): Promise<InboxEnt
  *
  * Arrays cost a lone check: PostgreSQL plans this statement anew at every execution, as it costs the generic plan,
  * which cannot know an array's length, above a custom plan for one id. checkInbox, on scalars, keeps its generic
- * plan (docs/performance.md, identity checks).
+ * plan (docs/performance.md, Throughput at 0 ms).
  *
  * It commits without waiting for the WAL flush (synchronous_commit off for this statement's transaction only):
  * the count must survive the service dying, not PostgreSQL crashing (bench/NOTES.md, Throughput at 0 ms). Hence
@@ -150,7 +150,7 @@ export async function recordProcessed(
 /**
  * Records events as processed inside a larger statement: `recorded` inserts a record per event, `cleared` forgets
  * their delivery counts. An identity recorded already fails the whole statement: the first delivery stands alone.
- * $1 to $4 as identityValues gives them, $5 the sales order, the outcome as SQL (docs/processing.md, recording).
+ * $1 to $4 as identityValues gives them, $5 the sales order, the outcome as SQL (docs/processing.md, The flow).
  */
 export function recordProcessedSql(sql: { outcome: string }): string {
   return `recorded as (

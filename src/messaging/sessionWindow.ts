@@ -1,9 +1,9 @@
 // The session window, renewed as messages are settled. It bounds unsettled messages in this client
 // (amqpClientOptions.ts), which renews it itself only once three quarters of it are settled: intake then comes in
-// waves (docs/performance.md, intake). Renewed here, the broker may send as many as were settled, never more than
-// `prefetch` unsettled. Link credit renewed on settlement would be the textbook bound, but this client ends the
-// connection on a transfer beyond its credit ("link credit underflow"), and RabbitMQ 3.10 sends a few beyond it
-// when credit is renewed while messages are on their way; the session window it honours.
+// waves (docs/performance.md, What bounds the figures). Renewed here, the broker may send as many as were
+// settled, never more than `prefetch` unsettled. Link credit renewed on settlement would be the textbook bound,
+// but this client ends the connection on a transfer beyond its credit ("link credit underflow"), and RabbitMQ 3.10
+// sends a few beyond it when credit is renewed while messages are on their way; the session window it honours.
 import type { Session } from '@sap/xb-msg-amqp-v100';
 
 export interface SessionWindow {
