@@ -6,8 +6,8 @@
  * steer: set an order's state, make reads slow, fail or hang, script what each read of an order answers, and
  * count reads to prove a duplicate event did not cost a call. This is a real HTTP server (node:http, keep-alive, no per-request logging, since the
  * benchmark sends ~20k reads) that answers single-order reads and collection reads with a `$filter` of key terms
- * joined by `or`, in each version's JSON format (s4Entities.ts), with OData error bodies. It honours `$select`
- * because a real release without `OverallDeliveryStatus` fails a request that selects it (PLATFORM-NOTES 5).
+ * joined by `or`, in each version's JSON format (s4Entities.ts), with OData error bodies. It honours `$select`:
+ * a release without `OverallDeliveryStatus` fails a request selecting it (docs/s4hana.md, V2 fields and releases).
  * Error codes other than SY/530 are plausible, not copied from a system: clients must key on the status.
  *
  * This file routes and times the answers; what the stand-in holds and how a test steers it is s4State.ts, what

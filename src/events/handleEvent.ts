@@ -85,8 +85,8 @@ export function createEventHandler(deps: EventHandlerDeps): HandleEvent {
         if (recording) span.setAttributes(outcomeAttributes(outcome));
         const seconds = Number(process.hrtime.bigint() - started) / 1e9;
         logOutcome(deps.logger, fields, outcome, seconds);
-        // A child logger is made only for an adapter that logs more about the message (its dead letter): making
-        // one for every message cost about a twentieth of a duplicate, which below debug logs nothing.
+        // A child logger is made only for an adapter that logs more about the message (its dead letter), so that
+        // a duplicate, which below debug logs nothing, does not pay for one.
         let log: Logger | undefined;
         const handled: Handled = {
           outcome,

@@ -61,7 +61,7 @@ export async function checkInbox(db: Pool, event: ParsedEvent): Promise<InboxEnt
  *
  * Arrays cost a lone check: PostgreSQL plans this statement anew at every execution, as it costs the generic plan,
  * which cannot know an array's length, above a custom plan for one id. checkInbox, on scalars, keeps its generic
- * plan; measured one after another, a lone check took 0.23 to 0.30 ms that way and 0.40 to 0.59 ms this way.
+ * plan (docs/performance.md, Throughput at 0 ms).
  *
  * It commits without waiting for the WAL flush (synchronous_commit off for this statement's transaction only):
  * the count must survive the service dying, not PostgreSQL crashing (bench/NOTES.md, Throughput at 0 ms). Hence
@@ -167,16 +167,9 @@ export async function recordProcessed(
 }
 
 /**
- * The one way events are recorded as processed, as two common table expressions for a statement that may do
- * more (the effect's): `recorded` inserts a record per event and `cleared` forgets their delivery counts with
- * them. When any identity is recorded already, the whole statement fails with a unique violation on
- * processed_event_pkey, undoing whatever else it wrote: the delivery that recorded it first stands alone (see
- * unlessRecordedAlready). The statement's $1 to $4 are the events' one source and their ids, types and payload
- * hashes as arrays in one order (identityValues), $5 their sales order; the outcome is given as SQL (a parameter
- * with its cast, or an expression over the statement's other tables). One source and an array of ids keep the
- * delete a lookup in event_attempt's key whatever the planner knows of the table: joined to an unnested list of
- * pairs, whose length a prepared plan does not know, it was planned as a hash join over a scan of the whole
- * table, which grows with deleted rows until vacuum.
+ * Records events as processed inside a larger statement: `recorded` inserts a record per event, `cleared` forgets
+ * their delivery counts. An identity recorded already fails the whole statement: the first delivery stands alone.
+ * $1 to $4 as identityValues gives them, $5 the sales order, the outcome as SQL (docs/processing.md, The flow).
  */
 export function recordProcessedSql(sql: { outcome: string }): string {
   return `recorded as (

@@ -33,9 +33,9 @@ export interface OutboxMail {
 
 // Each order's oldest pending email is found by a scalar subquery, one probe of mail_outbox_pending_order per
 // candidate, not by NOT EXISTS: PostgreSQL turns that into an anti join, which on a table without statistics (a
-// new deployment's, or one whose backlog grew faster than autovacuum analyzes) it planned, at 3,000 to 5,000
-// rows, as a loop over every pending row for each candidate: 1.2 s for one claim at 4,000 pending, just when a
-// backlog needs draining. A scalar subquery is never turned into a join, whatever the statistics say.
+// new deployment's, or one whose backlog grew faster than autovacuum analyzes) it can plan as a loop over every
+// pending row for each candidate, just when a backlog needs draining. A scalar subquery is never turned into a
+// join, whatever the statistics say.
 export const CLAIM_DUE = `update mail_outbox m
      set attempts = m.attempts + 1, next_attempt_at = now() + make_interval(secs => $2::int),
        leased_by = $3::text

@@ -53,9 +53,7 @@ export const MAX_PAUSE_MS = 60_000;
 
 /**
  * What a request waits for company, as a share of the latest request's duration: it costs a read at most a fifth
- * more, and a read so fast that the share is under a millisecond (a timer's grain) is never held back. A tenth
- * made 0.1 S/4HANA requests per new event at 50 ms once intake no longer came in waves (sessionWindow.ts), a
- * fifth 0.089 at a rate as high.
+ * more, and a read so fast that the share is under a millisecond (a timer's grain) is never held back.
  */
 export const GATHER_SHARE = 0.2;
 /** The longest gather, however slow S/4HANA is: about the time the events of a burst take to arrive. */

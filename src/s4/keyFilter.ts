@@ -1,5 +1,5 @@
 // Many orders in one collection read: the `$filter` of key terms joined by `or` (both API versions accept
-// it; `in` is not advertised, PLATFORM-NOTES 14), and the matching of what came back to what was asked.
+// it; `in` is not advertised: docs/s4hana.md, Key filters), and the matching of the answer to the request.
 import { keyLiteral } from './odataService.js';
 import { UnexpectedResponseError } from './salesOrder.js';
 

@@ -1,5 +1,5 @@
 // API_SALES_ORDER_SRV (OData V2), entity set A_SalesOrder: `{"d": …}`, `{"d": {"results": […]}}`, dates as
-// "/Date(ms)/", error messages as `{lang, value}` (PLATFORM-NOTES 5).
+// "/Date(ms)/", error messages as `{lang, value}` (docs/s4hana.md, V2 wire format).
 import { keyLiteral, type ODataEnvelope, type ODataService } from './odataService.js';
 import { asObject, UnexpectedResponseError } from './salesOrder.js';
 

@@ -1,7 +1,7 @@
 // CE_SALESORDER_0001 (OData V4), entity set SalesOrder: the entity at the top level with `@odata.*`
 // annotations, collections as `{"value": […]}`, Edm.Date as "2026-05-12", Edm.DateTimeOffset with up to
-// 7 fractional digits, error messages as plain strings (PLATFORM-NOTES 14). The ETag is not used: states are
-// ordered by LastChangeDateTime.
+// 7 fractional digits, error messages as plain strings (docs/s4hana.md, V4 wire format). The ETag is not used:
+// states are ordered by LastChangeDateTime.
 import { keyLiteral, type ODataEnvelope, type ODataService } from './odataService.js';
 import { asObject, UnexpectedResponseError } from './salesOrder.js';
 

@@ -2,7 +2,7 @@
 // sandbox's header and item records turned into the answers each version gives. The records are a logger's
 // (values as strings, dates as ISO instants, navigation links as URIs, V2's names): each value is written back
 // the way the version writes the type its metadata gives the property; what the type lacks is left out.
-import { readSample } from './realSamples.js';
+import { REAL } from './realSamples.js';
 
 export type Version = 'v2' | 'v4';
 
@@ -21,7 +21,7 @@ export const METADATA: Record<Version, { file: string; header: string; item: str
 
 /** Property name → EDM type, of an entity type in a metadata file of returns/. */
 export function edmxProperties(file: string, entityType: string): Map<string, string> {
-  const text = readSample(`returns/${file}`);
+  const text = REAL.read(`returns/${file}`);
   const body = new RegExp(`<EntityType Name="${entityType}"[^>]*>(.*?)</EntityType>`, 's').exec(text)?.[1];
   if (body === undefined) throw new Error(`${file} has no entity type ${entityType}`);
   return new Map(
@@ -36,7 +36,7 @@ export function edmxProperties(file: string, entityType: string): Map<string, st
 export function sampleRecord(
   file: 'customer-return-header-01-sample.json' | 'customer-return-item-01-sample.json',
 ) {
-  const [first] = (JSON.parse(readSample(`returns/${file}`)) as { message: Array<Record<string, string>> })
+  const [first] = (JSON.parse(REAL.read(`returns/${file}`)) as { message: Array<Record<string, string>> })
     .message;
   if (first === undefined) throw new Error(`${file} holds no record`);
   return first;

@@ -8,6 +8,7 @@ import {
   type ReturnService,
 } from '../../src/families/customerReturn/returnServices.js';
 import { toWarrantyCase } from '../../src/families/customerReturn/warrantyCase.js';
+import { REAL as REAL_SAMPLES } from '../support/realSamples.js';
 import { realReturnBody } from '../support/returnSamples.js';
 
 const map = (service: ReturnService, body: unknown, key: string) =>
@@ -42,26 +43,28 @@ const REAL: CustomerReturn = {
   ],
 };
 
-describe('the real sandbox return', () => {
-  it('maps the real sandbox return alike from both versions', () => {
-    expect(v2(realReturnBody('v2'), '60000000')).toEqual(REAL);
-    expect(v4(realReturnBody('v4'), '60000000')).toEqual(REAL);
-  });
+describe('the real customer-return samples', REAL_SAMPLES.options, () => {
+  describe('the real sandbox return', () => {
+    it('maps the real sandbox return alike from both versions', () => {
+      expect(v2(realReturnBody('v2'), '60000000')).toEqual(REAL);
+      expect(v4(realReturnBody('v4'), '60000000')).toEqual(REAL);
+    });
 
-  it('maps the real sandbox return to a completed case of its sales order, from both versions', () => {
-    const readAt = new Date('2026-12-06T05:00:00Z');
-    for (const version of ['v2', 'v4'] as const) {
-      const service = version === 'v2' ? customerReturnV2 : customerReturnV4;
-      expect(toWarrantyCase(map(service, realReturnBody(version), '60000000'), readAt)).toEqual({
-        customerReturn: '60000000',
-        caseStatus: 'Completed',
-        soldToParty: 'USCU-CUS07',
-        customerReference: 'Returns',
-        salesOrder: '348',
-        returnReasons: ['003', '009'],
-        changedAt: null,
-        readAt,
-      });
-    }
+    it('maps the real sandbox return to a completed case of its sales order, from both versions', () => {
+      const readAt = new Date('2026-12-06T05:00:00Z');
+      for (const version of ['v2', 'v4'] as const) {
+        const service = version === 'v2' ? customerReturnV2 : customerReturnV4;
+        expect(toWarrantyCase(map(service, realReturnBody(version), '60000000'), readAt)).toEqual({
+          customerReturn: '60000000',
+          caseStatus: 'Completed',
+          soldToParty: 'USCU-CUS07',
+          customerReference: 'Returns',
+          salesOrder: '348',
+          returnReasons: ['003', '009'],
+          changedAt: null,
+          readAt,
+        });
+      }
+    });
   });
 });
