@@ -6,8 +6,8 @@
 import pg from 'pg';
 import { applyEffect } from '../src/events/applyEffect.js';
 import type { InboundMessage } from '../src/events/cloudEvent.js';
-import { groupEffects } from '../src/events/effectGroups.js';
 import { createEventHandler } from '../src/events/handleEvent.js';
+import { salesOrderFamily } from '../src/events/salesOrderFamily.js';
 import type { SalesOrder } from '../src/s4/salesOrder.js';
 import { createLogger } from '../src/telemetry/logger.js';
 import type { BenchDatabase } from './infrastructure.js';
@@ -48,17 +48,17 @@ export async function measureDatabaseCeiling(
   expect: 'new' | 'duplicate',
 ): Promise<DatabaseCeiling> {
   const pool = new pg.Pool({ connectionString: options.db.url, max: options.poolSize });
+  const salesOrders = salesOrderFamily(
+    async (salesOrder) => ({ order: options.salesOrders.get(salesOrder) ?? null, readAt: new Date() }),
+    (events, order) => applyEffect(pool, events, order, BENCH_MAIL),
+  );
   const handle = createEventHandler({
     pool,
-    readOrder: async (salesOrder) => ({
-      order: options.salesOrders.get(salesOrder) ?? null,
-      readAt: new Date(),
-    }),
-    writeEffect: groupEffects((events, order) => applyEffect(pool, events, order, BENCH_MAIL)),
+    familyOf: () => salesOrders,
     retryPolicy: { attempts: 1, baseDelayMs: 0, maxDelayMs: 0 },
     maxDeliveries: 10,
     maxMessageBytes: 1024 * 1024,
-    onMailQueued: () => {},
+    onQueued: () => {},
     logger: createLogger('silent'),
   });
   const messages: InboundMessage[] = events.map((event) => {

@@ -17,6 +17,8 @@ export interface InboundMessage {
   binaryAttributes: Record<string, unknown>;
   /** Attribute names the transport carried more than once (e.g. under both AMQP prefixes): refused. */
   repeatedAttributes?: string[];
+  /** Why the transport could not read the message (headers not decodable, a batch not splittable): refused. */
+  unreadable?: string;
 }
 
 export interface ParsedEvent extends PayloadHashes {
@@ -55,6 +57,7 @@ export function parseCloudEvent(message: InboundMessage, maxBytes: number): Pars
 }
 
 function parse(message: InboundMessage, maxBytes: number): ParseResult {
+  if (message.unreadable !== undefined) return fail(message.unreadable);
   if (message.body.length > maxBytes) {
     return fail(`message body of ${message.body.length} bytes exceeds the limit of ${maxBytes} bytes`);
   }

@@ -5,12 +5,14 @@ import type { PortalOrder } from '../portal/portalStatus.js';
 import type { Context } from '../telemetry/tracing.js';
 import type { EffectResult } from './applyEffect.js';
 import type { ParsedEvent } from './cloudEvent.js';
-import type { WriteEffect } from './handleEvent.js';
 import { perTurn } from './perTurn.js';
 
 /** Writes the effect of `events`, all of one order with the same state, in one statement (applyEffect). */
-export type WriteEffects = (
-  events: ParsedEvent[],
+export type WriteGroup = (events: ParsedEvent[], order: PortalOrder, trace: Context) => Promise<EffectResult>;
+
+/** Writes the effect of one event, in a statement shared with the events whose states equal its own. */
+export type GroupedWriteEffect = (
+  event: ParsedEvent,
   order: PortalOrder,
   trace: Context,
 ) => Promise<EffectResult>;
@@ -30,7 +32,7 @@ interface Member {
  * the race, and the statement wrote nothing), each event is written on its own, so only that one is a
  * duplicate. A failure fails every event of the group; each retries on its own (handleEvent.ts).
  */
-export function groupEffects(write: WriteEffects): WriteEffect {
+export function groupEffects(write: WriteGroup): GroupedWriteEffect {
   async function flush(members: Member[]): Promise<void> {
     const [first] = members as [Member];
     const { order } = first;

@@ -1,125 +1,58 @@
 // The whole per-message path, in the README's numbered steps: parse → check identity → read S/4HANA → one
-// transaction → outcome. It returns what should happen to the message; only the transport adapters (AMQP,
-// webhook) act on it. Read top-down: the handler first, each step below the one that calls it.
+// transaction → the outcome to settle, a refusal stored first. It returns what should happen to the message; only the transport adapters (AMQP,
+// webhook, Event Hub) act on it. Read top-down: the handler first, each step below the one that calls it.
 
 import type { Pool } from 'pg';
-import type { Logger } from 'pino';
 import { classify, failureReason } from '../errors.js';
-import { type PortalOrder, toPortalOrder } from '../portal/portalStatus.js';
 import { type RetryPolicy, retry } from '../retry.js';
-import type { ReadOrder } from '../s4/batchedReads.js';
-import { type Context, inSpan, producerContext, SpanKind } from '../telemetry/tracing.js';
-import type { EffectResult } from './applyEffect.js';
-import { type InboundMessage, type ParsedEvent, parseCloudEvent } from './cloudEvent.js';
-import { findRefusedMessage } from './deadLetter.js';
-import { batchInboxChecks, type InboxEntry, noteAttemptError, recordProcessed } from './inbox.js';
-import { messageHash } from './messageHash.js';
-import { accept, type Channel, type Outcome, reject } from './outcome.js';
-import { eventAttributes, logOutcome, outcomeAttributes } from './outcomeReport.js';
+import { type Context, inSpan } from '../telemetry/tracing.js';
+import { type ParsedEvent, parseCloudEvent } from './cloudEvent.js';
+import type { Family, Queued } from './family.js';
+import { type CheckIdentity, checkIdentityBatched } from './identityCheck.js';
+import { noteAttemptError, recordProcessed } from './inbox.js';
+import { accept, type Channel, type HandleEvent, type Outcome, reject } from './outcome.js';
+
+export type { HandleContext, Handled, HandleEvent } from './outcome.js';
+
+import { type Observers, observed } from './outcomeReport.js';
 import { isLegacyHash, samePayload } from './payloadHash.js';
+import { refuseInvalid, refuseRejected } from './refuse.js';
 import { keyedSerializer } from './serializeByKey.js';
 
-export interface EventHandlerDeps {
+export interface EventHandlerDeps extends Observers {
   pool: Pool;
-  readOrder: ReadOrder;
-  /** The one transaction of step 5, bound in the composition root to what the outbox needs (recipients…). */
-  writeEffect: WriteEffect;
+  /** The family that reads an event's state and writes its effect; undefined: the event only gets recorded. */
+  familyOf: (event: ParsedEvent) => Family | undefined;
+  /** Called after a commit that queued an email or a portal push, so the senders need not wait for their poll. */
+  onQueued: (queued: Queued) => void;
   retryPolicy: RetryPolicy;
   maxDeliveries: number;
   maxMessageBytes: number;
-  /** Called after a commit that queued an email, so the sender need not wait for its next poll. */
-  onMailQueued: () => void;
-  /** Sees every handled message with its channel and duration: metrics. Must not throw. */
-  observe?: (channel: Channel, handled: Handled, seconds: number) => void;
-  logger: Logger;
 }
-
-/** `trace`: the transaction's span, for the outbox rows to link back to. */
-export type WriteEffect = (event: ParsedEvent, order: PortalOrder, trace: Context) => Promise<EffectResult>;
-
-export interface Handled {
-  outcome: Outcome;
-  /** The event, once it parsed: for logs and metrics. */
-  event: ParsedEvent | undefined;
-  /** The event's logger (channel, source, id, type, sales order), for whatever the adapter logs about it. */
-  readonly log: Logger;
-}
-
-export interface HandleContext {
-  channel: Channel;
-  /** Aborted at shutdown: retry waits end at once and the message is released. */
-  signal?: AbortSignal;
-}
-
-/** One handler serves every channel, so deliveries of one identity overlap nowhere in the instance. */
-export type HandleEvent = (message: InboundMessage, context: HandleContext) => Promise<Handled>;
 
 export function createEventHandler(deps: EventHandlerDeps): HandleEvent {
   // Deliveries of one identity that overlap in this instance run one after the other, so a duplicate that
   // arrives while its original is still in flight finds it processed instead of asking S/4HANA again.
   const oneAtATime = keyedSerializer();
-  const checkInbox = batchInboxChecks(deps.pool);
+  const checkIdentity = checkIdentityBatched(deps.pool);
 
-  return async function handleEvent(message, { channel, signal }) {
-    const started = process.hrtime.bigint();
+  return observed(deps, async function handleEvent(message, context, traced) {
     // 1–2. Received by the adapter; parse.
     const parsed = parseCloudEvent(message, deps.maxMessageBytes);
     const event = parsed.ok ? parsed.event : undefined;
-    const fields = event
-      ? { channel, source: event.source, id: event.id, type: event.type, salesOrder: event.salesOrder }
-      : { channel };
-    // One span per delivery, continuing the producer's trace when the event carries the tracing extension.
-    return inSpan(
-      'process sales-order event',
-      { kind: SpanKind.CONSUMER },
-      producerContext(event?.traceparent, event?.tracestate),
-      async (span, trace) => {
-        // Built only for a recorded span: with tracing off nothing is allocated per message.
-        const recording = span.isRecording();
-        if (recording) span.setAttributes(eventAttributes(channel, event));
-        const outcome = parsed.ok
-          ? await oneAtATime.run(JSON.stringify([parsed.event.source, parsed.event.id]), () =>
-              checkIdentityThenApply(deps, checkInbox, parsed.event, trace, channel, signal),
-            )
-          : await refuseInvalid(deps.pool, message, channel, parsed.reason);
-        if (recording) span.setAttributes(outcomeAttributes(outcome));
-        const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-        logOutcome(deps.logger, fields, outcome, seconds);
-        // A child logger is made only for an adapter that logs more about the message (its dead letter), so that
-        // a duplicate, which below debug logs nothing, does not pay for one.
-        let log: Logger | undefined;
-        const handled: Handled = {
-          outcome,
-          event,
-          get log() {
-            log ??= deps.logger.child(fields);
-            return log;
-          },
-        };
-        deps.observe?.(channel, handled, seconds);
-        return handled;
-      },
-    );
-  };
-}
-
-/**
- * A message that is no event is refused, unless the same message was refused before and its dead letter stands:
- * then it is taken, so that a broker which sends rejected messages again forgets it. A replay is an operator's
- * decision to try again, never recognised. Should the lookup fail, the refusal recognises it as it stores.
- */
-async function refuseInvalid(
-  pool: Pool,
-  message: InboundMessage,
-  channel: Channel,
-  reason: string,
-): Promise<Outcome> {
-  if (channel !== 'replay') {
-    const hash = messageHash({ ...message, channel, attributes: message.binaryAttributes });
-    const earlier = await findRefusedMessage(pool, hash).catch(() => null);
-    if (earlier !== null) return accept('already_refused');
-  }
-  return reject('invalid_event', reason);
+    return traced(event, async (trace) => {
+      // 3–5. Check identity, read S/4HANA, one transaction.
+      const outcome = parsed.ok
+        ? await oneAtATime.run(JSON.stringify([parsed.event.source, parsed.event.id]), () =>
+            checkIdentityThenApply(deps, checkIdentity, parsed.event, trace, context.channel, context.signal),
+          )
+        : await refuseInvalid(deps.pool, message, context.channel, parsed.reason);
+      if (outcome.kind !== 'reject') return { outcome, event };
+      // 6. A reject is stored as a dead letter before it is settled, here so that the outcome counted and logged is the final one.
+      const log = context.log ?? deps.logger.child({ channel: context.channel });
+      return refuseRejected(deps.pool, message, { ...context, log }, outcome, event);
+    });
+  });
 }
 
 /**
@@ -130,16 +63,16 @@ async function refuseInvalid(
  */
 async function checkIdentityThenApply(
   deps: EventHandlerDeps,
-  checkInbox: (event: ParsedEvent) => Promise<InboxEntry>,
+  checkIdentity: CheckIdentity,
   event: ParsedEvent,
   trace: Context,
   channel: Channel,
   signal?: AbortSignal,
 ): Promise<Outcome> {
   try {
-    // The first database call of a delivery: a blip here is retried like one in readOrderThenWriteEffect().
+    // The first database call of a delivery: a blip here is retried like one in readThenWriteEffect().
     const inbox = await inSpan('identity check', { attributes: DATABASE }, trace, () =>
-      retry(() => checkInbox(event), deps.retryPolicy, signal),
+      retry(() => checkIdentity(event), deps.retryPolicy, signal),
     );
     if (inbox.processedHash !== null && samePayload(inbox.processedHash, event)) return accept('duplicate');
     if (inbox.refused && channel !== 'replay') return accept('already_refused');
@@ -148,7 +81,7 @@ async function checkIdentityThenApply(
     if (inbox.attempts > deps.maxDeliveries) {
       return reject('delivery_limit', deliveryLimitReason(inbox.attempts, inbox.lastError));
     }
-    return await retry(() => readOrderThenWriteEffect(deps, event, trace, signal), deps.retryPolicy, signal);
+    return await retry(() => readThenWriteEffect(deps, event, trace, signal), deps.retryPolicy, signal);
   } catch (err) {
     const reason = failureReason(err);
     if (classify(err) === 'permanent') return reject('permanent_failure', reason);
@@ -159,37 +92,28 @@ async function checkIdentityThenApply(
   }
 }
 
-/** 4–5, one try: read the order from S/4HANA, then the one transaction. Throws on failure. */
-async function readOrderThenWriteEffect(
+/** 4–5, one try: the family reads the current state, then writes the effect in one transaction. Throws on failure. */
+async function readThenWriteEffect(
   deps: EventHandlerDeps,
   event: ParsedEvent,
   trace: Context,
   signal: AbortSignal | undefined,
 ): Promise<Outcome> {
-  if (event.salesOrder === undefined) {
+  const family = deps.familyOf(event);
+  if (family === undefined) {
     // One statement: atomic on its own, no transaction needed.
     return accept((await recordProcessed(deps.pool, event, 'ignored')) ? 'ignored' : 'duplicate');
   }
-  // Never trust the event's data beyond the key: the order's current state comes from S/4HANA, read
-  // before the transaction opens.
-  const salesOrder = event.salesOrder;
-  const { order, readAt } = await inSpan(
-    'S/4HANA read',
-    { kind: SpanKind.CLIENT, attributes: { 'sap.sales_order': salesOrder } },
-    trace,
-    (_span, read) => deps.readOrder(salesOrder, signal, read),
-  );
-  if (order === null) {
+  const state = await family.read(event, signal, trace);
+  if (state === null) {
     return accept((await recordProcessed(deps.pool, event, 'not_found')) ? 'not_found' : 'duplicate');
   }
-  const { result, mailQueued } = await inSpan(
-    'transaction',
-    { attributes: DATABASE },
-    trace,
-    (_span, transaction) => deps.writeEffect(event, toPortalOrder(order, readAt), transaction),
+  const effect = await inSpan('transaction', { attributes: DATABASE }, trace, (_span, transaction) =>
+    family.writeEffect(event, state, transaction),
   );
-  if (mailQueued) deps.onMailQueued();
-  return accept(result);
+  // 7. Wake the senders of what the commit queued: they send from the outboxes while the adapter settles.
+  deps.onQueued(effect);
+  return accept(effect.result);
 }
 
 const DATABASE = { 'db.system.name': 'postgresql' };

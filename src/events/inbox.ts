@@ -6,7 +6,6 @@ import { deleteOldest } from '../db/deleteOldest.js';
 import type { Executor } from '../db/transaction.js';
 import type { ParsedEvent } from './cloudEvent.js';
 import { refusedEventSql } from './deadLetter.js';
-import { perTurn } from './perTurn.js';
 
 /**
  * What processing an event came to, kept in processed_event.outcome (the column and the admin API keep that
@@ -28,31 +27,19 @@ export interface InboxEntry {
  * Looks the event up and, unless it is processed or refused, counts this delivery, in one auto-committed
  * statement.
  * Counting before any work is what lets a message that kills the process be recognised on its next delivery.
- * A duplicate costs one index read and writes nothing. It commits without the WAL flush; checkInboxes says why.
+ * A duplicate costs one index read and writes nothing. It commits without the WAL flush; identityCheckSql says why.
  */
 export async function checkInbox(db: Pool, event: ParsedEvent): Promise<InboxEntry> {
-  const { rows } = await db.query<InboxEntry>({
+  const { rows } = await db.query<InboxEntry & { id: string }>({
     name: 'check-inbox-one',
-    text: `with async_commit as (
-       select set_config('synchronous_commit', 'off', true)
-     ), seen as (
-       select payload_hash from processed_event where source = $1::text and id = $2::text
-     ), refused as (
-       select ${refusedEventSql('$1::text', '$2::text', '$3::text')} as refused
-     ), attempt as (
-       insert into event_attempt as a (source, id)
-       select $1::text, $2::text where not exists (select from seen) and not (select refused from refused)
-       on conflict (source, id) do update set attempts = a.attempts + 1, last_seen_at = now()
-       returning attempts, last_error
-     )
-     select (select payload_hash from seen) as "processedHash",
-            coalesce((select attempts from attempt), 0) as "attempts",
-            (select last_error from attempt) as "lastError",
-            (select refused from refused) as "refused"
-     from async_commit`,
+    text: identityCheckSql({
+      delivered: 'select $2::text as id, $3::text as payload_hash',
+      ids: '= $2::text',
+    }),
     values: [event.source, event.id, event.payloadHash],
   });
-  return rows[0] as InboxEntry;
+  const { id: _id, ...entry } = rows[0] as InboxEntry & { id: string };
+  return entry;
 }
 
 /**
@@ -62,12 +49,6 @@ export async function checkInbox(db: Pool, event: ParsedEvent): Promise<InboxEnt
  * Arrays cost a lone check: PostgreSQL plans this statement anew at every execution, as it costs the generic plan,
  * which cannot know an array's length, above a custom plan for one id. checkInbox, on scalars, keeps its generic
  * plan (docs/performance.md, Throughput at 0 ms).
- *
- * It commits without waiting for the WAL flush (synchronous_commit off for this statement's transaction only):
- * the count must survive the service dying, not PostgreSQL crashing (bench/NOTES.md, Throughput at 0 ms). Hence
- * it takes the pool, never a transaction's client, inside which the setting would hold for the whole transaction.
- * The counts are written in the order of their keys, as the effect statement deletes them, so that statements of
- * several instances over the same identities wait for each other instead of deadlocking.
  */
 export async function checkInboxes(
   db: Pool,
@@ -78,12 +59,32 @@ export async function checkInboxes(
   const { rows } = await db.query<InboxEntry & { id: string }>({
     // Named: prepared once per connection, then only bound and executed.
     name: 'check-inbox',
-    text: `with async_commit as (
+    text: identityCheckSql({
+      delivered: 'select id, payload_hash from unnest($2::text[], $3::text[]) as d(id, payload_hash)',
+      ids: '= any($2::text[])',
+    }),
+    values: [source, ids, payloadHashes],
+  });
+  return new Map(rows.map(({ id, ...entry }) => [id, entry]));
+}
+
+/**
+ * The identity check, for the deliveries `delivered` selects (id, payload_hash) of source $1, whose ids match
+ * `ids`: one row per delivery, its entry with its id.
+ *
+ * It commits without waiting for the WAL flush (synchronous_commit off for this statement's transaction only):
+ * the count must survive the service dying, not PostgreSQL crashing (bench/NOTES.md, Throughput at 0 ms). Hence
+ * it takes the pool, never a transaction's client, inside which the setting would hold for the whole transaction.
+ * The counts are written in the order of their keys, as the effect statement deletes them, so that statements of
+ * several instances over the same identities wait for each other instead of deadlocking.
+ */
+function identityCheckSql(sql: { delivered: string; ids: string }): string {
+  return `with async_commit as (
        select set_config('synchronous_commit', 'off', true)
      ), delivered as (
-       select id, payload_hash from unnest($2::text[], $3::text[]) as d(id, payload_hash)
+       ${sql.delivered}
      ), seen as (
-       select id, payload_hash from processed_event where source = $1::text and id = any($2::text[])
+       select id, payload_hash from processed_event where source = $1::text and id ${sql.ids}
      ), refused as (
        select d.id, ${refusedEventSql('$1::text', 'd.id', 'd.payload_hash')} as refused from delivered d
      ), attempt as (
@@ -97,53 +98,7 @@ export async function checkInboxes(
      select d.id, s.payload_hash as "processedHash", coalesce(t.attempts, 0) as "attempts",
             t.last_error as "lastError", r.refused as "refused"
      from async_commit, delivered d join refused r using (id) left join seen s using (id)
-       left join attempt t using (id)`,
-    values: [source, ids, payloadHashes],
-  });
-  return new Map(rows.map(({ id, ...entry }) => [id, entry]));
-}
-
-interface Check {
-  event: ParsedEvent;
-  resolve: (entry: InboxEntry) => void;
-  reject: (err: unknown) => void;
-}
-
-/**
- * checkInbox, with the checks asked for in one turn of the event loop for events of one source made in one
- * statement (perTurn.ts); a check alone in its turn, the usual at low rates, goes out as checkInbox. A failure
- * fails every check of the statement; each retries on its own. An identity
- * asked for twice in one turn (the handler lets one identity through at a time, so only another caller could)
- * is checked in a statement of its own, as one statement cannot count the same row twice.
- */
-export function batchInboxChecks(db: Pool): (event: ParsedEvent) => Promise<InboxEntry> {
-  const gather = perTurn<Check>((checks) => {
-    const batch = new Map<string, Check>();
-    for (const check of checks) {
-      if (batch.has(check.event.id)) checkInbox(db, check.event).then(check.resolve, check.reject);
-      else batch.set(check.event.id, check);
-    }
-    const [first] = checks as [Check];
-    if (batch.size === 1) {
-      checkInbox(db, first.event).then(first.resolve, first.reject);
-      return;
-    }
-    const events = [...batch.values()].map((check) => check.event);
-    checkInboxes(
-      db,
-      first.event.source,
-      events.map((event) => event.id),
-      events.map((event) => event.payloadHash),
-    ).then(
-      (entries) => {
-        for (const [id, check] of batch) check.resolve(entries.get(id) as InboxEntry);
-      },
-      (err: unknown) => {
-        for (const check of batch.values()) check.reject(err);
-      },
-    );
-  });
-  return (event) => new Promise((resolve, reject) => gather(event.source, { event, resolve, reject }));
+       left join attempt t using (id)`;
 }
 
 /**

@@ -1,5 +1,7 @@
 // What should happen to a message, as data: the flow decides it, and only the transport adapters (AMQP,
 // webhook, Event Hub) and the replay act on it.
+import type { Logger } from 'pino';
+import type { InboundMessage, ParsedEvent } from './cloudEvent.js';
 import type { ProcessedResult } from './inbox.js';
 
 export type Outcome =
@@ -28,3 +30,25 @@ export function accept(result: AcceptedResult): Outcome {
 export function reject(code: RejectCode, reason: string): Outcome {
   return { kind: 'reject', code, reason };
 }
+
+/** A handled message: its final outcome, a reject already stored as a dead letter. */
+export interface Handled {
+  outcome: Outcome;
+  /** The event, once it parsed: for logs and metrics. */
+  event: ParsedEvent | undefined;
+  /** The stored letter of a reject; null when the database refused the letter for its content. */
+  deadLetterId?: string | null;
+}
+
+export interface HandleContext {
+  channel: Channel;
+  /** Aborted at shutdown: retry waits end at once and the message is released. */
+  signal?: AbortSignal;
+  /** Transport metadata as received, kept with a dead letter for diagnosis. */
+  headers?: Record<string, unknown>;
+  /** The transport's logger for this message; a refusal's log lines go there. */
+  log?: Logger;
+}
+
+/** One handler serves every channel, so deliveries of one identity overlap nowhere in the instance. */
+export type HandleEvent = (message: InboundMessage, context: HandleContext) => Promise<Handled>;

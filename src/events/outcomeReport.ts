@@ -1,8 +1,66 @@
-// What a handled message tells its trace span and the log: the CloudEvents semantic conventions, the sales
-// order, the channel, and the outcome with its reason.
+// What a handled message tells its trace span, the log and the metrics: the CloudEvents semantic conventions,
+// the sales order, the channel, and the outcome with its reason. observed() wraps the flow with all of it.
 import type { Logger } from 'pino';
-import type { ParsedEvent } from './cloudEvent.js';
-import type { Channel, Outcome } from './outcome.js';
+import { type Context, inSpan, producerContext, SpanKind } from '../telemetry/tracing.js';
+import type { InboundMessage, ParsedEvent } from './cloudEvent.js';
+import type { Channel, HandleContext, Handled, HandleEvent, Outcome } from './outcome.js';
+
+export interface Observers {
+  logger: Logger;
+  /** Sees every handled message with its channel and duration: metrics. Must not throw. */
+  observe?: (channel: Channel, handled: Handled, seconds: number) => void;
+}
+
+/** Runs `work` in the message's span, once the flow knows its event (undefined when it did not parse). */
+export type Traced = (
+  event: ParsedEvent | undefined,
+  work: (trace: Context) => Promise<Handled>,
+) => Promise<Handled>;
+
+type Flow = (message: InboundMessage, context: HandleContext, traced: Traced) => Promise<Handled>;
+
+/**
+ * The flow with its instrumentation: one span per delivery (continuing the producer's trace when the event
+ * carries the tracing extension), its duration, one log line and the observer, all of the final outcome.
+ */
+export function observed(observers: Observers, flow: Flow): HandleEvent {
+  return (message, context) => {
+    const started = process.hrtime.bigint();
+    const { channel } = context;
+    return flow(message, context, (event, work) =>
+      inSpan(
+        'process sales-order event',
+        { kind: SpanKind.CONSUMER },
+        producerContext(event?.traceparent, event?.tracestate),
+        async (span, trace) => {
+          // Built only for a recorded span: with tracing off nothing is allocated per message.
+          const recording = span.isRecording();
+          if (recording) span.setAttributes(eventAttributes(channel, event));
+          const handled = await work(trace);
+          if (recording) span.setAttributes(outcomeAttributes(handled.outcome));
+          const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+          logOutcome(observers.logger, eventFields(channel, event), handled.outcome, seconds);
+          observers.observe?.(channel, handled, seconds);
+          return handled;
+        },
+      ),
+    );
+  };
+}
+
+/** The outcome as logs and metrics name it: the accepted result, `released` or `rejected`. */
+export function outcomeLabel(outcome: Outcome): string {
+  return outcome.kind === 'accept' ? outcome.result : outcome.kind === 'release' ? 'released' : 'rejected';
+}
+
+/** The fields of every log line about an event: its channel and, once it parsed, its identity. */
+export function eventFields(channel: Channel, event: ParsedEvent | undefined) {
+  return { channel, ...identityFields(event) };
+}
+
+export function identityFields(event: ParsedEvent | undefined) {
+  return event ? { source: event.source, id: event.id, type: event.type, salesOrder: event.salesOrder } : {};
+}
 
 export function eventAttributes(channel: Channel, event: ParsedEvent | undefined) {
   return event === undefined
@@ -19,7 +77,7 @@ export function eventAttributes(channel: Channel, event: ParsedEvent | undefined
 export function outcomeAttributes(outcome: Outcome) {
   if (outcome.kind === 'accept') return { 'fon.outcome': outcome.result };
   return {
-    'fon.outcome': outcome.kind === 'release' ? 'released' : 'rejected',
+    'fon.outcome': outcomeLabel(outcome),
     'fon.reason_code': outcome.code,
     'fon.reason': outcome.reason,
   };

@@ -2,14 +2,18 @@
 // count cleared in one transaction: the budget starts afresh only once the reason is durable, so a message that
 // kills the process on every try cannot win a new budget by failing between the two. A message refused before
 // (its letter stored by an earlier delivery, perhaps on another instance at the same moment) writes nothing and
-// is taken, so that a broker that sends rejected messages again forgets it. Each adapter only translates the
-// answer: AMQP settles `rejected`, `accepted` or `released`, the webhook answers 202 or 503.
+// is taken, so that a broker that sends rejected messages again forgets it. The handler refuses, so that the
+// outcome it counts and logs is the final one; each adapter only translates that outcome.
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { withTransaction } from '../db/transaction.js';
 import { classify } from '../errors.js';
-import { type DeadLetter, recordDeadLetter } from './deadLetter.js';
+import type { InboundMessage, ParsedEvent } from './cloudEvent.js';
+import { type DeadLetter, findRefusedMessage, recordDeadLetter } from './deadLetter.js';
 import { clearAttempts } from './inbox.js';
+import { messageHash } from './messageHash.js';
+import { accept, type Channel, type HandleContext, type Handled, type Outcome, reject } from './outcome.js';
+import { identityFields } from './outcomeReport.js';
 
 export type Refusal =
   /**
@@ -22,8 +26,6 @@ export type Refusal =
   | { kind: 'already_refused'; deadLetterId: string | null }
   /** The database cannot take it now: the message goes back to its sender, its delivery count kept. */
   | { kind: 'retry_later' };
-
-export type Refuse = (letter: DeadLetter, log: Logger) => Promise<Refusal>;
 
 export async function refuse(pool: Pool, letter: DeadLetter, log: Logger): Promise<Refusal> {
   try {
@@ -43,4 +45,56 @@ export async function refuse(pool: Pool, letter: DeadLetter, log: Logger): Promi
     log.error({ err, reason: letter.reason }, 'dead letter cannot be stored; refusing it with this log line');
     return { kind: 'refused', deadLetterId: null };
   }
+}
+
+/**
+ * A reject made final: stored as a dead letter and rejected; taken as `already_refused` when an earlier delivery
+ * stored it; released while the letter cannot be stored. A replay writes no new letter: the stored one stands.
+ */
+export async function refuseRejected(
+  pool: Pool,
+  message: InboundMessage,
+  { channel, headers, log }: HandleContext & { log: Logger },
+  outcome: Outcome & { kind: 'reject' },
+  event: ParsedEvent | undefined,
+): Promise<Handled> {
+  if (channel === 'replay') return { outcome, event };
+  const refusal = await refuse(
+    pool,
+    {
+      channel,
+      reason: outcome.reason,
+      source: event?.source,
+      eventId: event?.id,
+      payloadHash: event?.payloadHash,
+      contentType: message.contentType,
+      attributes: message.binaryAttributes,
+      headers: headers ?? {},
+      body: message.body,
+    },
+    log.child(identityFields(event)),
+  );
+  if (refusal.kind === 'refused') return { outcome, event, deadLetterId: refusal.deadLetterId };
+  if (refusal.kind === 'already_refused') return { outcome: accept('already_refused'), event };
+  const reason = `dead letter not stored for now (${outcome.reason})`;
+  return { outcome: { kind: 'release', code: 'transient_failure', reason }, event };
+}
+
+/**
+ * A message that is no event is refused, unless the same message was refused before and its dead letter stands:
+ * then it is taken, so that a broker which sends rejected messages again forgets it. A replay is an operator's
+ * decision to try again, never recognised. Should the lookup fail, the refusal recognises it as it stores.
+ */
+export async function refuseInvalid(
+  pool: Pool,
+  message: InboundMessage,
+  channel: Channel,
+  reason: string,
+): Promise<Outcome> {
+  if (channel !== 'replay') {
+    const hash = messageHash({ ...message, channel, attributes: message.binaryAttributes });
+    const earlier = await findRefusedMessage(pool, hash).catch(() => null);
+    if (earlier !== null) return accept('already_refused');
+  }
+  return reject('invalid_event', reason);
 }

@@ -3,9 +3,8 @@
 // refused again leaves the stored one as it is, unreplayed, with its original reason.
 import type { Pool } from 'pg';
 import { findDeadLetter, markReplayed } from './deadLetter.js';
-import type { HandleEvent } from './handleEvent.js';
 import { clearAttempts } from './inbox.js';
-import type { Outcome } from './outcome.js';
+import type { HandleEvent, Outcome } from './outcome.js';
 
 export type ReplayResult =
   | { kind: 'not_found' }

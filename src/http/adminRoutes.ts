@@ -4,7 +4,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Pool } from 'pg';
 import { SALES_ORDER_KEY } from '../events/cloudEvent.js';
-import type { HandleEvent } from '../events/handleEvent.js';
+import type { HandleEvent } from '../events/outcome.js';
 import { replayDeadLetter } from '../events/replay.js';
 import { pushesNeedingAttention, retryPush } from '../portal/pushOutbox.js';
 import {

@@ -6,15 +6,13 @@ import type { Logger } from 'pino';
 import type { InboundMessage } from '../events/cloudEvent.js';
 import { BATCH_ELEMENT_CONTENT_TYPE, BATCH_MEDIA_TYPE, splitBatch } from '../events/cloudEventBatch.js';
 import { mediaType } from '../events/contentType.js';
-import type { HandleEvent } from '../events/handleEvent.js';
-import type { Refuse } from '../events/refuse.js';
-import { answerEvent, deadLetter, type Push, type PushChannel, retryLater } from './pushAnswer.js';
+import type { HandleEvent } from '../events/outcome.js';
+import { answerEvent, type Push, type PushChannel, retryLater } from './pushAnswer.js';
 import { binaryAttributes, header, holdContentType, sentContentType } from './pushHeaders.js';
 
 export interface PushDeps {
+  /** Decides each event and stores what it refuses; this edge only translates the outcome. */
   handle: HandleEvent;
-  /** Stores a refused message (src/events/refuse.ts); this edge only translates the answer. */
-  refuse: Refuse;
   /** A batch larger than this is refused as a whole (413); a single event this large is dead-lettered. */
   maxMessageBytes: number;
   logger: Logger;
@@ -50,21 +48,17 @@ export async function deliver(
   const log = deps.logger.child({ channel, address, caller: request.caller });
   const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
   const contentType = sentContentType(request);
-  const push: Push = { handle: deps.handle, refuse: deps.refuse, channel, request, log, signal };
+  const push: Push = { handle: deps.handle, channel, request, log, signal };
   if (mediaType(contentType) === BATCH_MEDIA_TYPE) {
     return deliverBatch(push, deps.maxMessageBytes, reply, body, contentType);
   }
 
   const decoded = binaryAttributes(request);
-  const message: InboundMessage = {
-    body,
-    contentType,
-    binaryAttributes: decoded.ok ? decoded.attributes : {},
-  };
   // Headers that cannot be decoded make the message unreadable for good, like a body that is not JSON.
-  const answer = decoded.ok
-    ? await answerEvent(push, message)
-    : await deadLetter(push, message, decoded.reason, undefined);
+  const message: InboundMessage = decoded.ok
+    ? { body, contentType, binaryAttributes: decoded.attributes }
+    : { body, contentType, binaryAttributes: {}, unreadable: decoded.reason };
+  const answer = await answerEvent(push, message);
   if (answer.status === 'retry-later') return retryLater(reply, answer);
   const refused = answer.status === 'dead-lettered' || answer.status === 'already-refused';
   return reply.code(refused ? 202 : 200).send(answer);
@@ -90,13 +84,13 @@ async function deliverBatch(
   }
   const split = splitBatch(body);
   if (!split.ok) {
-    // Nothing in it can be read as an event: kept whole, like any unreadable message.
-    const answer = await deadLetter(
-      push,
-      { body, contentType, binaryAttributes: {} },
-      split.reason,
-      undefined,
-    );
+    // Nothing in it can be read as an event: refused whole by the handler, like any unreadable message.
+    const answer = await answerEvent(push, {
+      body,
+      contentType,
+      binaryAttributes: {},
+      unreadable: split.reason,
+    });
     if (answer.status === 'retry-later') return retryLater(reply, answer);
     return reply.code(202).send(answer);
   }

@@ -1,17 +1,13 @@
-// The AMQP 1.0 edge: connect, keep connected, receive, and settle every message exactly once.
-// Settlement: accept → `accepted`; release → `released` (redelivered); reject → `rejected` once refused
-// (refuse.ts), `accepted` when refused before, `released` while its dead letter cannot be stored.
-// Nothing here decides an outcome: that is handleEvent's and refuse's job.
+// The AMQP 1.0 edge: the connection's life (connect, attach, reconnect with backoff, stop). Each message is
+// received and settled exactly once by amqpReceive.ts; nothing here decides an outcome: that is handleEvent's job.
 import { setMaxListeners } from 'node:events';
 import { Client, type IncomingMessage } from '@sap/xb-msg-amqp-v100';
 import type { Logger } from 'pino';
 import type { AmqpSettings } from '../config/brokerConfig.js';
-import type { HandleEvent } from '../events/handleEvent.js';
-import type { Refuse } from '../events/refuse.js';
+import type { HandleEvent } from '../events/outcome.js';
 import { amqpClientOptions } from './amqpClientOptions.js';
-import { deadLetterOf, toInbound } from './amqpMessage.js';
+import { amqpReceiver } from './amqpReceive.js';
 import { connectFailureReason } from './connectFailure.js';
-import { releasePause } from './releasePause.js';
 import { type SessionWindow, sessionWindow } from './sessionWindow.js';
 
 export interface AmqpConsumerOptions {
@@ -21,11 +17,6 @@ export interface AmqpConsumerOptions {
    */
   amqp: AmqpSettings;
   handle: HandleEvent;
-  /**
-   * Stores a refused message (src/events/refuse.ts): rejected once refused, accepted when refused before,
-   * released to retry later.
-   */
-  refuse: Refuse;
   logger: Logger;
   onReconnect?: () => void;
 }
@@ -55,67 +46,14 @@ export function createAmqpConsumer(options: AmqpConsumerOptions): AmqpConsumer {
   // several times a second forever.
   let failedConnects = 0;
   let reconnectTimer: NodeJS.Timeout | undefined;
-  // Releases in a row wait longer each time, so a dependency that is down does not spend the redelivery budget.
-  const pause = releasePause(stopping.signal);
-  // Settlements decided in one turn of the event loop are made together at its end: the client writes every
-  // frame queued within one tick in a single socket write, and a write is a system call per message otherwise.
-  // A settle waits at most for the rest of the current turn, never for another message.
-  const settleBatch: Array<() => void> = [];
-
-  function settleAtEndOfTurn(settle: () => void): Promise<void> {
-    return new Promise((resolve) => {
-      if (settleBatch.length === 0) setImmediate(settleAll);
-      settleBatch.push(() => {
-        settle();
-        resolve();
-      });
-    });
-  }
-
-  function settleAll(): void {
-    for (const settle of settleBatch.splice(0)) settle();
-  }
-
-  async function receive(message: IncomingMessage, window: SessionWindow): Promise<void> {
-    let settled = false;
-    const settle = (how: 'accept' | 'release' | 'reject', reason?: string) => {
-      if (settled) return;
-      settled = true;
-      try {
-        if (how === 'accept') message.done();
-        else if (how === 'release') message.failed();
-        else message.failed(new Error(reason));
-        failedConnects = 0;
-        window.settled();
-      } catch (err) {
-        // Settling twice throws in this client; after a lost connection the settle is dropped and the broker
-        // redelivers. Either way there is nothing more to do for this message.
-        logger.warn({ err }, 'could not settle message');
-      }
-    };
-    try {
-      const inbound = toInbound(message);
-      const handled = await handle(inbound, { channel: 'amqp', signal: stopping.signal });
-      const { outcome } = handled;
-      let how: 'accept' | 'release' | 'reject' = outcome.kind;
-      if (outcome.kind === 'reject') {
-        const dead = deadLetterOf(message, inbound, outcome.reason, handled.event);
-        const refusal = await options.refuse(dead, handled.log);
-        // Rejected only once refused for good; while its dead letter cannot be stored, the message comes back.
-        if (refusal.kind === 'retry_later') how = 'release';
-        // Its letter stored by an earlier delivery: a broker that sends rejected messages again forgets it.
-        else if (refusal.kind === 'already_refused') how = 'accept';
-      }
-      if (how === 'release') await pause.wait();
-      else pause.end();
-      await settleAtEndOfTurn(() => settle(how, outcome.kind === 'reject' ? outcome.reason : undefined));
-    } catch (err) {
-      // The final fallback: whatever went wrong, the message goes back to the queue, never lost, never stuck.
-      logger.error({ err }, 'message handling failed unexpectedly; releasing it');
-      await pause.wait();
-      settle('release');
-    }
-  }
+  const receive = amqpReceiver({
+    handle,
+    logger,
+    signal: stopping.signal,
+    onSettled: () => {
+      failedConnects = 0;
+    },
+  });
 
   function onMessage(message: IncomingMessage, window: SessionWindow): void {
     if (stopping.signal.aborted) {

@@ -1,9 +1,7 @@
-// An AMQP message as the flow sees it (body, content type, CloudEvents binary-mode attributes), and as a dead
-// letter keeps it.
+// An AMQP message as the flow sees it: body, content type, CloudEvents binary-mode attributes.
 import type { IncomingMessage } from '@sap/xb-msg-amqp-v100';
 import { collectAttributes } from '../events/binaryAttributes.js';
 import type { InboundMessage } from '../events/cloudEvent.js';
-import type { DeadLetter } from '../events/deadLetter.js';
 
 /** Reads the body and CloudEvents binary-mode attributes (`cloudEvents:` or `cloudEvents_` prefix). */
 export function toInbound(message: IncomingMessage): InboundMessage {
@@ -34,23 +32,4 @@ export function toInbound(message: IncomingMessage): InboundMessage {
   }
   const body = Buffer.from(String(JSON.stringify(payload.data ?? null)), 'utf8');
   return { body, contentType: 'amqp-1.0', binaryAttributes, repeatedAttributes };
-}
-
-export function deadLetterOf(
-  message: IncomingMessage,
-  inbound: InboundMessage,
-  reason: string,
-  event: { source: string; id: string; payloadHash: string } | undefined,
-): DeadLetter {
-  return {
-    channel: 'amqp',
-    reason,
-    source: event?.source,
-    eventId: event?.id,
-    payloadHash: event?.payloadHash,
-    contentType: inbound.contentType,
-    attributes: inbound.binaryAttributes,
-    headers: { ...message.payload.properties, messageId: message.source.properties?.messageID },
-    body: inbound.body,
-  };
 }

@@ -6,8 +6,7 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from '../config/loadConfig.js';
 import { openPool } from '../db/openPool.js';
-import type { HandleEvent } from '../events/handleEvent.js';
-import { type Refuse, refuse } from '../events/refuse.js';
+import type { HandleEvent } from '../events/outcome.js';
 import { buildApp } from '../http/app.js';
 import { createNoAuth, createXsuaaAuth } from '../http/auth.js';
 import { createHealthCheck } from '../http/health.js';
@@ -87,9 +86,6 @@ export async function buildService(
     logger,
   });
 
-  // One refusal for both transports: the dead letter and the delivery count's reset in one transaction.
-  const refuseMessage: Refuse = (letter, log) => refuse(pool, letter, log);
-
   const auth = config.auth.kind === 'xsuaa' ? createXsuaaAuth(config.auth.credentials) : createNoAuth();
   if (config.auth.kind === 'none')
     logger.warn('AUTH=none: the admin API and the Event Mesh webhook accept any caller; local runs only');
@@ -100,7 +96,6 @@ export async function buildService(
       : createAmqpConsumer({
           amqp: config.amqp,
           handle,
-          refuse: refuseMessage,
           logger: logger.child({ component: 'amqp' }),
           onReconnect: metrics.reconnect,
         });
@@ -109,7 +104,6 @@ export async function buildService(
     pool,
     auth,
     handle,
-    refuse: refuseMessage,
     wakeMailSender: mailSender.wake,
     wakePortalSender: () => portalSender?.wake(),
     logger,

@@ -1,17 +1,13 @@
-// The per-message path as the composition root wires it: S/4HANA reads (batched and paused per destination,
-// observed by the metrics), the one transaction with its mail and portal outbox rows (one for the events a read
-// answered together), and the senders woken after a commit that queued for them.
+// The per-message path as the composition root configures it: the sales-order family (its S/4HANA reads and its
+// effect, salesOrderFamily.ts) chosen for events that name a sales order, and the outbox senders woken after a
+// commit that queued for them. The path itself is src/events/handleEvent.ts.
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from '../config/loadConfig.js';
-import { applyEffect } from '../events/applyEffect.js';
-import { groupEffects } from '../events/effectGroups.js';
 import { createEventHandler, type HandleEvent } from '../events/handleEvent.js';
+import { createSalesOrderFamily } from '../events/salesOrderFamily.js';
 import type { RetryPolicy } from '../retry.js';
-import { batchReads } from '../s4/batchedReads.js';
-import { createSalesOrderApi } from '../s4/salesOrderApi.js';
 import type { Metrics } from '../telemetry/metrics.js';
-import { traceparentOf } from '../telemetry/tracing.js';
 import type { OutboxSenders } from './outboxSenders.js';
 
 export interface EventFlowDeps {
@@ -25,33 +21,25 @@ export interface EventFlowDeps {
 export function createEventFlow(config: Readonly<Config>, deps: EventFlowDeps): HandleEvent {
   const { pool, metrics, retryPolicy, logger } = deps;
   const { mailSender, portalSender } = deps.senders;
-  const readOrder = batchReads(createSalesOrderApi(config.s4), {
-    maxConcurrent: config.s4.maxConcurrentReads,
-    batchSize: config.s4.readBatch,
-    // An event waits out a pause as long as its own retries of a slow S/4HANA could have held it.
-    maxWaitMs: retryPolicy.attempts * (config.s4.timeoutMs + retryPolicy.maxDelayMs),
-    logger: logger.child({ component: 's4' }),
-    observe: metrics.observeS4,
-    onPause: metrics.s4Paused,
+  const salesOrders = createSalesOrderFamily({
+    pool,
+    s4: config.s4,
+    mail: { to: config.mail.to, locale: config.mail.locale, messageIdDomain: config.mail.messageIdDomain },
+    pushToPortal: portalSender !== undefined,
+    retryPolicy,
+    logger,
+    observe: { observe: metrics.observeS4, onPause: metrics.s4Paused },
   });
-  const effectMail = {
-    to: config.mail.to,
-    locale: config.mail.locale,
-    messageIdDomain: config.mail.messageIdDomain,
-  };
-  const pushToPortal = portalSender !== undefined;
   return createEventHandler({
     pool,
-    readOrder,
-    writeEffect: groupEffects(async (events, order, trace) => {
-      const effect = await applyEffect(pool, events, order, effectMail, pushToPortal, traceparentOf(trace));
-      if (effect.pushQueued) portalSender?.wake();
-      return effect;
-    }),
+    familyOf: (event) => (event.salesOrder === undefined ? undefined : salesOrders),
+    onQueued: ({ mailQueued, pushQueued }) => {
+      if (mailQueued) mailSender.wake();
+      if (pushQueued) portalSender?.wake();
+    },
     retryPolicy,
     maxDeliveries: config.maxDeliveries,
     maxMessageBytes: config.maxMessageBytes,
-    onMailQueued: () => mailSender.wake(),
     observe: metrics.observeEvent,
     logger,
   });

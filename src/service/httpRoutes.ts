@@ -4,8 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from '../config/loadConfig.js';
-import type { HandleEvent } from '../events/handleEvent.js';
-import type { Refuse } from '../events/refuse.js';
+import type { HandleEvent } from '../events/outcome.js';
 import { adminRoutes } from '../http/adminRoutes.js';
 import type { Auth } from '../http/auth.js';
 import { requireEventHubToken } from '../http/eventHubAuth.js';
@@ -16,7 +15,6 @@ export interface RouteDeps {
   pool: Pool;
   auth: Auth;
   handle: HandleEvent;
-  refuse: Refuse;
   wakeMailSender: () => void;
   wakePortalSender: () => void;
   logger: Logger;
@@ -26,13 +24,12 @@ export function httpRoutes(
   config: Readonly<Config>,
   deps: RouteDeps,
 ): Array<(app: FastifyInstance) => Promise<void> | void> {
-  const { pool, auth, handle, refuse, logger } = deps;
+  const { pool, auth, handle, logger } = deps;
   const plugins: Array<(app: FastifyInstance) => Promise<void> | void> = [(app) => auth.decorate(app)];
   if (config.ingest.includes('webhook')) {
     plugins.push(
       webhookRoutes({
         handle,
-        refuse,
         auth,
         maxMessageBytes: config.maxMessageBytes,
         logger: logger.child({ component: 'webhook' }),
@@ -43,7 +40,6 @@ export function httpRoutes(
     plugins.push(
       eventHubRoutes({
         handle,
-        refuse,
         requireEventHub: requireEventHubToken(config.eventHub),
         maxMessageBytes: config.maxMessageBytes,
         logger: logger.child({ component: 'event-hub' }),

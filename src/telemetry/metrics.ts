@@ -1,8 +1,8 @@
 import type { Pool } from 'pg';
 import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
-import type { Handled } from '../events/handleEvent.js';
 import { oldestProcessedAgeSeconds } from '../events/inbox.js';
-import type { Channel } from '../events/outcome.js';
+import type { Channel, Handled } from '../events/outcome.js';
+import { outcomeLabel } from '../events/outcomeReport.js';
 import { outboxBacklog } from '../notifications/mailOutbox.js';
 import type { MailResult } from '../notifications/mailSender.js';
 import { ordersByPortalStatus } from '../portal/openOrders.js';
@@ -126,8 +126,7 @@ export function createMetrics(pool: Pool, retentionDays: number, sources: Metric
     registry,
     observeEvent(channel: Channel, handled: Handled, seconds: number): void {
       const { outcome } = handled;
-      const name =
-        outcome.kind === 'accept' ? outcome.result : outcome.kind === 'release' ? 'released' : 'rejected';
+      const name = outcomeLabel(outcome);
       const reason = outcome.kind === 'accept' ? '' : outcome.code;
       events.inc({ channel, outcome: name, reason });
       duration.observe({ outcome: name }, seconds);

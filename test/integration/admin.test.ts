@@ -6,7 +6,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { binaryEvent, S4_SOURCE, salesOrderEvent } from '../../sandbox/s4Events.js';
 import type { InboundMessage } from '../../src/events/cloudEvent.js';
 import type { Handled } from '../../src/events/handleEvent.js';
-import { refuse } from '../../src/events/refuse.js';
 import type { ServiceParts } from '../../src/service/buildService.js';
 import { buildTestService, eventually } from '../support/harness.js';
 import { orderMaker } from '../support/orders.js';
@@ -56,30 +55,13 @@ function call(method: 'GET' | 'POST', url: string, token?: string) {
 
 const { newOrder } = orderMaker(() => world.s4, 5_000_000);
 
-/** Delivers one message as a transport adapter does: the handler decides, a reject is refused (stored). */
+/** Delivers one message as a transport adapter does: the handler decides, and stores a reject as a dead letter. */
 async function deliver(
   message: Partial<InboundMessage> & { body: Buffer },
 ): Promise<Handled & { letter?: string }> {
   const inbound: InboundMessage = { contentType: 'application/json', binaryAttributes: {}, ...message };
   const handled = await service.handle(inbound, { channel: 'amqp' });
-  if (handled.outcome.kind !== 'reject') return handled;
-  const refusal = await refuse(
-    world.db.pool,
-    {
-      channel: 'amqp',
-      reason: handled.outcome.reason,
-      source: handled.event?.source,
-      eventId: handled.event?.id,
-      payloadHash: handled.event?.payloadHash,
-      contentType: inbound.contentType,
-      attributes: inbound.binaryAttributes,
-      headers: {},
-      body: inbound.body,
-    },
-    handled.log,
-  );
-  const letter = refusal.kind === 'refused' ? (refusal.deadLetterId ?? undefined) : undefined;
-  return { ...handled, letter };
+  return { ...handled, letter: handled.deadLetterId ?? undefined };
 }
 
 const json = (text: string) => Buffer.from(text, 'utf8');

@@ -84,9 +84,6 @@ describe('flow control', () => {
     const consumer = createAmqpConsumer({
       amqp,
       handle: handler.handle,
-      refuse: async () => {
-        throw new Error('nothing is refused here');
-      },
       logger,
     });
     consumer.start();

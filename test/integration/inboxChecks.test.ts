@@ -3,7 +3,8 @@
 // a failed statement fails every check it carried.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ParsedEvent } from '../../src/events/cloudEvent.js';
-import { batchInboxChecks, checkInbox, recordProcessed } from '../../src/events/inbox.js';
+import { checkIdentityBatched as batchInboxChecks } from '../../src/events/identityCheck.js';
+import { checkInbox, recordProcessed } from '../../src/events/inbox.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { parsedEvent } from '../support/effects.js';
 

@@ -1,7 +1,8 @@
 // A refused message is refused once, whatever the broker does with `rejected`. Against the test kit's AMQP 1.0
 // broker in both readings: "rejected comes back" (SAP Event Mesh, counted toward a maximum redelivery count left
 // at 0, forever) and "rejected goes to the dead-message queue" (RabbitMQ); then against the real RabbitMQ, over
-// the webhook, through an operator's replay, and with two refusals of one message at once, forced by a lock.
+// the webhook, through an operator's replay, and with two refusals of one message at once, forced by a lock:
+// the second is counted and logged as what it is settled as.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { S4_SOURCE, salesOrderEvent } from '../../sandbox/s4Events.js';
@@ -373,6 +374,45 @@ describe('two deliveries of one message refused at once', () => {
         letterOf('{}', { source: S4_SOURCE, id: 'refused-at-once', payloadHash: 'm1:refused-at-once' }),
     },
   ];
+
+  describe('through the handler', () => {
+    const lines: string[] = [];
+    let service: ServiceParts;
+    beforeAll(async () => {
+      service = await buildTestService({ ...world.endpoints(), env: { LOG_LEVEL: 'info' }, logLines: lines });
+    });
+    afterAll(() => service?.stop());
+
+    it('counts and logs the second as already_refused, the outcome it is settled with, not as rejected', async () => {
+      const body = '{"not":"an event, refused twice at once"';
+      const other = new pg.Client({ connectionString: world.db.url });
+      await other.connect();
+      try {
+        await other.query('begin');
+        await recordDeadLetter(other, letterOf(body));
+        const rejectedBefore = await eventsTotal(service.app, 'amqp', 'rejected', 'invalid_event');
+        const refusedBefore = await eventsTotal(service.app, 'amqp', 'already_refused');
+        const second = service.handle(
+          { body: Buffer.from(body), contentType: 'application/json', binaryAttributes: {} },
+          { channel: 'amqp' },
+        );
+        await waitingOnLocks(1);
+        await other.query('commit');
+
+        const handled = await second;
+        expect(handled.outcome).toEqual({ kind: 'accept', result: 'already_refused' });
+        expect(await eventsTotal(service.app, 'amqp', 'already_refused')).toBe(refusedBefore + 1);
+        expect(await eventsTotal(service.app, 'amqp', 'rejected', 'invalid_event')).toBe(rejectedBefore);
+        const said = lines.map((line) => (JSON.parse(line) as { msg: string }).msg);
+        expect(said).toContain('message refused before arrived again; taken, its dead letter stands');
+        expect(said).not.toContain('event rejected');
+        expect(await lettersWithBody(body)).toHaveLength(1);
+      } finally {
+        await world.db.pool.query(`delete from dead_letter where reason = 'refused in a test'`);
+        await other.end();
+      }
+    });
+  });
 
   describe.each(messages)('for $kind', ({ letter }) => {
     it('stores one letter: the second waits for the first and, once it commits, takes the message as refused before', async () => {
