@@ -169,7 +169,15 @@ describe.each(ENDPOINTS)('batch mode on %s', (path) => {
     ]);
   });
 
-  it('keeps a batch that is no JSON array whole as one dead letter and answers 202', async () => {
+  it('keeps a batch that is no JSON array whole as one dead letter, counted as rejected, and answers 202', async () => {
+    const channel = path === '/events' ? 'webhook' : 'event-hub';
+    const rejected = async () => {
+      const { body } = await service.app.inject({ method: 'GET', url: '/metrics' });
+      const series = `fon_events_total{channel="${channel}",outcome="rejected",reason="invalid_event"} `;
+      const line = body.split('\n').find((candidate) => candidate.startsWith(series));
+      return line === undefined ? 0 : Number(line.slice(series.length));
+    };
+    const before = await rejected();
     const res = await postAs(path, '{"specversion":"1.0"}');
     expect(res.statusCode).toBe(202);
     expect(res.json()).toMatchObject({
@@ -181,6 +189,7 @@ describe.each(ENDPOINTS)('batch mode on %s', (path) => {
       [res.json().deadLetterId],
     );
     expect(rows[0]).toEqual({ contentType: BATCH, body: Buffer.from('{"specversion":"1.0"}') });
+    expect(await rejected()).toBe(before + 1);
   });
 });
 

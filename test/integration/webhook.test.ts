@@ -246,6 +246,13 @@ describe('webhook deliveries', () => {
   });
 
   it('dead-letters a binary-mode event whose header is not valid percent-encoded UTF-8, keeping its attributes', async () => {
+    const rejected = async () => {
+      const { body } = await app.inject({ method: 'GET', url: '/metrics' });
+      const counted =
+        /^fon_events_total\{channel="webhook",outcome="rejected",reason="invalid_event"\} (\d+)$/m;
+      return Number(counted.exec(body)?.[1] ?? 0);
+    };
+    const before = await rejected();
     const res = await post(
       JSON.stringify({ SalesOrder: '1' }),
       binaryHeaders({ 'ce-id': 'overlong-%C0%A0' }),
@@ -257,6 +264,8 @@ describe('webhook deliveries', () => {
       res.json().deadLetterId,
     ]);
     expect(rows[0].headers['ce-id']).toBe('overlong-%C0%A0');
+    // Counted as every other refusal: it went through the handler.
+    expect(await rejected()).toBe(before + 1);
   });
 
   it('dead-letters a ce-__proto__ header with its reason, as AMQP refuses the same attribute', async () => {
