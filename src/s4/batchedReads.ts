@@ -3,7 +3,7 @@
 //    is being read waits for the next read of that order, never the running one, which may predate the change
 //    it announces. Reads of one order never overlap, so they are answered in the order they were sent, and the
 //    time a read was sent orders the states it returns (readQueue.ts keeps this).
-// 2. No waiting at low load: while no request is in flight, a read goes out at once (the same turn of the loop).
+// 2. No waiting at low load: while no request is in flight, a read goes out at once, in its caller's microtasks.
 // 3. Few requests when busy. While another request is in flight, a request waits until its first caller has
 //    waited a fifth of the latest request's duration (GATHER_SHARE, at most MAX_GATHER_MS), and while
 //    `maxConcurrent` requests are in flight, waiting orders wait for the next free one; either way they go out
@@ -16,8 +16,9 @@
 import type { Logger } from 'pino';
 import { type Context, ROOT_CONTEXT } from '../telemetry/tracing.js';
 import type { KeyResult, ODataReader } from './odataReader.js';
-import { type OrderRead, readQueue, type Taken, type Waiter } from './readQueue.js';
-import { failureDetail, s4Failure } from './s4Failure.js';
+import { type OrderRead, readQueue, type Taken } from './readQueue.js';
+import { throttled, waitForRead } from './readWait.js';
+import { failureDetail } from './s4Failure.js';
 import { type SalesOrder, UnexpectedResponseError } from './salesOrder.js';
 
 /** Reads an order; `signal` (shutdown) ends the wait at once; `trace`: the span the request goes under. */
@@ -73,7 +74,8 @@ export function batchReads<T = SalesOrder>(api: ODataReader<T>, options: Batched
   function schedule(): void {
     if (scheduled) return;
     scheduled = true;
-    // Callers that arrive in the same turn share a request.
+    // Callers that arrive before the microtasks run out share a request. Not at the end of the turn
+    // (perTurn.ts): a lone read would wait behind the rest of the turn's I/O for no company.
     queueMicrotask(dispatch);
   }
 
@@ -169,41 +171,9 @@ export function batchReads<T = SalesOrder>(api: ODataReader<T>, options: Batched
     queue.expire(until, () => throttled(status, until - now));
   }
 
-  return (salesOrder, signal, trace = ROOT_CONTEXT) =>
-    new Promise<OrderRead<T>>((resolve, reject) => {
-      const now = Date.now();
-      const deadline = now + options.maxWaitMs;
-      if (pausedUntil > deadline) {
-        reject(throttled(undefined, pausedUntil - now));
-        return;
-      }
-      const onAbort = () => reject(s4Failure('transient', 'stopped waiting for S/4HANA: shutting down'));
-      if (signal?.aborted) {
-        onAbort();
-        return;
-      }
-      signal?.addEventListener('abort', onAbort, { once: true });
-      const done = () => signal?.removeEventListener('abort', onAbort);
-      const waiter: Waiter<T> = {
-        since: performance.now(),
-        deadline,
-        trace,
-        resolve: (read) => {
-          done();
-          resolve(read);
-        },
-        reject: (err) => {
-          done();
-          reject(err);
-        },
-      };
-      queue.add(salesOrder, waiter);
-      schedule();
-    });
-}
-
-function throttled(status: number | undefined, ms: number) {
-  const by = status === undefined ? '' : ` (HTTP ${status} with Retry-After)`;
-  const message = `S/4HANA asked to pause reads for ${Math.ceil(ms / 1000)} s${by}, longer than this event waits`;
-  return s4Failure('transient', message, { status });
+  return (salesOrder, signal, trace = ROOT_CONTEXT) => {
+    const read = waitForRead(queue, salesOrder, { signal, trace, maxWaitMs: options.maxWaitMs, pausedUntil });
+    schedule();
+    return read;
+  };
 }
