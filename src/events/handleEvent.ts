@@ -48,7 +48,7 @@ export function createEventHandler(deps: EventHandlerDeps): HandleEvent {
           )
         : await refuseInvalid(deps.pool, message, context.channel, parsed.reason);
       if (outcome.kind !== 'reject') return { outcome, event };
-      // 6. A reject is stored as a dead letter before it is settled, here so that the outcome counted and logged is the final one.
+      // 6. A reject is stored as a dead letter here, before it is counted and logged: the outcome is the final one.
       const log = context.log ?? deps.logger.child({ channel: context.channel });
       return refuseRejected(deps.pool, message, { ...context, log }, outcome, event);
     });

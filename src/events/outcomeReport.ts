@@ -54,7 +54,7 @@ export function outcomeLabel(outcome: Outcome): string {
 }
 
 /** The fields of every log line about an event: its channel and, once it parsed, its identity. */
-export function eventFields(channel: Channel, event: ParsedEvent | undefined) {
+function eventFields(channel: Channel, event: ParsedEvent | undefined) {
   return { channel, ...identityFields(event) };
 }
 
