@@ -95,6 +95,11 @@ export async function drainPhase(
     await queue.purge();
   }
   await checkRecorded(db, consumer.events, newIds, expected, consumer.logFile);
+  // Every order's status is new to the consumer at its first event and the same at its later ones: one email each.
+  const orders = new Set(all.flatMap((event) => event.salesOrder ?? [])).size;
+  const mails = await mailsQueued(db, consumer.mails);
+  if (mails !== orders)
+    throw new Error(`${mails} emails queued for ${orders} orders; see ${consumer.logFile}`);
   const times = await commitTimes(db, consumer.events, [load.marker.id, ...newIds]);
   const start = times.get(load.marker.id) ?? Number.NaN;
   const end = Math.max(...newIds.map((id) => times.get(id) ?? Number.NaN));
@@ -106,7 +111,7 @@ export async function drainPhase(
     s4RequestsPerNew: s4Requests(s4, load.measured, requestsBefore) / newIds.length,
     cpuMsPerNew: (running.cpu.between('service', start, end) * 1000) / newIds.length,
     peakRssMb: stopped.peakRssBytes / 2 ** 20,
-    mailsQueued: await mailsQueued(db, consumer.mails),
+    mailsQueued: mails,
   };
 }
 
