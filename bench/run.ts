@@ -36,7 +36,7 @@ const { values: args } = parseArgs({
     duplicates: { type: 'string' },
     's4-latency-ms': { type: 'string', default: '0,50,200' },
     'pg-delay-ms': { type: 'string', default: '0,1' },
-    'steady-rate': { type: 'string', default: '200' },
+    'steady-rate': { type: 'string', default: String(STEADY.perSecond) },
     'steady-seconds': { type: 'string', default: '60' },
     'no-steady': { type: 'boolean', default: false },
     'phase-timeout': { type: 'string', default: '300' },
@@ -223,7 +223,8 @@ async function runAll(
     return {
       perSecond,
       events: perSecond * steadySeconds,
-      ...STEADY,
+      s4LatencyMs: STEADY.s4LatencyMs,
+      pgDelayMs: STEADY.pgDelayMs,
       p50Ms: off.p50Ms,
       p99Ms: off.p99Ms,
       maxMs: off.maxMs,

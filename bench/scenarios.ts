@@ -27,7 +27,7 @@ export const SCENARIOS: Scenario[] = PG_DELAYS_MS.flatMap((pgDelayMs) =>
 export const HEADLINE = { s4LatencyMs: 50, pgDelayMs: 1 };
 
 /** The steady-rate window: latency from publish to commit, and what tracing every delivery costs. */
-export const STEADY = { s4LatencyMs: 0, pgDelayMs: 1 };
+export const STEADY = { s4LatencyMs: 0, pgDelayMs: 1, perSecond: 200 };
 
 /** Events before the marker, on orders of their own, so that JIT and pools are warm when the window opens. */
 export function warmupCount(newEvents: number): number {

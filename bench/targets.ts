@@ -132,10 +132,12 @@ export const TARGETS: Target[] = [
     judgeBy: 'max',
   },
   {
-    name: `p99 publish to commit at a steady rate, S/4HANA ${STEADY.s4LatencyMs} ms, PostgreSQL +${STEADY.pgDelayMs} ms (ms)`,
+    name: `p99 publish to commit at a steady ${STEADY.perSecond} events/s, S/4HANA ${STEADY.s4LatencyMs} ms, PostgreSQL +${STEADY.pgDelayMs} ms (ms)`,
     goal: '< 50',
     holds: (v) => v < 50,
-    figure: (runs) => spread(runs.map((run) => run.steady?.p99Ms ?? Number.NaN)),
+    // Only a window at the target's rate counts: a lighter one (--steady-rate) says nothing about it.
+    figure: (runs) =>
+      spread(runs.map((run) => (run.steady?.perSecond === STEADY.perSecond ? run.steady.p99Ms : Number.NaN))),
     judgeBy: 'median',
   },
   {
