@@ -7,6 +7,8 @@ export interface DeadLetter {
   reason: string;
   source: string | undefined;
   eventId: string | undefined;
+  /** The order the event named, when it parsed that far: the letter shows on that order's timeline. */
+  salesOrder?: string | undefined;
   contentType: string | undefined;
   /** Binary-mode CloudEvents attributes, as InboundMessage carries them: with body and content type, a replay. */
   attributes: Record<string, unknown>;
@@ -22,8 +24,8 @@ const MAX_STORED_BODY = 1024 * 1024;
 export async function recordDeadLetter(db: Executor, letter: DeadLetter): Promise<string> {
   const truncated = letter.body.length > MAX_STORED_BODY;
   const { rows } = await db.query<{ id: string }>(
-    `insert into dead_letter (channel, reason, source, event_id, content_type, attributes, headers, body)
-     values ($1::text, $2::text, $3::text, $4::text, $5::text, $6::jsonb, $7::jsonb, $8::bytea)
+    `insert into dead_letter (channel, reason, source, event_id, content_type, attributes, headers, body, sales_order)
+     values ($1::text, $2::text, $3::text, $4::text, $5::text, $6::jsonb, $7::jsonb, $8::bytea, $9::text)
      returning id::text as "id"`,
     [
       letter.channel,
@@ -36,6 +38,7 @@ export async function recordDeadLetter(db: Executor, letter: DeadLetter): Promis
       JSON.stringify(letter.attributes, jsonSafe),
       JSON.stringify(letter.headers, jsonSafe),
       truncated ? letter.body.subarray(0, MAX_STORED_BODY) : letter.body,
+      optionalText(letter.salesOrder),
     ],
   );
   return (rows[0] as { id: string }).id;

@@ -80,7 +80,7 @@ export function createEventHandler(deps: EventHandlerDeps): HandleEvent {
         if (recording) span.setAttributes(eventAttributes(channel, event));
         const outcome = parsed.ok
           ? await oneAtATime.run(JSON.stringify([parsed.event.source, parsed.event.id]), () =>
-              checkIdentityThenApply(deps, checkInbox, parsed.event, trace, signal),
+              checkIdentityThenApply(deps, checkInbox, parsed.event, channel, trace, signal),
             )
           : reject('invalid_event', parsed.reason);
         if (recording) span.setAttributes(outcomeAttributes(outcome));
@@ -110,15 +110,16 @@ export function createEventHandler(deps: EventHandlerDeps): HandleEvent {
  */
 async function checkIdentityThenApply(
   deps: EventHandlerDeps,
-  checkInbox: (event: ParsedEvent) => Promise<InboxEntry>,
+  checkInbox: (event: ParsedEvent, channel: Channel) => Promise<InboxEntry>,
   event: ParsedEvent,
+  channel: Channel,
   trace: Context,
   signal?: AbortSignal,
 ): Promise<Outcome> {
   try {
     // The first database call of a delivery: a blip here is retried like one in readOrderThenWriteEffect().
     const inbox = await inSpan('identity check', { attributes: DATABASE }, trace, () =>
-      retry(() => checkInbox(event), deps.retryPolicy, signal),
+      retry(() => checkInbox(event, channel), deps.retryPolicy, signal),
     );
     if (inbox.processedHash !== null) {
       if (samePayload(inbox.processedHash, event)) return accept('duplicate');

@@ -5,6 +5,7 @@ import type { Pool } from 'pg';
 import { deleteOldest } from '../db/deleteOldest.js';
 import type { Executor } from '../db/transaction.js';
 import type { ParsedEvent } from './cloudEvent.js';
+import type { Channel } from './handleEvent.js';
 import { perTurn } from './perTurn.js';
 
 /**
@@ -24,9 +25,10 @@ export interface InboxEntry {
 /**
  * Looks the event up and, unless it is processed, counts this delivery, in one auto-committed statement.
  * Counting before any work is what lets a message that kills the process be recognised on its next delivery.
- * A duplicate costs one index read and writes nothing. It commits without the WAL flush; checkInboxes says why.
+ * A duplicate (same payload hash) costs one index read and one row in duplicate_arrival, for the order's
+ * timeline. It commits without the WAL flush; checkInboxes says why.
  */
-export async function checkInbox(db: Pool, event: ParsedEvent): Promise<InboxEntry> {
+export async function checkInbox(db: Pool, event: ParsedEvent, channel: Channel): Promise<InboxEntry> {
   const { rows } = await db.query<InboxEntry>({
     name: 'check-inbox-one',
     text: `with async_commit as (
@@ -34,16 +36,20 @@ export async function checkInbox(db: Pool, event: ParsedEvent): Promise<InboxEnt
      ), seen as (
        select payload_hash from processed_event where source = $1::text and id = $2::text
      ), attempt as (
-       insert into event_attempt as a (source, id)
-       select $1::text, $2::text where not exists (select from seen)
-       on conflict (source, id) do update set attempts = a.attempts + 1, last_seen_at = now()
+       insert into event_attempt as a (source, id, channel, sales_order)
+       select $1::text, $2::text, $3::text, $5::text where not exists (select from seen)
+       on conflict (source, id) do update set attempts = a.attempts + 1, last_seen_at = now(),
+         channel = excluded.channel
        returning attempts, last_error
+     ), duplicate as (
+       insert into duplicate_arrival (source, id, channel)
+       select $1::text, $2::text, $3::text from seen where payload_hash = $4::text
      )
      select (select payload_hash from seen) as "processedHash",
             coalesce((select attempts from attempt), 0) as "attempts",
             (select last_error from attempt) as "lastError"
      from async_commit`,
-    values: [event.source, event.id],
+    values: [event.source, event.id, channel, event.payloadHash, event.salesOrder ?? null],
   });
   return rows[0] as InboxEntry;
 }
@@ -64,7 +70,8 @@ export async function checkInbox(db: Pool, event: ParsedEvent): Promise<InboxEnt
 export async function checkInboxes(
   db: Pool,
   source: string,
-  ids: string[],
+  events: Array<Pick<ParsedEvent, 'id' | 'payloadHash' | 'salesOrder'>>,
+  channel: Channel,
 ): Promise<Map<string, InboxEntry>> {
   const { rows } = await db.query<InboxEntry & { id: string }>({
     // Named: prepared once per connection, then only bound and executed.
@@ -72,26 +79,39 @@ export async function checkInboxes(
     text: `with async_commit as (
        select set_config('synchronous_commit', 'off', true)
      ), delivered as (
-       select id from unnest($2::text[]) as d(id)
+       select id, payload_hash, sales_order from unnest($2::text[], $4::text[], $5::text[])
+         as d(id, payload_hash, sales_order)
      ), seen as (
        select id, payload_hash from processed_event where source = $1::text and id = any($2::text[])
      ), attempt as (
-       insert into event_attempt as a (source, id)
-       select $1::text, d.id from delivered d where not exists (select from seen s where s.id = d.id)
+       insert into event_attempt as a (source, id, channel, sales_order)
+       select $1::text, d.id, $3::text, d.sales_order from delivered d
+       where not exists (select from seen s where s.id = d.id)
        order by d.id
-       on conflict (source, id) do update set attempts = a.attempts + 1, last_seen_at = now()
+       on conflict (source, id) do update set attempts = a.attempts + 1, last_seen_at = now(),
+         channel = excluded.channel
        returning a.id, a.attempts, a.last_error
+     ), duplicate as (
+       insert into duplicate_arrival (source, id, channel)
+       select $1::text, d.id, $3::text from delivered d join seen s using (id, payload_hash)
      )
      select d.id, s.payload_hash as "processedHash", coalesce(t.attempts, 0) as "attempts",
             t.last_error as "lastError"
      from async_commit, delivered d left join seen s using (id) left join attempt t using (id)`,
-    values: [source, ids],
+    values: [
+      source,
+      events.map((event) => event.id),
+      channel,
+      events.map((event) => event.payloadHash),
+      events.map((event) => event.salesOrder ?? null),
+    ],
   });
   return new Map(rows.map(({ id, ...entry }) => [id, entry]));
 }
 
 interface Check {
   event: ParsedEvent;
+  channel: Channel;
   resolve: (entry: InboxEntry) => void;
   reject: (err: unknown) => void;
 }
@@ -103,19 +123,21 @@ interface Check {
  * asked for twice in one turn (the handler lets one identity through at a time, so only another caller could)
  * is checked in a statement of its own, as one statement cannot count the same row twice.
  */
-export function batchInboxChecks(db: Pool): (event: ParsedEvent) => Promise<InboxEntry> {
+export function batchInboxChecks(db: Pool): (event: ParsedEvent, channel: Channel) => Promise<InboxEntry> {
   const gather = perTurn<Check>((checks) => {
     const batch = new Map<string, Check>();
     for (const check of checks) {
-      if (batch.has(check.event.id)) checkInbox(db, check.event).then(check.resolve, check.reject);
+      if (batch.has(check.event.id))
+        checkInbox(db, check.event, check.channel).then(check.resolve, check.reject);
       else batch.set(check.event.id, check);
     }
     const [first] = checks as [Check];
     if (batch.size === 1) {
-      checkInbox(db, first.event).then(first.resolve, first.reject);
+      checkInbox(db, first.event, first.channel).then(first.resolve, first.reject);
       return;
     }
-    checkInboxes(db, first.event.source, [...batch.keys()]).then(
+    const events = [...batch.values()].map((check) => check.event);
+    checkInboxes(db, first.event.source, events, first.channel).then(
       (entries) => {
         for (const [id, check] of batch) check.resolve(entries.get(id) as InboxEntry);
       },
@@ -124,7 +146,11 @@ export function batchInboxChecks(db: Pool): (event: ParsedEvent) => Promise<Inbo
       },
     );
   });
-  return (event) => new Promise((resolve, reject) => gather(event.source, { event, resolve, reject }));
+  // One statement per source and channel: the channel is one parameter of it.
+  return (event, channel) =>
+    new Promise((resolve, reject) =>
+      gather(`${channel} ${event.source}`, { event, channel, resolve, reject }),
+    );
 }
 
 /**
@@ -147,25 +173,42 @@ export async function recordProcessed(
   return recorded !== undefined;
 }
 
+/** What an effect's statement saw and decided, as SQL over its own parameters and tables. */
+export interface ReadAndDecision {
+  portalStatus: string;
+  requestedDeliveryDate: string;
+  changedAt: string;
+  /** 'new', 'changed' or 'unchanged'; null when the read was stale. */
+  notification: string;
+}
+
 /**
  * The one way events are recorded as processed, as two common table expressions for a statement that may do
- * more (the effect's): `recorded` inserts a record per event and `cleared` forgets their delivery counts with
- * them. When any identity is recorded already, the whole statement fails with a unique violation on
- * processed_event_pkey, undoing whatever else it wrote: the delivery that recorded it first stands alone (see
- * unlessRecordedAlready). The statement's $1 to $4 are the events' one source and their ids, types and payload
- * hashes as arrays in one order (identityValues), $5 their sales order; the outcome is given as SQL (a parameter
- * with its cast, or an expression over the statement's other tables). One source and an array of ids keep the
- * delete a lookup in event_attempt's key whatever the planner knows of the table: joined to an unnested list of
- * pairs, whose length a prepared plan does not know, it was planned as a hash join over a scan of the whole
- * table, which grows with deleted rows until vacuum.
+ * more (the effect's): `cleared` forgets their delivery counts and `recorded` inserts a record per event, with
+ * what the count knew (channel, first delivery, deliveries, last error) and, from an effect, the S/4HANA state
+ * its read saw and the notification decision. When any identity is recorded already, the whole statement fails
+ * with a unique violation on processed_event_pkey, undoing whatever else it wrote: the delivery that recorded it
+ * first stands alone (see unlessRecordedAlready). The statement's $1 to $4 are the events' one source and their
+ * ids, types and payload hashes as arrays in one order (identityValues), $5 their sales order; the outcome is
+ * given as SQL (a parameter with its cast, or an expression over the statement's other tables). One source and
+ * an array of ids keep the delete a lookup in event_attempt's key whatever the planner knows of the table: joined
+ * to an unnested list of pairs, whose length a prepared plan does not know, it was planned as a hash join over a
+ * scan of the whole table, which grows with deleted rows until vacuum.
  */
-export function recordProcessedSql(sql: { outcome: string }): string {
-  return `recorded as (
-       insert into processed_event (source, id, type, sales_order, outcome, payload_hash)
-       select $1::text, e.id, e.type, $5::text, ${sql.outcome}, e.payload_hash
-       from unnest($2::text[], $3::text[], $4::text[]) as e(id, type, payload_hash)
-     ), cleared as (
+export function recordProcessedSql(sql: { outcome: string; read?: ReadAndDecision }): string {
+  const read = sql.read;
+  const seen = read
+    ? `${read.portalStatus}, ${read.requestedDeliveryDate}, ${read.changedAt}, ${read.notification}`
+    : 'null, null::date, null::timestamptz, null';
+  return `cleared as (
        delete from event_attempt where source = $1::text and id = any($2::text[])
+       returning id, channel, first_seen_at, attempts, last_error
+     ), recorded as (
+       insert into processed_event (source, id, type, sales_order, outcome, payload_hash, channel, received_at,
+         attempts, last_error, read_portal_status, read_requested_delivery_date, read_changed_at, notification)
+       select $1::text, e.id, e.type, $5::text, ${sql.outcome}, e.payload_hash, c.channel, c.first_seen_at,
+              c.attempts, c.last_error, ${seen}
+       from unnest($2::text[], $3::text[], $4::text[]) as e(id, type, payload_hash) left join cleared c using (id)
      )`;
 }
 
@@ -223,6 +266,10 @@ export async function oldestProcessedAgeSeconds(db: Executor): Promise<number> {
   return rows[0]?.age ?? 0;
 }
 
-/** Retention: records older than the deduplication window, and delivery counts not seen for as long. */
+/**
+ * Retention: records older than the deduplication window, delivery counts not seen for as long, and arrivals of
+ * duplicates as old (their events' records may outlive them, never the other way round).
+ */
 export const EXPIRED_PROCESSED_EVENTS = deleteOldest('processed_event', 'processed_at');
 export const EXPIRED_EVENT_ATTEMPTS = deleteOldest('event_attempt', 'last_seen_at');
+export const EXPIRED_DUPLICATE_ARRIVALS = deleteOldest('duplicate_arrival', 'arrived_at');

@@ -61,7 +61,7 @@ export async function deadLetter(
   push: Push,
   message: InboundMessage,
   reason: string,
-  event: { source: string; id: string } | undefined,
+  event: { source: string; id: string; salesOrder?: string | undefined } | undefined,
 ): Promise<EventAnswer> {
   const refusal = await push.refuse(
     {
@@ -69,6 +69,7 @@ export async function deadLetter(
       reason,
       source: event?.source,
       eventId: event?.id,
+      salesOrder: event?.salesOrder,
       contentType: message.contentType,
       attributes: message.binaryAttributes,
       headers: storedHeaders(push.request),
