@@ -6,21 +6,28 @@ import { storyOf } from './story.js';
 
 const SALES_ORDER = /^[A-Za-z0-9]{1,10}$/;
 
-/** A button that runs `action` once, then shows its answer in `status`. */
+/**
+ * A button that runs `action` once; `done` re-renders the page with the action's answer, which a failure shows
+ * beside the button instead.
+ */
 function actionButton(label, action, done) {
   const status = h('span', { class: 'detail', role: 'status' });
   const button = h('button', { type: 'button' }, label);
   button.addEventListener('click', async () => {
     button.disabled = true;
     try {
-      status.textContent = ` ${await action()}`;
-      await done?.();
+      await done(await action());
     } catch (err) {
       status.textContent = ` ${err.message}`;
       button.disabled = false;
     }
   });
   return h('span', {}, button, status);
+}
+
+/** The answer of the last action, above the page it changed: none or one element, to spread. */
+function answered(message) {
+  return message === undefined ? [] : [h('p', { class: 'notice', role: 'status' }, message)];
 }
 
 export async function ordersPage(main, salesOrder) {
@@ -86,7 +93,7 @@ export async function deadLettersPage(main) {
   );
 }
 
-export async function deadLetterPage(main, id, me) {
+export async function deadLetterPage(main, id, me, message) {
   const letter = await get(`dead-letters/${id}`);
   const state =
     letter.replayedAt === null
@@ -94,6 +101,7 @@ export async function deadLetterPage(main, id, me) {
       : h('p', {}, tag('replayed'), ` ${when(letter.replayedAt)}`);
   main.replaceChildren(
     h('h2', {}, `Dead letter ${letter.id}`),
+    ...answered(message),
     state,
     table(
       ['Field', 'Value'],
@@ -117,7 +125,7 @@ export async function deadLetterPage(main, id, me) {
             ? `replayed: ${result.result}`
             : `refused again: ${result.reason}`;
         },
-        () => deadLetterPage(main, id, me),
+        (answer) => deadLetterPage(main, id, me, answer),
       ),
     );
   }
@@ -132,7 +140,7 @@ export async function deadLetterPage(main, id, me) {
 }
 
 /** A row of an outbox item that needs attention: its key cells, what it says, and Retry for an Admin. */
-function attentionRow(me, attributes, keyCells, item, retryPath, reload) {
+function attentionRow(me, attributes, keyCells, item, retry, reload) {
   return h(
     'tr',
     attributes,
@@ -145,15 +153,19 @@ function attentionRow(me, attributes, keyCells, item, retryPath, reload) {
       'td',
       {},
       me.admin
-        ? actionButton('Retry', async () => `retried, ${(await post(retryPath)).state}`, reload)
+        ? actionButton(
+            'Retry',
+            async () => `${retry.what} retried: ${(await post(retry.path)).state}`,
+            reload,
+          )
         : null,
     ),
   );
 }
 
-export async function parkedPage(main, me) {
+export async function parkedPage(main, me, message) {
   const [mail, pushes] = await Promise.all([get('mail?limit=200'), get('portal-pushes?limit=200')]);
-  const reload = () => parkedPage(main, me);
+  const reload = (answer) => parkedPage(main, me, answer);
   const order = (item) => h('td', {}, h('a', { href: `#/orders/${item.salesOrder}` }, item.salesOrder));
   const mailRows = mail.items.map((item) =>
     attentionRow(
@@ -161,7 +173,7 @@ export async function parkedPage(main, me) {
       { 'data-mail': item.id },
       [h('td', {}, item.id), order(item)],
       item,
-      `mail/${item.id}/retry`,
+      { what: `Email ${item.id}`, path: `mail/${item.id}/retry` },
       reload,
     ),
   );
@@ -171,11 +183,12 @@ export async function parkedPage(main, me) {
       { 'data-push': item.salesOrder },
       [order(item)],
       item,
-      `portal-pushes/${item.salesOrder}/retry`,
+      { what: `Portal push of ${item.salesOrder}`, path: `portal-pushes/${item.salesOrder}/retry` },
       reload,
     ),
   );
   main.replaceChildren(
+    ...answered(message),
     h('h2', {}, 'Parked emails'),
     mailRows.length === 0
       ? h('p', {}, 'No email needs attention.')
