@@ -22,6 +22,7 @@ export interface Mta {
     parameters: Params;
     properties: Record<string, unknown>;
     requires: MtaRequired[];
+    provides?: { name: string; properties: Record<string, unknown> }[];
   }[];
   resources: {
     name: string;
