@@ -27,6 +27,8 @@ let page: Page;
 /** The bearer token the page's /api requests carry, as the approuter would add it; none when undefined. */
 let token: string | undefined;
 const cspViolations: string[] = [];
+/** Every URL the page requested: the console's own files and the admin API, nothing else. */
+const requested = new Set<string>();
 
 async function push(headers: Record<string, string>, body: string): Promise<Response> {
   return fetch(`${service.url}/events`, {
@@ -103,6 +105,9 @@ beforeAll(async () => {
   page = await browser.context.newPage();
   // Below the test's own timeout, so that a wait that fails names its locator.
   page.setDefaultTimeout(15_000);
+  page.on('request', (request) => {
+    if (request.url() !== 'about:blank') requested.add(request.url());
+  });
   page.on('console', (message) => {
     if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
   });
@@ -181,6 +186,11 @@ describe('the console in a browser', () => {
     await page.getByText('Open orders per sold-to party').waitFor();
     await screenshot('summary');
     expect(cspViolations).toEqual([]);
+    const outside = [...requested].filter(
+      (url) => !url.startsWith(`${service.url}/console/`) && !url.startsWith(`${service.url}/api/`),
+    );
+    expect(outside).toEqual([]);
+    expect([...requested].some((url) => url.startsWith(`${service.url}/api/orders/`))).toBe(true);
   });
 
   it('replays a dead letter and shows it replayed', async () => {
