@@ -16,9 +16,9 @@ alter table processed_event
   add column notification text check (notification in ('new', 'changed', 'unchanged'));
 
 -- The channel of the delivery counted last, handed on to processed_event, and the order the event names, so
--- that an event released and not yet processed shows on its order's timeline.
+-- that an event released and not yet processed shows on its order's timeline. No index on it: every new event
+-- writes this table, and it holds only events not yet processed, which a timeline scans.
 alter table event_attempt add column channel text, add column sales_order text;
-create index event_attempt_sales_order on event_attempt (sales_order) where sales_order is not null;
 
 -- One row per arrival of an event already processed with the same payload, written by the identity check's
 -- statement. Kept as long as processed events (DEDUP_RETENTION_DAYS), by the same retention pass.
