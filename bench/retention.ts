@@ -12,9 +12,9 @@ import pg from 'pg';
 import { migrate } from '../src/db/migrate.js';
 import { applyEffect } from '../src/events/applyEffect.js';
 import type { ParsedEvent } from '../src/events/cloudEvent.js';
-import { createLogger } from '../src/logger.js';
 import { createRetention, type RetentionReport } from '../src/maintenance/retention.js';
 import type { PortalOrder, PortalStatus } from '../src/portal/portalStatus.js';
+import { createLogger } from '../src/telemetry/logger.js';
 import { createDatabase, type Database } from '../test/support/database.js';
 import { percentile, round, table } from './stats.js';
 

@@ -7,14 +7,14 @@
 //        [--only s4-0ms-prefetch-100,pair-steady,steady] (scenario and pair names, exactly)
 // Without --events, a run gets as many as this machine's speed allows within the time bound (calibration.ts).
 // Writes bench/results/<timestamp>.json and .svg (and latest.json, latest.svg), and prints the tables;
-// `npm run bench:readme` puts a run into the README.
+// `npm run bench:docs` puts a run into docs/performance.md.
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type PortalServer, startPortalServer } from '../sandbox/portalServer.js';
 import { type S4Server, startS4Server } from '../sandbox/s4Server.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/loadConfig.js';
 import { createTestQueue, type TestQueue } from '../test/support/broker.js';
 import { serviceEnv } from '../test/support/serviceEnv.js';
 import { AMQP_HOST, AMQP_PORT } from '../test/support/services.js';
@@ -153,7 +153,7 @@ try {
   console.log(printReport(results));
   console.log(
     `\nresults: bench/results/${stamp}.json and .svg (and latest.*); service logs: bench/results/logs/` +
-      `\ninto the README: npm run bench:readme -- bench/results/${stamp}.json`,
+      `\ninto docs/performance.md: npm run bench:docs -- bench/results/${stamp}.json`,
   );
   if (args.profile) console.log(`profiles: npx tsx bench/profileSummary.ts bench/results/profiles/${stamp}`);
 } finally {

@@ -2,9 +2,10 @@
 // configured through the environment exactly as in production, so that its CPU time and memory are measured
 // apart from the load generator.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { DEPLOYED_NODE_FLAGS } from '../scripts/startCommand.js';
 import {
   type CpuSampler,
   cpuSeconds,
@@ -22,19 +23,6 @@ import {
 export type CpuSource = 'service' | 'broker' | 'loadGenerator' | 'machine';
 
 export const SERVICE_ENTRY = new URL('../dist/main.js', import.meta.url).pathname;
-
-/**
- * The node flags of the deployed start command (package.json's start script, which mta.yaml and manifest.yml
- * repeat): the heap ceiling among them decides how far the heap grows, so the peak RSS is the deployment's.
- * Read once: every phase starts a service.
- */
-export const DEPLOYED_NODE_FLAGS: readonly string[] = (
-  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
-    scripts: { start: string };
-  }
-).scripts.start
-  .split(/\s+/)
-  .filter((word) => word.startsWith('--'));
 
 export interface ServiceProcess {
   pid: number;
@@ -61,6 +49,7 @@ export async function startServiceProcess(options: ServiceProcessOptions): Promi
   const log = openSync(options.logFile, 'a');
   const child: ChildProcess = spawn(
     process.execPath,
+    // The deployed heap ceiling, so that the peak RSS is the deployment's.
     [...DEPLOYED_NODE_FLAGS, ...(options.nodeArgs ?? []), SERVICE_ENTRY],
     {
       env: { PATH: process.env.PATH ?? '', ...options.env, PORT: String(port) },

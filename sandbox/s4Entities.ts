@@ -4,9 +4,25 @@
 // captures in ../shared/real-samples/odata/). V4 (CE_SALESORDER_0001, SalesOrder): `@odata.context` and
 // `@odata.etag` beside the fields, Edm.Date "YYYY-MM-DD", Edm.DateTimeOffset with 7 fractional digits, amounts
 // as JSON numbers, OverallDeliveryStatus only (PLATFORM-NOTES 14).
-import type { SalesOrderState } from './s4Server.js';
-
 export type SandboxApi = 'v2' | 'v4';
+
+export interface SalesOrderState {
+  salesOrder: string;
+  soldToParty?: string;
+  customerReference?: string;
+  /** YYYY-MM-DD */
+  requestedDeliveryDate?: string | null;
+  /** ISO instant */
+  lastChangeDateTime: string;
+  overallSDProcessStatus?: string;
+  overallDeliveryStatus?: string;
+  overallTotalDeliveryStatus?: string;
+  rejectionStatus?: string;
+  deliveryBlockReason?: string;
+  totalNetAmount?: string;
+  currency?: string;
+}
+
 export type Entity = Record<string, unknown>;
 
 export interface Answer {

@@ -20,9 +20,9 @@ import { type Answer, EXPECTED, INITIAL_ORDERS, RECIPIENTS, STORY } from '../dem
 import { compare, printSummary, readSummary } from '../demo/summary.js';
 import { type PortalServer, startPortalServer } from '../sandbox/portalServer.js';
 import { type S4Server, startS4Server } from '../sandbox/s4Server.js';
-import { loadConfig } from '../src/config.js';
-import { createLogger } from '../src/logger.js';
-import { type Service, startService } from '../src/service.js';
+import { loadConfig } from '../src/config/loadConfig.js';
+import { type Service, startService } from '../src/service/buildService.js';
+import { createLogger } from '../src/telemetry/logger.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 // `npm run demo -- --serve`: after the story, keep the embedded stack running for one's own events.
@@ -114,7 +114,7 @@ try {
   });
   if (handshake.status === 404) {
     throw new DemoFailure(
-      'the service has no webhook at /events: INGEST=webhook is not wired in src/service.ts',
+      'the service has no webhook at /events: INGEST=webhook is not wired in src/service/buildService.ts',
     );
   }
   const allowed = handshake.headers.get('webhook-allowed-origin');

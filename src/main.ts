@@ -1,7 +1,7 @@
 // The process: read the configuration, start the service, stop it on SIGTERM (Cloud Foundry) or SIGINT.
-import { ConfigError, loadConfig } from './config.js';
-import { createLogger } from './logger.js';
-import { startService } from './service.js';
+import { ConfigError, loadConfig } from './config/loadConfig.js';
+import { startService } from './service/buildService.js';
+import { createLogger } from './telemetry/logger.js';
 
 let config: ReturnType<typeof loadConfig>;
 try {

@@ -1,8 +1,9 @@
 // Where AMQP events come from: the broker (by URL, a user-provided `amqp` service, or Event Mesh), the queue,
 // and, with EVENT_MESH_SETUP, the Event Mesh queue and subscriptions the service creates at start. Read only
 // when events come over AMQP: a webhook-only start never fails on broker settings.
-import { amqpServiceCredentials, fromEventMesh, managementOf } from '../boundServices.js';
+
 import type { EventMeshManagement } from '../messaging/eventMeshSetup.js';
+import { amqpServiceCredentials, managementOf } from './boundServices.js';
 import type { EnvReader } from './envReader.js';
 
 /** A client certificate and its private key, PEM text. */
@@ -157,6 +158,40 @@ function pemPair(
     return undefined;
   }
   return { cert: String(cert), key: String(key) };
+}
+
+/**
+ * Event Mesh: the binding's AMQP 1.0 over WebSocket entry, with its OAuth2 client credentials: a client secret,
+ * or (X.509 binding credentials, `credential-type: x509`) a certificate and key for mTLS to the token endpoint.
+ */
+function fromEventMesh(
+  credentials: Record<string, unknown>,
+  label: string,
+  problems: string[],
+): AmqpBroker | undefined {
+  type Entry = { protocol?: string[]; uri?: string; oa2?: Record<string, string> };
+  const entries = (credentials.messaging ?? []) as Entry[];
+  const entry = entries.find((candidate) => candidate.protocol?.includes('amqp10ws'));
+  if (entry?.uri === undefined || entry.oa2 === undefined) {
+    problems.push(`the bound ${label} service has no messaging entry with protocol amqp10ws, uri and oa2`);
+    return undefined;
+  }
+  const { tokenendpoint, clientid, clientsecret, certificate, key } = entry.oa2;
+  const x509 = typeof certificate === 'string' && typeof key === 'string';
+  if (!x509 && typeof clientsecret !== 'string') {
+    problems.push(
+      `the bound ${label} service's amqp10ws oa2 has neither clientsecret nor certificate and key`,
+    );
+    return undefined;
+  }
+  return {
+    kind: 'eventMesh',
+    uri: entry.uri,
+    tokenEndpoint: String(tokenendpoint),
+    clientId: String(clientid),
+    clientSecret: x509 ? '' : String(clientsecret),
+    ...(x509 && { clientCertificate: { cert: certificate, key } }),
+  };
 }
 
 /** A user-provided service tagged `amqp` (Advanced Event Mesh, say), read in boundServices.ts. */

@@ -1,7 +1,7 @@
 // How the configuration modules read the environment: every value trimmed, an empty one taken as unset, and
 // every problem collected in one list instead of thrown, so an operator fixes a deployment in one round.
-import { type BoundService, boundServices } from '../boundServices.js';
-import type { ConfigKey } from '../configKeys.js';
+import { type BoundService, boundServices } from './boundServices.js';
+import type { ConfigKey } from './keys.js';
 
 /** The configuration keys, and VCAP_SERVICES, which Cloud Foundry sets. */
 export type Env = Partial<Record<ConfigKey | 'VCAP_SERVICES', string>>;

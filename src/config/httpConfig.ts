@@ -1,8 +1,9 @@
 // The HTTP side: the port, who may call the admin API and the Event Mesh webhook (AUTH, XSUAA), and who may
 // push to /event-hub/events (IAS, with `event-hub` in INGEST).
-import { eventBrokerClientId, iasCredentials, isXsuaaCredentials, XSUAA_FIELDS } from '../boundServices.js';
+
 import type { XsuaaCredentials } from '../http/auth.js';
 import type { EventHubAuthSettings } from '../http/eventHubAuth.js';
+import { eventBrokerClientId, iasCredentials, isXsuaaCredentials, XSUAA_FIELDS } from './boundServices.js';
 import type { EnvReader } from './envReader.js';
 import type { Ingest } from './ingestConfig.js';
 

@@ -1,22 +1,22 @@
 // OTLP trace export, from the OpenTelemetry specification's exporter and sampler variables as every
 // OpenTelemetry SDK reads them; undefined without an endpoint: no tracing, and the SDK is never loaded.
-import { SAMPLERS, type SamplerName, type TracingConfig } from '../tracing.js';
-import type { Env } from './envReader.js';
+import { SAMPLERS, type SamplerName, type TracingConfig } from '../telemetry/tracing.js';
+import type { EnvReader } from './envReader.js';
 
-export function tracingConfig(env: Env, problems: string[]): TracingConfig | undefined {
-  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return undefined;
-  const signal = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim();
-  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
+export function tracingConfig(read: EnvReader): TracingConfig | undefined {
+  const { problems } = read;
+  if (read.optional('OTEL_SDK_DISABLED')?.toLowerCase() === 'true') return undefined;
+  const signal = read.optional('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
+  const base = read.optional('OTEL_EXPORTER_OTLP_ENDPOINT');
   // The signal's own variable is used as given; the base one gets the signal's path appended.
-  const tracesUrl = signal || (base ? `${base.replace(/\/+$/, '')}/v1/traces` : undefined);
+  const tracesUrl = signal ?? (base === undefined ? undefined : `${base.replace(/\/+$/, '')}/v1/traces`);
   if (tracesUrl === undefined) return undefined;
   if (!/^https?:\/\/[^/]/.test(tracesUrl)) {
     problems.push(`the OTLP endpoint must be an http(s) URL, got "${tracesUrl}"`);
     return undefined;
   }
   const headers: Record<string, string> = {};
-  for (const pair of (env.OTEL_EXPORTER_OTLP_HEADERS ?? '').split(',')) {
-    if (pair.trim() === '') continue;
+  for (const pair of read.list('OTEL_EXPORTER_OTLP_HEADERS')) {
     const at = pair.indexOf('=');
     if (at <= 0) {
       problems.push('OTEL_EXPORTER_OTLP_HEADERS takes key=value pairs, comma-separated');
@@ -32,20 +32,21 @@ export function tracingConfig(env: Env, problems: string[]): TracingConfig | und
   return {
     tracesUrl,
     headers,
-    serviceName: env.OTEL_SERVICE_NAME?.trim() || 'fleet-order-notifier',
-    sampler: samplerConfig(env, problems),
+    serviceName: read.text('OTEL_SERVICE_NAME', 'fleet-order-notifier'),
+    sampler: samplerConfig(read),
   };
 }
 
 // The specification's default is parentbased_always_on: every delivery traced unless its producer said
 // otherwise. The ratio defaults to 1, as the specification says.
-function samplerConfig(env: Env, problems: string[]): TracingConfig['sampler'] {
-  const name = (env.OTEL_TRACES_SAMPLER?.trim() || 'parentbased_always_on') as SamplerName;
+function samplerConfig(read: EnvReader): TracingConfig['sampler'] {
+  const { problems } = read;
+  const name = read.text('OTEL_TRACES_SAMPLER', 'parentbased_always_on') as SamplerName;
   if (!SAMPLERS.includes(name)) {
     problems.push(`OTEL_TRACES_SAMPLER must be one of ${SAMPLERS.join(', ')}, got "${name}"`);
   }
-  const arg = env.OTEL_TRACES_SAMPLER_ARG?.trim();
-  const ratio = arg ? Number(arg) : 1;
+  const arg = read.optional('OTEL_TRACES_SAMPLER_ARG');
+  const ratio = arg === undefined ? 1 : Number(arg);
   if (name.endsWith('traceidratio') && !(ratio >= 0 && ratio <= 1)) {
     problems.push(`OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1, got "${arg}"`);
   }

@@ -2,7 +2,7 @@
 // an order at once, so their effects write the very same state: written one by one, each statement would lock
 // the order's row behind the one before and repeat the upsert. Grouped, they cost one statement.
 import type { PortalOrder } from '../portal/portalStatus.js';
-import type { Context } from '../tracing.js';
+import type { Context } from '../telemetry/tracing.js';
 import type { EffectResult } from './applyEffect.js';
 import type { ParsedEvent } from './cloudEvent.js';
 import type { WriteEffect } from './handleEvent.js';

@@ -8,11 +8,11 @@ import { classify, failureReason } from '../errors.js';
 import { type PortalOrder, toPortalOrder } from '../portal/portalStatus.js';
 import { type RetryPolicy, retry } from '../retry.js';
 import type { ReadOrder } from '../s4/batchedReads.js';
-import { type Context, inSpan, producerContext, SpanKind } from '../tracing.js';
+import { type Context, inSpan, producerContext, SpanKind } from '../telemetry/tracing.js';
 import type { EffectResult } from './applyEffect.js';
 import { type InboundMessage, type ParsedEvent, parseCloudEvent } from './cloudEvent.js';
 import { batchInboxChecks, type InboxEntry, noteAttemptError, recordProcessed } from './inbox.js';
-import { accept, type Outcome, reject } from './outcome.js';
+import { accept, type Channel, type Outcome, reject } from './outcome.js';
 import { eventAttributes, logOutcome, outcomeAttributes } from './outcomeReport.js';
 import { isLegacyHash, samePayload } from './payloadHash.js';
 import { keyedSerializer } from './serializeByKey.js';
@@ -42,9 +42,6 @@ export interface Handled {
   /** The event's logger (channel, source, id, type, sales order), for whatever the adapter logs about it. */
   readonly log: Logger;
 }
-
-/** Where a message came from: a transport, or an operator replaying a dead letter. */
-export type Channel = 'amqp' | 'webhook' | 'event-hub' | 'replay';
 
 export interface HandleContext {
   channel: Channel;

@@ -5,7 +5,6 @@ import type { Pool } from 'pg';
 import { deleteOldest } from '../db/deleteOldest.js';
 import type { Executor } from '../db/transaction.js';
 import type { ParsedEvent } from './cloudEvent.js';
-import type { Channel } from './handleEvent.js';
 import { perTurn } from './perTurn.js';
 
 /**
@@ -21,6 +20,9 @@ export interface InboxEntry {
   attempts: number;
   lastError: string | null;
 }
+
+/** The channel a delivery came by (outcome.ts's Channel, which imports from here): kept with its counts. */
+type Channel = string;
 
 /**
  * Looks the event up and, unless it is processed, counts this delivery, in one auto-committed statement.

@@ -10,6 +10,9 @@ export type Outcome =
   /** Can never be done: dead-letter it with the reason. */
   | { kind: 'reject'; code: RejectCode; reason: string };
 
+/** Where a message came from: a transport, or an operator replaying a dead letter. */
+export type Channel = 'amqp' | 'webhook' | 'event-hub' | 'replay';
+
 export type RejectCode = 'invalid_event' | 'conflict' | 'delivery_limit' | 'permanent_failure';
 
 export function accept(result: ProcessedResult | 'duplicate'): Outcome {

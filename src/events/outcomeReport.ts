@@ -2,8 +2,7 @@
 // order, the channel, and the outcome with its reason.
 import type { Logger } from 'pino';
 import type { ParsedEvent } from './cloudEvent.js';
-import type { Channel } from './handleEvent.js';
-import type { Outcome } from './outcome.js';
+import type { Channel, Outcome } from './outcome.js';
 
 export function eventAttributes(channel: Channel, event: ParsedEvent | undefined) {
   return event === undefined

@@ -1,6 +1,6 @@
 import pg, { type Pool, type PoolConfig } from 'pg';
 import type { Logger } from 'pino';
-import { outboxBacklog } from '../notifications/outbox.js';
+import { outboxBacklog } from '../notifications/mailOutbox.js';
 import { pushBacklog } from '../portal/pushOutbox.js';
 
 export interface HealthReport {

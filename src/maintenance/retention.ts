@@ -17,7 +17,7 @@ import {
   EXPIRED_EVENT_ATTEMPTS,
   EXPIRED_PROCESSED_EVENTS,
 } from '../events/inbox.js';
-import { EXPIRED_SENT_MAILS } from '../notifications/outbox.js';
+import { EXPIRED_SENT_MAILS } from '../notifications/mailOutbox.js';
 
 export interface RetentionDeps {
   pool: Pool;

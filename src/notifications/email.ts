@@ -1,6 +1,6 @@
 import type { SendMailOptions } from 'nodemailer';
+import type { OutboxMail } from './mailOutbox.js';
 import { type Messages, messagesFor } from './messages.js';
-import type { OutboxMail } from './outbox.js';
 
 export interface EmailSettings {
   from: string;

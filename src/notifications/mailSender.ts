@@ -1,13 +1,11 @@
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { classify, failureReason } from '../errors.js';
-import { createLeasedLoop, type LeasedLoop } from '../outbox/leasedLoop.js';
-import { whileBusy } from '../outbox/whileBusy.js';
+import { createLeasedLoop, type LeasedLoop } from '../leasedOutbox/leasedLoop.js';
+import { whileBusy } from '../leasedOutbox/whileBusy.js';
 import { type RetryPolicy, retry } from '../retry.js';
-import { inSpan, linkTo, ROOT_CONTEXT, SpanKind } from '../tracing.js';
+import { inSpan, linkTo, ROOT_CONTEXT, SpanKind } from '../telemetry/tracing.js';
 import { renderEmail } from './email.js';
-import type { MailTransport } from './mailTransport.js';
-import { catalogLanguage } from './messages.js';
 import {
   claimDue,
   type Lease,
@@ -16,7 +14,9 @@ import {
   park,
   renewLeases,
   scheduleRetry,
-} from './outbox.js';
+} from './mailOutbox.js';
+import type { MailTransport } from './mailTransport.js';
+import { catalogLanguage } from './messages.js';
 
 /** How one email's turn ended; `resent`: SMTP accepted it but the `sent` mark failed, so it goes again. */
 export type MailResult = 'sent' | 'retry' | 'parked' | 'resent';
@@ -56,7 +56,7 @@ const MARK_RETRY: RetryPolicy = { attempts: 6, baseDelayMs: 250, maxDelayMs: 400
 /**
  * Sends the outbox after commit. Safe with several instances: rows are claimed with SKIP LOCKED and leased
  * for a short time, renewed while the send runs, so a crash delays its mail by about one lease. Only the
- * oldest pending email of an order is claimed (outbox.ts), so each order's emails go out in outbox order.
+ * oldest pending email of an order is claimed (mailOutbox.ts), so each order's emails go out in outbox order.
  * Transient SMTP failures are retried with exponential backoff; permanent ones, or too many tries, park the
  * mail for an operator.
  */

@@ -1,6 +1,6 @@
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
-import { createLeasedLoop, type LeasedLoop } from '../outbox/leasedLoop.js';
+import { createLeasedLoop, type LeasedLoop } from '../leasedOutbox/leasedLoop.js';
 import { type RetryPolicy, retry } from '../retry.js';
 import type { PortalApi, PushAnswer } from './portalApi.js';
 import { type Booking, bookPush, claimDuePushes, type PortalPush, renewPushLeases } from './pushOutbox.js';

@@ -4,8 +4,8 @@
 // leaves the row pending and frees it at once: the order goes again with the newer state. A booking done also
 // records the state as the one the portal holds (pushed_*), which the effect compares a change back with.
 import type { Executor } from '../db/transaction.js';
-import { type Backlog, readBacklog } from '../outbox/backlog.js';
-import { type Requeued, requeue } from '../outbox/requeue.js';
+import { type Backlog, readBacklog } from '../leasedOutbox/backlog.js';
+import { type Requeued, requeue } from '../leasedOutbox/requeue.js';
 import { SET_STATE_FROM_EXCLUDED, SHOWN_COLUMNS, STATE_COLUMNS, shownOf } from './portalStatus.js';
 
 export interface PortalPush {

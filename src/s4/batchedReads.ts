@@ -14,17 +14,11 @@
 // A 429 or 503 with Retry-After pauses every read of the destination; a collection read refused with 400
 // makes this destination read one order per request from then on.
 import type { Logger } from 'pino';
-import { type Context, ROOT_CONTEXT } from '../tracing.js';
-import { readQueue, type Taken, type Waiter } from './readQueue.js';
+import { type Context, ROOT_CONTEXT } from '../telemetry/tracing.js';
+import { type OrderRead, readQueue, type Taken, type Waiter } from './readQueue.js';
 import { failureDetail, s4Failure } from './s4Failure.js';
-import { type SalesOrder, UnexpectedResponseError } from './salesOrder.js';
+import { UnexpectedResponseError } from './salesOrder.js';
 import type { KeyResult, SalesOrderApi } from './salesOrderApi.js';
-
-export interface OrderRead {
-  order: SalesOrder | null;
-  /** When the read was sent: a state read later is at least as new. */
-  readAt: Date;
-}
 
 /** Reads an order; `signal` (shutdown) ends the wait at once; `trace`: the span the request goes under. */
 export type ReadOrder = (salesOrder: string, signal?: AbortSignal, trace?: Context) => Promise<OrderRead>;

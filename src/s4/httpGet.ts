@@ -3,7 +3,7 @@
 // socket `code`, or `ECONNABORTED` for a timeout (as axios reports it); salesOrderApi.ts wraps them.
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { type Context, inSpan, ROOT_CONTEXT, SpanKind } from '../tracing.js';
+import { type Context, inSpan, ROOT_CONTEXT, SpanKind } from '../telemetry/tracing.js';
 import type { Target } from './destinationTarget.js';
 
 // 50 sales order headers are a few hundred kilobytes; anything near this is not the answer we asked for.

@@ -2,8 +2,14 @@
 // that an event is answered only by a read that started after it arrived. Callers are bound to a read when it is
 // taken, so whoever arrives later waits here for the next one, and an order being read is never offered to
 // another request.
-import type { Context } from '../tracing.js';
-import type { OrderRead } from './batchedReads.js';
+import type { Context } from '../telemetry/tracing.js';
+import type { SalesOrder } from './salesOrder.js';
+
+export interface OrderRead {
+  order: SalesOrder | null;
+  /** When the read was sent: a state read later is at least as new. */
+  readAt: Date;
+}
 
 export interface Waiter {
   /** When the caller started waiting (performance.now()): how long a request has gathered. */

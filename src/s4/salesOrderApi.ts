@@ -1,5 +1,5 @@
 import { executeHttpRequest } from '@sap-cloud-sdk/http-client';
-import { type Context, ROOT_CONTEXT } from '../tracing.js';
+import { type Context, ROOT_CONTEXT } from '../telemetry/tracing.js';
 import { createDestinationTarget } from './destinationTarget.js';
 import { buildUrl, type HttpAnswer, httpGet } from './httpGet.js';
 import { keyFilter, MAX_URL_LENGTH, matchCollection } from './keyFilter.js';

@@ -3,15 +3,15 @@
 // answered together), and the senders woken after a commit that queued for them.
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
+import type { Config } from '../config/loadConfig.js';
 import { applyEffect } from '../events/applyEffect.js';
 import { groupEffects } from '../events/effectGroups.js';
 import { createEventHandler, type HandleEvent } from '../events/handleEvent.js';
-import type { Metrics } from '../metrics.js';
 import type { RetryPolicy } from '../retry.js';
 import { batchReads } from '../s4/batchedReads.js';
 import { createSalesOrderApi } from '../s4/salesOrderApi.js';
-import { traceparentOf } from '../tracing.js';
+import type { Metrics } from '../telemetry/metrics.js';
+import { traceparentOf } from '../telemetry/tracing.js';
 import type { OutboxSenders } from './outboxSenders.js';
 
 export interface EventFlowDeps {

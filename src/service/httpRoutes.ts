@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
+import type { Config } from '../config/loadConfig.js';
 import type { HandleEvent } from '../events/handleEvent.js';
 import type { Refuse } from '../events/refuse.js';
 import { adminRoutes } from '../http/adminRoutes.js';

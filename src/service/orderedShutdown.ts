@@ -1,4 +1,4 @@
-// The service's shutdown: an ordered list of named steps, run by src/shutdown.ts. In this order: intake
+// The service's shutdown: an ordered list of named steps, run by shutdown.ts. In this order: intake
 // stops first (in-flight messages finish or are released; anything still unsettled returns to the queue on
 // disconnect, and webhook requests in flight answer before the server closes), then the loops that write (a
 // retention pass ends after its current batch), and the pool last.
@@ -8,9 +8,9 @@ import type { Logger } from 'pino';
 import type { HealthCheck } from '../http/health.js';
 import type { Retention } from '../maintenance/retention.js';
 import type { AmqpConsumer } from '../messaging/amqpConsumer.js';
-import { type Closer, shutdownInOrder } from '../shutdown.js';
-import type { Tracing } from '../tracing.js';
+import type { Tracing } from '../telemetry/tracing.js';
 import type { OutboxSenders } from './outboxSenders.js';
+import { type Closer, shutdownInOrder } from './shutdown.js';
 
 export interface OpenParts extends OutboxSenders {
   /** Makes /health answer not ready, so the router stops sending requests. */

@@ -2,12 +2,12 @@
 // destination, the portal push sender. Built here, started by startService.
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
-import type { Metrics } from '../metrics.js';
+import type { Config } from '../config/loadConfig.js';
 import { createMailSender, type MailSender } from '../notifications/mailSender.js';
 import { directoryTransport, type MailTransport, smtpTransport } from '../notifications/mailTransport.js';
 import { createPortalApi } from '../portal/portalApi.js';
 import { createPortalSender, type PortalSender } from '../portal/portalSender.js';
+import type { Metrics } from '../telemetry/metrics.js';
 
 export interface OutboxSenders {
   transport: MailTransport;

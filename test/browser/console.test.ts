@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INITIAL_ORDERS, RECIPIENTS, STORY } from '../../demo/story.js';
 import { type PortalServer, startPortalServer } from '../../sandbox/portalServer.js';
 import { SALES_ORDER_TYPE, salesOrderEvent } from '../../sandbox/s4Events.js';
-import type { Service } from '../../src/service.js';
+import type { Service } from '../../src/service/buildService.js';
 import { type Browser, launchBrowser } from '../support/browser.js';
 import { eventually, registerDestination, startTestService } from '../support/harness.js';
 import { useWorld } from '../support/world.js';

@@ -7,7 +7,7 @@ import { binaryEvent, S4_SOURCE, salesOrderEvent } from '../../sandbox/s4Events.
 import type { InboundMessage } from '../../src/events/cloudEvent.js';
 import type { Handled } from '../../src/events/handleEvent.js';
 import { refuse } from '../../src/events/refuse.js';
-import type { ServiceParts } from '../../src/service.js';
+import type { ServiceParts } from '../../src/service/buildService.js';
 import { adminCalls } from '../support/adminCalls.js';
 import { buildTestService, eventually } from '../support/harness.js';
 import { orderMaker } from '../support/orders.js';

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { salesOrderEvent } from '../../sandbox/s4Events.js';
 import type { LoggedRequest } from '../../sandbox/s4Server.js';
-import type { Service } from '../../src/service.js';
+import type { Service } from '../../src/service/buildService.js';
 import { createTestQueue, type TestQueue } from '../support/broker.js';
 import { type Gate, gate } from '../support/gate.js';
 import { eventually, startTestService } from '../support/harness.js';

@@ -7,7 +7,7 @@ import type { ParsedEvent } from '../../src/events/cloudEvent.js';
 import { groupEffects } from '../../src/events/effectGroups.js';
 import { checkInbox } from '../../src/events/inbox.js';
 import type { PortalOrder } from '../../src/portal/portalStatus.js';
-import { ROOT_CONTEXT } from '../../src/tracing.js';
+import { ROOT_CONTEXT } from '../../src/telemetry/tracing.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { EFFECT_MAIL, parsedEvent } from '../support/effects.js';
 

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { S4_SOURCE, salesOrderEvent } from '../../sandbox/s4Events.js';
-import type { Service } from '../../src/service.js';
+import type { Service } from '../../src/service/buildService.js';
 import { createTestQueue, type TestQueue } from '../support/broker.js';
 import { brokerTls } from '../support/brokerTls.js';
 import { type EventMeshStub, startEventMeshStub } from '../support/eventMeshStub.js';

@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { binaryEvent, s4Event } from '../../sandbox/s4Events.js';
 import { createNoAuth } from '../../src/http/auth.js';
 import { requireEventHubToken } from '../../src/http/eventHubAuth.js';
-import type { Service } from '../../src/service.js';
+import type { Service } from '../../src/service/buildService.js';
 import { eventually, startTestService } from '../support/harness.js';
 import { eventHubBindings, type IasStub, startIasStub } from '../support/ias.js';
 import { orderMaker } from '../support/orders.js';

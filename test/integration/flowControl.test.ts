@@ -4,7 +4,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/loadConfig.js';
 import type { Handled, HandleEvent } from '../../src/events/handleEvent.js';
 import { createAmqpConsumer } from '../../src/messaging/amqpConsumer.js';
 import { createPublisher, createTestQueue, type Publisher, type TestQueue } from '../support/broker.js';

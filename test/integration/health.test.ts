@@ -3,7 +3,7 @@
 // gone (503). Both bounds are set against waits that would otherwise last 5 to 10 s, so a slow machine cannot
 // make them pass or fail by chance.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Service } from '../../src/service.js';
+import type { Service } from '../../src/service/buildService.js';
 import { eventually, startTestService } from '../support/harness.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcpProxy.js';
 import { useWorld } from '../support/world.js';

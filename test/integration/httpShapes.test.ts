@@ -5,7 +5,7 @@
 // stand-in, a real SMTP receiver and, for Event Hub, IAS tokens with real signatures over real TLS.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { salesOrderEvent } from '../../sandbox/s4Events.js';
-import type { Service } from '../../src/service.js';
+import type { Service } from '../../src/service/buildService.js';
 import { eventually, startTestService } from '../support/harness.js';
 import { eventHubBindings, type IasStub, startIasStub } from '../support/ias.js';
 import { orderMaker } from '../support/orders.js';

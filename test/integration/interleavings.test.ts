@@ -10,10 +10,10 @@ import { type PortalServer, startPortalServer } from '../../sandbox/portalServer
 import { applyEffect } from '../../src/events/applyEffect.js';
 import type { ParsedEvent } from '../../src/events/cloudEvent.js';
 import { checkInbox, checkInboxes, recordProcessed } from '../../src/events/inbox.js';
-import { createLogger } from '../../src/logger.js';
 import { createPortalApi, type PortalApi } from '../../src/portal/portalApi.js';
 import { createPortalSender, type PushResult } from '../../src/portal/portalSender.js';
 import type { PortalOrder } from '../../src/portal/portalStatus.js';
+import { createLogger } from '../../src/telemetry/logger.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { EFFECT_MAIL, parsedEvent } from '../support/effects.js';
 import { gate } from '../support/gate.js';

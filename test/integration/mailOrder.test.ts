@@ -9,7 +9,7 @@ import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { salesOrderEvent } from '../../sandbox/s4Events.js';
 import type { ReceivedMail } from '../../sandbox/smtpServer.js';
-import type { Service } from '../../src/service.js';
+import type { Service } from '../../src/service/buildService.js';
 import { eventually, registerDestination, startTestService } from '../support/harness.js';
 import { orderMaker } from '../support/orders.js';
 import { serviceEnv } from '../support/serviceEnv.js';

@@ -4,10 +4,10 @@
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type SmtpSink, startSmtpServer } from '../../sandbox/smtpServer.js';
-import { createLogger } from '../../src/logger.js';
+import { CLAIM_DUE, MARK_SENT } from '../../src/notifications/mailOutbox.js';
 import { createMailSender, type MailResult, type MailSender } from '../../src/notifications/mailSender.js';
 import { type MailTransport, smtpTransport } from '../../src/notifications/mailTransport.js';
-import { CLAIM_DUE, MARK_SENT } from '../../src/notifications/outbox.js';
+import { createLogger } from '../../src/telemetry/logger.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { gate } from '../support/gate.js';
 import { eventually } from '../support/harness.js';

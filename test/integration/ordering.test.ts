@@ -18,7 +18,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { salesOrderEvent } from '../../sandbox/s4Events.js';
 import type { SalesOrderState } from '../../sandbox/s4Server.js';
-import type { Service } from '../../src/service.js';
+import type { Service } from '../../src/service/buildService.js';
 import { createTestQueue, type TestQueue } from '../support/broker.js';
 import { type Gate, gate } from '../support/gate.js';
 import { eventually, startTestService } from '../support/harness.js';

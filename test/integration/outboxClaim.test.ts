@@ -10,7 +10,7 @@ import {
   park,
   renewLeases,
   scheduleRetry,
-} from '../../src/notifications/outbox.js';
+} from '../../src/notifications/mailOutbox.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 
 const LEASE = 15;

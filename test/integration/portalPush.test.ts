@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type PortalRequest, type PortalServer, startPortalServer } from '../../sandbox/portalServer.js';
 import { salesOrderEvent } from '../../sandbox/s4Events.js';
 import type { SalesOrderState } from '../../sandbox/s4Server.js';
-import type { Service } from '../../src/service.js';
+import type { Service } from '../../src/service/buildService.js';
 import { createTestQueue, type TestQueue } from '../support/broker.js';
 import { eventually, registerDestination, startTestService } from '../support/harness.js';
 import { observe } from '../support/observe.js';

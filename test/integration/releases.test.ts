@@ -4,7 +4,7 @@
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { salesOrderEvent } from '../../sandbox/s4Events.js';
-import type { Service } from '../../src/service.js';
+import type { Service } from '../../src/service/buildService.js';
 import { createTestQueue, type TestQueue } from '../support/broker.js';
 import { eventually, startTestService } from '../support/harness.js';
 import { orderMaker } from '../support/orders.js';

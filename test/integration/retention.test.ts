@@ -4,8 +4,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { classify, TransientError } from '../../src/errors.js';
-import { createLogger } from '../../src/logger.js';
 import { createRetention, RETENTION_LOCK, type RetentionDeps } from '../../src/maintenance/retention.js';
+import { createLogger } from '../../src/telemetry/logger.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { eventually } from '../support/harness.js';
 

@@ -5,9 +5,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PortalServer, startPortalServer } from '../../sandbox/portalServer.js';
 import { SALES_ORDER_TYPE, salesOrderEvent } from '../../sandbox/s4Events.js';
-import type { Channel } from '../../src/events/handleEvent.js';
+import type { Channel } from '../../src/events/outcome.js';
 import { refuse } from '../../src/events/refuse.js';
-import type { ServiceParts } from '../../src/service.js';
+import type { ServiceParts } from '../../src/service/buildService.js';
 import { adminCalls } from '../support/adminCalls.js';
 import { buildTestService, eventually, registerDestination } from '../support/harness.js';
 import { orderMaker } from '../support/orders.js';

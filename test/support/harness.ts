@@ -3,8 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { type Config, loadConfig } from '../../src/config.js';
-import { createLogger } from '../../src/logger.js';
+import { type Config, loadConfig } from '../../src/config/loadConfig.js';
 import type { RetryPolicy } from '../../src/retry.js';
 import {
   type BuildOptions,
@@ -12,7 +11,8 @@ import {
   type Service,
   type ServiceParts,
   startService,
-} from '../../src/service.js';
+} from '../../src/service/buildService.js';
+import { createLogger } from '../../src/telemetry/logger.js';
 import { tracked } from './running.js';
 import { type LocalEndpoints, serviceEnv } from './serviceEnv.js';
 

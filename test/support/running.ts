@@ -2,7 +2,7 @@
 // connections and runs its timers into the next test, which then passes or fails for reasons of its own: the
 // setup file (test/support/setup.running.ts) fails the test that left it, and stops it.
 import { expect } from 'vitest';
-import type { Service } from '../../src/service.js';
+import type { Service } from '../../src/service/buildService.js';
 
 const running = new Map<Service, { startedIn: string | undefined }>();
 

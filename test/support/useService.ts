@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
-import type { Service } from '../../src/service.js';
+import type { Service } from '../../src/service/buildService.js';
 import { createTestQueue, type TestQueue } from './broker.js';
 import { startTestService, type TestServiceOptions } from './harness.js';
 import type { LocalEndpoints } from './serviceEnv.js';

@@ -4,8 +4,15 @@ import { eventsFor, eventsSized, REFERENCE_EVENTS, REFERENCE_RATE } from '../../
 import { renderChart } from '../../bench/chart.js';
 import { compareRuns, compareTargets } from '../../bench/compare.js';
 import { spread, summarize } from '../../bench/figures.js';
+import {
+  generatedBlock,
+  PERFORMANCE_DOC,
+  PUBLISHED,
+  performanceSection,
+  showJudged,
+  withPerformanceSection,
+} from '../../bench/performanceDocs.js';
 import type { PhaseResult } from '../../bench/phases.js';
-import { BEGIN, END, PUBLISHED, performanceSection } from '../../bench/readme.js';
 import type { BenchResults, CeilingResult, RunResult, ScenarioResult } from '../../bench/results.js';
 import { SCENARIOS, scenarioName } from '../../bench/scenarios.js';
 import { showSpread } from '../../bench/stats.js';
@@ -287,13 +294,36 @@ describe('comparing two bench runs', () => {
 describe('published benchmark figures', () => {
   const published = JSON.parse(readFileSync(PUBLISHED, 'utf8')) as BenchResults;
 
-  it('the README shows exactly the figures of bench/results/published.json', () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    const block = readme.slice(readme.indexOf(BEGIN), readme.indexOf(END) + END.length);
-    // After changing what the README shows: npm run bench:readme -- bench/results/published.json
-    expect(block, 'README out of step: npm run bench:readme -- bench/results/published.json').toBe(
-      performanceSection(published),
+  it('docs/performance.md shows exactly the figures of the JSON its generated block names', () => {
+    const { block, source } = generatedBlock(readFileSync(PERFORMANCE_DOC, 'utf8'));
+    const named = JSON.parse(
+      readFileSync(new URL(`../../${source}`, import.meta.url), 'utf8'),
+    ) as BenchResults;
+    // After changing what the block shows: npm run bench:docs -- <that JSON>
+    expect(block, `docs/performance.md out of step: npm run bench:docs -- ${source}`).toBe(
+      performanceSection(named, source),
     );
+  });
+
+  it('replaces only the generated block of a document, and refuses a document without one', () => {
+    const doc = ['# Performance', 'method by hand', performanceSection(published), 'bounds by hand'].join(
+      '\n',
+    );
+    const other = { ...published, startedAt: '2030-01-02T00:00:00.000Z' } as BenchResults;
+    const replaced = withPerformanceSection(doc, other);
+    expect(replaced.startsWith('# Performance\nmethod by hand\n')).toBe(true);
+    expect(replaced.endsWith('\nbounds by hand')).toBe(true);
+    expect(replaced).toContain('Run of 2030-01-02');
+    expect(replaced).not.toContain(`Run of ${published.startedAt.slice(0, 10)}`);
+    expect(() => withPerformanceSection('# Performance\nno block', other)).toThrow(/bench:begin/);
+  });
+
+  it('shows a judged figure just past its goal with the digit that shows it', () => {
+    expect(showJudged(1.1046)).toBe('1.105');
+    expect(showJudged(1.0946)).toBe('1.095');
+    expect(showJudged(0.039)).toBe('0.039');
+    expect(showJudged(44.71)).toBe('44.7');
+    expect(showJudged(Number.NaN)).toBe('–');
   });
 
   it('draws the chart as SVG with a column for every scenario', async () => {

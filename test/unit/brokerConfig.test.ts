@@ -2,7 +2,7 @@
 // (SASL PLAIN or, with a client certificate, SASL EXTERNAL), and Event Mesh standalone or in Integration Suite
 // (client secret or X.509 binding credentials), as loadConfig reads them and the AMQP client receives them.
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, loadConfig } from '../../src/config/loadConfig.js';
 import { amqpClientOptions } from '../../src/messaging/amqpClientOptions.js';
 
 const base = {

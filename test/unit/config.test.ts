@@ -1,8 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
-import { CONFIG_KEYS } from '../../src/configKeys.js';
+import { CONFIG_KEYS } from '../../src/config/keys.js';
+import { ConfigError, loadConfig } from '../../src/config/loadConfig.js';
 import { amqpClientOptions } from '../../src/messaging/amqpClientOptions.js';
+import { sourcesMatching } from '../support/sourceFiles.js';
 
 const local = {
   DATABASE_URL: 'postgres://u:p@127.0.0.1:5432/db',
@@ -311,6 +312,11 @@ describe('configuration', () => {
     });
   });
 
+  it('is read in one place: only loadConfig.ts takes the environment, and hands it on only as an EnvReader', () => {
+    expect(sourcesMatching(/process\.env/)).toEqual(['config/loadConfig.ts']);
+    expect(sourcesMatching(/\bEnv\b/)).toEqual(['config/envReader.ts', 'config/loadConfig.ts']);
+  });
+
   it('documents every key in .env.example', async () => {
     const example = await readFile(new URL('../../.env.example', import.meta.url), 'utf8');
     const documented = [...example.matchAll(/^([A-Z0-9_]+)=/gm)].map((match) => match[1]);
@@ -365,6 +371,30 @@ describe('tracing (the OpenTelemetry exporter variables)', () => {
         problemsOf({ ...traced, OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: arg }),
       ).toEqual([`OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1, got "${arg}"`]);
     }
+  });
+
+  it('reads its keys as every other key is read: trimmed, and an empty one taken as unset', () => {
+    expect(
+      loadConfig({
+        ...local,
+        OTEL_SDK_DISABLED: ' ',
+        OTEL_EXPORTER_OTLP_ENDPOINT: ' https://otel.example:4318 ',
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '  ',
+        OTEL_EXPORTER_OTLP_HEADERS: ' , x-tenant = fleet ',
+        OTEL_SERVICE_NAME: '',
+        OTEL_TRACES_SAMPLER: ' traceidratio ',
+        OTEL_TRACES_SAMPLER_ARG: ' ',
+      }).tracing,
+    ).toEqual({
+      tracesUrl: 'https://otel.example:4318/v1/traces',
+      headers: { 'x-tenant': 'fleet' },
+      serviceName: 'fleet-order-notifier',
+      sampler: { name: 'traceidratio', ratio: 1 },
+    });
+    expect(
+      loadConfig({ ...local, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel:4318', OTEL_SDK_DISABLED: ' TRUE ' })
+        .tracing,
+    ).toBeUndefined();
   });
 
   it('reports an endpoint that is not an http(s) URL and headers that are not key=value pairs', () => {

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/logger.js';
-import { shutdownInOrder } from '../../src/shutdown.js';
+import { shutdownInOrder } from '../../src/service/shutdown.js';
+import { createLogger } from '../../src/telemetry/logger.js';
 
 const logger = createLogger('silent');
 

@@ -3,7 +3,7 @@
 import { propagation, SpanStatusCode, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { inSpan, linkTo, producerContext, ROOT_CONTEXT, traceparentOf } from '../../src/tracing.js';
+import { inSpan, linkTo, producerContext, ROOT_CONTEXT, traceparentOf } from '../../src/telemetry/tracing.js';
 
 const exporter = new InMemorySpanExporter();
 const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });

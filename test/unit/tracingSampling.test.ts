@@ -5,19 +5,19 @@
 import { propagation, trace } from '@opentelemetry/api';
 import * as sdk from '@opentelemetry/sdk-trace-node';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { TracingConfig } from '../../src/tracing.js';
+import type { TracingConfig } from '../../src/telemetry/tracing.js';
 
 // A provider's shutdown stops its exporter for good: each registration has its own.
 let exporter = new sdk.InMemorySpanExporter();
 let provider: sdk.NodeTracerProvider | undefined;
 
 /**
- * Registers a provider with `sampler` and loads src/tracing.ts anew: its tracer is bound, once, to the provider
+ * Registers a provider with `sampler` and loads src/telemetry/tracing.ts anew: its tracer is bound, once, to the provider
  * registered when the module loads, as in a service, which registers one provider for its life.
  */
 async function register(sampler: TracingConfig['sampler']) {
   vi.resetModules();
-  const tracing = await import('../../src/tracing.js');
+  const tracing = await import('../../src/telemetry/tracing.js');
   exporter = new sdk.InMemorySpanExporter();
   provider = new sdk.NodeTracerProvider({
     sampler: tracing.samplerOf(sdk, sampler),

@@ -1,7 +1,7 @@
 // startTracing as the service calls it, for what it registers globally beside the provider.
 import { propagation } from '@opentelemetry/api';
 import { expect, it } from 'vitest';
-import { startTracing } from '../../src/tracing.js';
+import { startTracing } from '../../src/telemetry/tracing.js';
 
 it('registers the W3C trace-context propagator alone, as no event carries baggage, and removes it on shutdown', async () => {
   const tracing = await startTracing({

@@ -1,7 +1,7 @@
 // One flush at a time; what comes while it runs goes together in the next. Flushes are held open with gates, so
 // what is asserted is the order of events, never how long anything took.
 import { describe, expect, it } from 'vitest';
-import { whileBusy } from '../../src/outbox/whileBusy.js';
+import { whileBusy } from '../../src/leasedOutbox/whileBusy.js';
 import { type Gate, gate } from '../support/gate.js';
 
 /** A flush that records each batch and finishes when the test opens that batch's gate. */

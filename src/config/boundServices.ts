@@ -1,9 +1,10 @@
-// The bound services' credentials (VCAP_SERVICES, as config/envReader.ts read it from the environment it was
-// given) made into typed settings. Problems are collected as in config/; nothing here reads the environment.
-import type { AmqpBroker } from './config/brokerConfig.js';
-import type { XsuaaCredentials } from './http/auth.js';
-import type { IasCredentials } from './http/eventHubAuth.js';
-import type { EventMeshManagement } from './messaging/eventMeshSetup.js';
+// The bound services' credentials (VCAP_SERVICES, as envReader.ts read it from the environment it was given)
+// made into typed settings. Problems are collected as in the other config modules; nothing here reads the
+// environment.
+
+import type { XsuaaCredentials } from '../http/auth.js';
+import type { IasCredentials } from '../http/eventHubAuth.js';
+import type { EventMeshManagement } from '../messaging/eventMeshSetup.js';
 
 export interface BoundService {
   label?: unknown;
@@ -106,38 +107,4 @@ export function amqpServiceCredentials(
     return value === undefined ? [] : [[name, value]];
   });
   return { uri, ...Object.fromEntries(optional) };
-}
-
-/**
- * Event Mesh: the binding's AMQP 1.0 over WebSocket entry, with its OAuth2 client credentials: a client secret,
- * or (X.509 binding credentials, `credential-type: x509`) a certificate and key for mTLS to the token endpoint.
- */
-export function fromEventMesh(
-  credentials: Record<string, unknown>,
-  label: string,
-  problems: string[],
-): AmqpBroker | undefined {
-  type Entry = { protocol?: string[]; uri?: string; oa2?: Record<string, string> };
-  const entries = (credentials.messaging ?? []) as Entry[];
-  const entry = entries.find((candidate) => candidate.protocol?.includes('amqp10ws'));
-  if (entry?.uri === undefined || entry.oa2 === undefined) {
-    problems.push(`the bound ${label} service has no messaging entry with protocol amqp10ws, uri and oa2`);
-    return undefined;
-  }
-  const { tokenendpoint, clientid, clientsecret, certificate, key } = entry.oa2;
-  const x509 = typeof certificate === 'string' && typeof key === 'string';
-  if (!x509 && typeof clientsecret !== 'string') {
-    problems.push(
-      `the bound ${label} service's amqp10ws oa2 has neither clientsecret nor certificate and key`,
-    );
-    return undefined;
-  }
-  return {
-    kind: 'eventMesh',
-    uri: entry.uri,
-    tokenEndpoint: String(tokenendpoint),
-    clientId: String(clientid),
-    clientSecret: x509 ? '' : String(clientsecret),
-    ...(x509 && { clientCertificate: { cert: certificate, key } }),
-  };
 }

@@ -1,13 +1,14 @@
 import type { Pool } from 'pg';
 import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
-import type { Channel, Handled } from './events/handleEvent.js';
-import { oldestProcessedAgeSeconds } from './events/inbox.js';
-import type { MailResult } from './notifications/mailSender.js';
-import { outboxBacklog } from './notifications/outbox.js';
-import { ordersByPortalStatus } from './portal/openOrders.js';
-import type { PushResult } from './portal/portalSender.js';
-import { pushBacklog } from './portal/pushOutbox.js';
-import type { RequestResult } from './s4/batchedReads.js';
+import type { Handled } from '../events/handleEvent.js';
+import { oldestProcessedAgeSeconds } from '../events/inbox.js';
+import type { Channel } from '../events/outcome.js';
+import { outboxBacklog } from '../notifications/mailOutbox.js';
+import type { MailResult } from '../notifications/mailSender.js';
+import { ordersByPortalStatus } from '../portal/openOrders.js';
+import type { PushResult } from '../portal/portalSender.js';
+import { pushBacklog } from '../portal/pushOutbox.js';
+import type { RequestResult } from '../s4/batchedReads.js';
 import { backlogGauges, scrapedGauge, scrapedGaugeByLabel } from './scrapedGauges.js';
 
 export type Metrics = ReturnType<typeof createMetrics>;

@@ -5,7 +5,7 @@
 // oldest unsent email of an order is ever claimable.
 import { deleteOldest } from '../db/deleteOldest.js';
 import type { Executor } from '../db/transaction.js';
-import { type Backlog, readBacklog } from '../outbox/backlog.js';
+import { type Backlog, readBacklog } from '../leasedOutbox/backlog.js';
 
 export interface OutboxMail {
   id: string;

@@ -1,28 +1,28 @@
 // Composition root: config → pool → migrate → clients → handler → ingest → HTTP, built apart from started;
-// and the one ordered shutdown. The larger parts are wired in src/service/.
+// and the one ordered shutdown. The larger parts are wired beside it.
 import { setGlobalLogLevel } from '@sap-cloud-sdk/util';
 import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import type { Config } from './config.js';
-import { openPool } from './db/openPool.js';
-import type { HandleEvent } from './events/handleEvent.js';
-import { type Refuse, refuse } from './events/refuse.js';
-import { buildApp } from './http/app.js';
-import { createNoAuth, createXsuaaAuth } from './http/auth.js';
-import { createHealthCheck } from './http/health.js';
-import { createRetention, type Retention } from './maintenance/retention.js';
-import { type AmqpConsumer, createAmqpConsumer } from './messaging/amqpConsumer.js';
-import { ensureEventMeshQueue } from './messaging/eventMeshSetup.js';
-import { createMetrics } from './metrics.js';
-import type { MailSender } from './notifications/mailSender.js';
-import type { PortalSender } from './portal/portalSender.js';
-import { DEFAULT_RETRY, type RetryPolicy } from './retry.js';
-import { createEventFlow } from './service/eventFlow.js';
-import { httpRoutes } from './service/httpRoutes.js';
-import { orderedShutdown } from './service/orderedShutdown.js';
-import { createOutboxSenders } from './service/outboxSenders.js';
-import { startTracing } from './tracing.js';
+import type { Config } from '../config/loadConfig.js';
+import { openPool } from '../db/openPool.js';
+import type { HandleEvent } from '../events/handleEvent.js';
+import { type Refuse, refuse } from '../events/refuse.js';
+import { buildApp } from '../http/app.js';
+import { createNoAuth, createXsuaaAuth } from '../http/auth.js';
+import { createHealthCheck } from '../http/health.js';
+import { createRetention, type Retention } from '../maintenance/retention.js';
+import { type AmqpConsumer, createAmqpConsumer } from '../messaging/amqpConsumer.js';
+import { ensureEventMeshQueue } from '../messaging/eventMeshSetup.js';
+import type { MailSender } from '../notifications/mailSender.js';
+import type { PortalSender } from '../portal/portalSender.js';
+import { DEFAULT_RETRY, type RetryPolicy } from '../retry.js';
+import { createMetrics } from '../telemetry/metrics.js';
+import { startTracing } from '../telemetry/tracing.js';
+import { createEventFlow } from './eventFlow.js';
+import { httpRoutes } from './httpRoutes.js';
+import { orderedShutdown } from './orderedShutdown.js';
+import { createOutboxSenders } from './outboxSenders.js';
 
 /** The service's parts, built and wired but not started: nothing listens, polls or consumes yet. */
 export interface ServiceParts {

@@ -1,8 +1,7 @@
-// The README's measured figures, written from one bench run's JSON so that they cannot drift from the
-// measurement: `npm run bench:readme [-- bench/results/<run>.json]` (default: the latest run) copies the run to
-// bench/results/published.json, draws bench/results/performance.svg from it and replaces the part of the
-// README's Performance section between the two markers below. The text around the markers (method, what
-// bounds the figures) is written by hand.
+// The measured figures of docs/performance.md, written from one bench run's JSON so that they cannot drift from
+// the measurement: `npm run bench:docs [-- bench/results/<run>.json]` (default: the latest run) copies the run to
+// bench/results/published.json, draws bench/results/performance.svg from it and replaces the block between the
+// two markers below. The begin marker names the JSON the block was made from; the text around it is by hand.
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,15 +13,29 @@ import { variantOf } from './scenarios.js';
 import { round, showSpread } from './stats.js';
 import { evaluateTargets, targetCells } from './targets.js';
 
-export const BEGIN =
-  '<!-- bench:begin (written by npm run bench:readme from bench/results/published.json) -->';
-export const END = '<!-- bench:end -->';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-export const PUBLISHED = resolve(ROOT, 'bench/results/published.json');
+/** Where the published run is kept, relative to the repository's root, as the begin marker names it. */
+export const PUBLISHED_NAME = 'bench/results/published.json';
+export const PUBLISHED = resolve(ROOT, PUBLISHED_NAME);
 const CHART = resolve(ROOT, 'bench/results/performance.svg');
-const README = resolve(ROOT, 'README.md');
+export const PERFORMANCE_DOC = resolve(ROOT, 'docs/performance.md');
+export const END = '<!-- bench:end -->';
+const BEGIN_PATTERN = /<!-- bench:begin \(written by npm run bench:docs from (\S+)\) -->/;
 
-/** The scenario columns of the README's table, by figure key (figures.ts), with their README heading. */
+/** The begin marker, naming the JSON file (relative to the repository's root) the block is made from. */
+export function beginMarker(source: string): string {
+  return `<!-- bench:begin (written by npm run bench:docs from ${source}) -->`;
+}
+
+/** The generated block of `doc`, markers included, and the JSON file its begin marker names. */
+export function generatedBlock(doc: string): { block: string; source: string } {
+  const match = BEGIN_PATTERN.exec(doc);
+  const end = doc.indexOf(END);
+  if (match === null || end < match.index) throw new Error(`no "${beginMarker('…')}" … "${END}" block`);
+  return { block: doc.slice(match.index, end + END.length), source: match[1] as string };
+}
+
+/** The scenario columns of the table, by figure key (figures.ts), with their heading. */
 const COLUMNS: Array<{ key: string; heading: string }> = [
   { key: 'newPerSecond', heading: 'new events/s' },
   { key: 'newShareOfBound', heading: '× bound' },
@@ -54,6 +67,14 @@ function show(value: number): string {
 
 function cell(spread: Spread): string {
   return showSpread(spread, show);
+}
+
+// Ratios judged against a goal keep a third decimal, so that a run just past the goal (1.1046 against ≤ 1.1)
+// never reads as on it.
+export function showJudged(value: number): string {
+  if (!Number.isFinite(value)) return '–';
+  const factor = Math.abs(value) < 10 ? 1000 : 10;
+  return number.format(Math.round(value * factor) / factor);
 }
 
 /** A scenario's first column: its S/4HANA latency, and what sets a variant apart from the plain scenario. */
@@ -91,17 +112,17 @@ function percent(share: number): string {
   return `${Math.round(share * 100)} %`;
 }
 
-/** The generated part of the Performance section, markers included. */
-export function performanceSection(results: BenchResults): string {
+/** The generated block of docs/performance.md, markers included; `source` is the JSON it is made from. */
+export function performanceSection(results: BenchResults, source = PUBLISHED_NAME): string {
   const { machine, settings, summary } = results;
   const loads = results.runs.map((run) => show(run.loadAverageAtStart)).join(', ');
   const ratio = widestSpread(results, 'newShareOfBound');
   const duplicateRatio = widestSpread(results, 'duplicatesShareOfBound');
   const absolute = widestSpread(results, 'newPerSecond');
   const parts = [
-    BEGIN,
+    beginMarker(source),
     '',
-    '![New events/s and duplicates/s per scenario beside the broker and database ceilings, and S/4HANA requests per new event](bench/results/performance.svg)',
+    '![New events/s and duplicates/s per scenario beside the broker and database ceilings, and S/4HANA requests per new event](../bench/results/performance.svg)',
     '',
     `Run of ${results.startedAt.slice(0, 10)} on ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGb} GB, ` +
       `Node ${machine.node.replace(/^v/, '')}, PostgreSQL ${machine.postgres.split(' ')[0]}, all on one machine; ` +
@@ -141,7 +162,7 @@ export function performanceSection(results: BenchResults): string {
       '',
       'Tracing, a service with it and one without on the same load at the same time (S/4HANA 0 ms, prefetch 100, ' +
         '`bench/pairedPhase.ts`), service CPU per new event with ÷ without: ' +
-        `${pairs.map(({ label, ratio }) => `${label} ${cell(ratio)}`).join(', ')}.`,
+        `${pairs.map(({ label, ratio }) => `${label} ${showSpread(ratio, showJudged)}`).join(', ')}.`,
     );
   }
   const s = results.steady;
@@ -161,7 +182,7 @@ export function performanceSection(results: BenchResults): string {
       '',
       markdownTable(
         ['target', 'goal', 'measured', 'runs', ''],
-        targets.map((t) => targetCells(t, show, ['met', '**missed**'])),
+        targets.map((t) => targetCells(t, showJudged, ['met', '**missed**'])),
       ),
     );
   }
@@ -169,12 +190,11 @@ export function performanceSection(results: BenchResults): string {
   return parts.join('\n');
 }
 
-/** `readme` with its generated part replaced. */
-export function withPerformanceSection(readme: string, results: BenchResults): string {
-  const begin = readme.indexOf(BEGIN);
-  const end = readme.indexOf(END);
-  if (begin < 0 || end < begin) throw new Error(`README.md has no "${BEGIN}" … "${END}" block`);
-  return readme.slice(0, begin) + performanceSection(results) + readme.slice(end + END.length);
+/** `doc` with its generated block replaced by one made from `results`. */
+export function withPerformanceSection(doc: string, results: BenchResults): string {
+  const { block } = generatedBlock(doc);
+  const begin = doc.indexOf(block);
+  return doc.slice(0, begin) + performanceSection(results) + doc.slice(begin + block.length);
 }
 
 async function main(file: string): Promise<void> {
@@ -183,9 +203,9 @@ async function main(file: string): Promise<void> {
   if (!Array.isArray(results.runs)) throw new Error(`${file} is not a bench run's results (no runs)`);
   if (source !== PUBLISHED) copyFileSync(source, PUBLISHED);
   writeFileSync(CHART, await renderChart(results));
-  writeFileSync(README, withPerformanceSection(readFileSync(README, 'utf8'), results));
+  writeFileSync(PERFORMANCE_DOC, withPerformanceSection(readFileSync(PERFORMANCE_DOC, 'utf8'), results));
   console.log(
-    `README.md and bench/results/performance.svg now show ${file}, kept as bench/results/published.json`,
+    `docs/performance.md and bench/results/performance.svg now show ${file}, kept as ${PUBLISHED_NAME}`,
   );
 }
 

@@ -1,20 +1,20 @@
 // The only reader of the environment, bound services (VCAP_SERVICES) included: loadConfig composes one module
-// per concern from src/config/. Every problem is collected and reported at once, so an operator fixes a
+// per concern beside it. Every problem is collected and reported at once, so an operator fixes a
 // deployment in one round. The result is plain data: what to connect to and how, not client objects (the AMQP
 // client options, for one, are built in src/messaging/). What each bound service's credentials mean is read in
 // boundServices.ts.
 import type { PoolConfig } from 'pg';
-import { type AmqpSettings, brokerConfig, type EventMeshSetup } from './config/brokerConfig.js';
-import { databaseConfig } from './config/databaseConfig.js';
-import { type Env, envReader } from './config/envReader.js';
-import { type AuthSettings, httpConfig } from './config/httpConfig.js';
-import { type Ingest, ingestConfig } from './config/ingestConfig.js';
-import { type MailSettings, mailConfig } from './config/mailConfig.js';
-import { type PortalSettings, portalConfig } from './config/portalConfig.js';
-import { type S4Settings, s4Config } from './config/s4Config.js';
-import { tracingConfig } from './config/tracingConfig.js';
-import type { EventHubAuthSettings } from './http/eventHubAuth.js';
-import type { TracingConfig } from './tracing.js';
+import type { EventHubAuthSettings } from '../http/eventHubAuth.js';
+import type { TracingConfig } from '../telemetry/tracing.js';
+import { type AmqpSettings, brokerConfig, type EventMeshSetup } from './brokerConfig.js';
+import { databaseConfig } from './databaseConfig.js';
+import { type Env, envReader } from './envReader.js';
+import { type AuthSettings, httpConfig } from './httpConfig.js';
+import { type Ingest, ingestConfig } from './ingestConfig.js';
+import { type MailSettings, mailConfig } from './mailConfig.js';
+import { type PortalSettings, portalConfig } from './portalConfig.js';
+import { type S4Settings, s4Config } from './s4Config.js';
+import { tracingConfig } from './tracingConfig.js';
 
 export interface Config {
   port: number;
@@ -61,7 +61,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
   const s4 = s4Config(read);
   const portal = portalConfig(read);
-  const tracing = tracingConfig(env, problems);
+  const tracing = tracingConfig(read);
 
   const config: Config = {
     port,

@@ -1,7 +1,7 @@
 // Gauges whose values are read when Prometheus scrapes, for state that lives in the database or in a client:
 // never stale, and nothing to keep in step between scrapes.
 import { Gauge, type Registry } from 'prom-client';
-import type { Backlog } from './outbox/backlog.js';
+import type { Backlog } from '../leasedOutbox/backlog.js';
 
 type Read<T> = () => T | Promise<T>;
 
