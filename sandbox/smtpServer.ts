@@ -2,17 +2,21 @@
  * Stand-in for the mail relay the notifier sends through.
  *
  * Tests need to see the mail the service really put on the wire (headers, Message-ID, body) and to make
- * the relay refuse a message, temporarily (451) or for good (550), to prove the outbox retries the first
- * and gives up on the second. This is a real SMTP server (`smtp-server`) on 127.0.0.1 without TLS that
- * parses each accepted message with `mailparser` and keeps it in memory. AUTH is offered and accepts any
- * credentials, so a service configured with a user and password can send here unchanged. A hold keeps the
- * reply to DATA back, as a slow relay does, to show what a send that outlasts a lease does; a message whose
- * sender hung up during the hold is dropped, since a relay takes a message over only with its reply.
+ * the relay refuse a message, temporarily (451) or for good (550, 554), to prove the outbox retries the first
+ * and gives up on the second. Refusals read like a real relay's, addresses included, as Postfix words them:
+ * the message after DATA, or a recipient at RCPT (550 5.1.1 unknown, 452 4.2.2 mailbox full). This is a real
+ * SMTP server (`smtp-server`) on 127.0.0.1 without TLS, or offering STARTTLS with a certificate nobody trusts
+ * (a relay whose TLS fails), that parses each accepted message with `mailparser` and keeps it in memory. AUTH
+ * is offered and accepts any credentials, so a service configured with a user and password can send here
+ * unchanged. A hold keeps the reply to DATA back, as a slow relay does, to show what a send that outlasts a
+ * lease does; a message whose sender hung up during the hold is dropped, since a relay takes a message over
+ * only with its reply.
  * smtp-server waits about 100 ms before greeting a new connection; senders should pool connections.
  */
 import { simpleParser } from 'mailparser';
 import {
   SMTPServer,
+  type SMTPServerAddress,
   type SMTPServerDataStream,
   type SMTPServerError,
   type SMTPServerSession,
@@ -35,7 +39,8 @@ export interface ReceivedMail {
   receivedAt: number;
 }
 
-export type SmtpDecision = 'accept' | 'transient' | 'permanent';
+/** After DATA: take it, 451 (try later), 550 (refused) or 554 (refused as spam). */
+export type SmtpDecision = 'accept' | 'transient' | 'permanent' | 'spam';
 /** `callNo` is the 1-based delivery attempt for this Message-ID since start or the last clear(). */
 export type SmtpRefuseFn = (mail: {
   from: string;
@@ -43,6 +48,10 @@ export type SmtpRefuseFn = (mail: {
   messageId?: string;
   callNo: number;
 }) => SmtpDecision;
+
+/** How the relay answers RCPT TO for one address: take it, 550 (no such user) or 452 (mailbox full). */
+export type RcptDecision = 'accept' | 'unknown' | 'full';
+export type RcptRefuseFn = (address: string) => RcptDecision;
 
 /** Delays the reply to an accepted message's DATA: milliseconds, or until the promise settles. */
 export type SmtpHoldFn = (mail: { messageId?: string; callNo: number }) => number | Promise<void>;
@@ -56,6 +65,7 @@ export interface SmtpSink {
   /** Resolves with a snapshot once at least `n` messages were accepted. */
   waitForCount(n: number, timeoutMs?: number): Promise<ReceivedMail[]>;
   setRefuse(fn: SmtpRefuseFn | undefined): void;
+  setRefuseRecipient(fn: RcptRefuseFn | undefined): void;
   setHold(fn: SmtpHoldFn | undefined): void;
   /** Forgets accepted messages and attempt counts. */
   clear(): void;
@@ -69,15 +79,26 @@ interface Waiter {
   timer: NodeJS.Timeout;
 }
 
-const REFUSALS: Record<Exclude<SmtpDecision, 'accept'>, [number, string]> = {
-  transient: [451, '4.3.0 Temporarily unable to accept the message (sandbox refusal)'],
-  permanent: [550, '5.7.1 Message rejected (sandbox refusal)'],
+// Enhanced status codes are written here, in the words of the relay, so smtp-server adds none of its own.
+const REFUSALS: Record<Exclude<SmtpDecision, 'accept'>, (to: string[]) => [number, string]> = {
+  transient: () => [451, '4.3.0 Error: queue file write error'],
+  permanent: (to) => [550, `5.7.1 <${to.join('>, <')}>: Message rejected: relay access denied`],
+  spam: (to) => [554, `5.7.1 Message to <${to.join('>, <')}> rejected: spam content`],
+};
+const RCPT_REFUSALS: Record<Exclude<RcptDecision, 'accept'>, (address: string) => [number, string]> = {
+  unknown: (address) => [
+    550,
+    `5.1.1 <${address}>: Recipient address rejected: User unknown in local recipient table`,
+  ],
+  full: (address) => [452, `4.2.2 <${address}>: Recipient address rejected: Mailbox full`],
 };
 
 export async function startSmtpServer(
   options: {
     port?: number;
     refuse?: SmtpRefuseFn;
+    /** Offer STARTTLS with smtp-server's built-in certificate, which no client trusts. */
+    untrustedTls?: boolean;
     /** How long close() lets a client that ignores the goodbye keep its session (default 1000 ms). */
     closeTimeoutMs?: number;
   } = {},
@@ -86,6 +107,7 @@ export async function startSmtpServer(
   const attempts = new Map<string, number>();
   const waiters = new Set<Waiter>();
   let refuse = options.refuse;
+  let refuseRecipient: RcptRefuseFn | undefined;
   let hold: SmtpHoldFn | undefined;
   const closedSessions = new Set<string>();
 
@@ -102,7 +124,7 @@ export async function startSmtpServer(
     attempts.set(messageId, callNo);
 
     const decision = refuse?.({ from, to, messageId: parsed.messageId, callNo }) ?? 'accept';
-    if (decision !== 'accept') throw smtpError(...REFUSALS[decision]);
+    if (decision !== 'accept') throw smtpError(...REFUSALS[decision](to));
     const held = hold?.({ messageId: parsed.messageId, callNo });
     if (held !== undefined) {
       await (typeof held === 'number' ? new Promise((resolve) => setTimeout(resolve, held)) : held);
@@ -138,7 +160,8 @@ export async function startSmtpServer(
 
   const server = new SMTPServer({
     secure: false,
-    disabledCommands: ['STARTTLS'],
+    disabledCommands: options.untrustedTls ? [] : ['STARTTLS'],
+    hideENHANCEDSTATUSCODES: true,
     authOptional: true,
     allowInsecureAuth: true,
     size: 50 * 1024 * 1024,
@@ -147,6 +170,10 @@ export async function startSmtpServer(
     closeTimeout: options.closeTimeoutMs ?? 1000,
     onAuth: (_auth, _session, callback) => callback(null, { user: 'sandbox' }),
     onClose: (session) => void closedSessions.add(session.id),
+    onRcptTo(address: SMTPServerAddress, _session, callback) {
+      const decision = refuseRecipient?.(address.address) ?? 'accept';
+      callback(decision === 'accept' ? null : smtpError(...RCPT_REFUSALS[decision](address.address)));
+    },
     onData(stream, session, callback) {
       receive(stream, session).then(
         () => callback(null, 'OK: queued by sandbox'),
@@ -188,6 +215,9 @@ export async function startSmtpServer(
     },
     setRefuse(fn) {
       refuse = fn;
+    },
+    setRefuseRecipient(fn) {
+      refuseRecipient = fn;
     },
     setHold(fn) {
       hold = fn;

@@ -1,3 +1,5 @@
+import { scrubAddresses } from './telemetry/scrubAddresses.js';
+
 // Every failure is one of two kinds, decided here and nowhere else:
 // - transient: the world may look different in a moment (retry with backoff, then release the message);
 // - permanent: retrying cannot help (the message goes to the dead-letter queue with its reason).
@@ -51,6 +53,8 @@ const RETRYABLE_NETWORK_CODES = new Set([
 // user is an operator's problem, not the message's; releasing keeps the message until it is fixed.
 const RETRYABLE_HTTP_STATUSES = new Set([401, 403, 408, 409, 425, 429, 500, 502, 503, 504]);
 
+const MAX_CAUSE_DEPTH = 8;
+
 interface ErrorFields {
   code?: unknown;
   responseCode?: unknown;
@@ -60,7 +64,7 @@ interface ErrorFields {
 }
 
 /** Decides the kind of any thrown value: the stated kind if there is one, else from the foreign error's fields. */
-export function classify(err: unknown): FailureKind {
+export function classify(err: unknown, depth = 0): FailureKind {
   if (err instanceof TransientError) return 'transient';
   if (err instanceof PermanentError) return 'permanent';
   if (typeof err !== 'object' || err === null) return 'transient';
@@ -75,7 +79,8 @@ export function classify(err: unknown): FailureKind {
   }
   const httpStatus = response?.status ?? status;
   if (typeof httpStatus === 'number') return httpStatusKind(httpStatus);
-  if (cause !== undefined && cause !== err) return classify(cause);
+  // A chain of causes may loop back on itself; a few links are all any client wraps.
+  if (cause !== undefined && depth < MAX_CAUSE_DEPTH) return classify(cause, depth + 1);
   return 'transient';
 }
 
@@ -86,9 +91,9 @@ export function httpStatusKind(status: number): FailureKind {
 
 /**
  * The reason text stored for a failure (dead letters, the last error of a delivery, a parked mail): the error's
- * name and message, at most 500 characters, so that a huge message cannot bloat a row or a log line.
+ * name and message without addresses (the admin API shows reasons to a Viewer), at most 500 characters, so that a
+ * huge message cannot bloat a row or a log line.
  */
 export function failureReason(err: unknown): string {
-  if (err instanceof Error) return `${err.name}: ${err.message}`.slice(0, 500);
-  return String(err).slice(0, 500);
+  return scrubAddresses(err instanceof Error ? `${err.name}: ${err.message}` : String(err)).slice(0, 500);
 }

@@ -15,11 +15,14 @@ import {
   renewLeases,
   scheduleRetry,
 } from './mailOutbox.js';
-import type { MailTransport } from './mailTransport.js';
+import type { MailTransport, SendReport } from './mailTransport.js';
 import { catalogLanguage } from './messages.js';
 
-/** How one email's turn ended; `resent`: SMTP accepted it but the `sent` mark failed, so it goes again. */
-export type MailResult = 'sent' | 'retry' | 'parked' | 'resent';
+/**
+ * How one email's turn ended; `resent`: SMTP accepted it but the `sent` mark failed, so it goes again;
+ * `partial`: the relay took it for some recipients and refused the others, and it is marked sent.
+ */
+export type MailResult = 'sent' | 'partial' | 'retry' | 'parked' | 'resent';
 
 export interface MailSenderOptions {
   pool: Pool;
@@ -79,9 +82,10 @@ export function createMailSender(options: MailSenderOptions): MailSender {
         'no catalog for the locale; sending in MAIL_LOCALE',
       );
     }
+    let report: SendReport;
     try {
       // Its own trace, linked to the event's: the send happens later, maybe on another instance.
-      await inSpan(
+      report = await inSpan(
         'send mail',
         {
           kind: SpanKind.CLIENT,
@@ -117,6 +121,12 @@ export function createMailSender(options: MailSenderOptions): MailSender {
     } catch (err) {
       log.error({ err }, 'mail sent but not recorded; it goes again when its lease runs out');
       options.onResult?.('resent');
+      return;
+    }
+    if (report.refused.length > 0) {
+      // Sending again would repeat the email to those who got it: the refusal is the operator's to see.
+      log.warn({ refused: report.refused }, 'mail refused for some recipients');
+      options.onResult?.('partial');
       return;
     }
     log.info('mail sent');

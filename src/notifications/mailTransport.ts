@@ -2,9 +2,15 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Transform } from 'node:stream';
 import nodemailer, { type SendMailOptions } from 'nodemailer';
+import { type ErrorFields, errorFields } from '../telemetry/errorFields.js';
+
+/** What a relay that took the message said about recipients it refused: their replies, never their addresses. */
+export interface SendReport {
+  refused: ErrorFields[];
+}
 
 export interface MailTransport {
-  send(mail: SendMailOptions): Promise<void>;
+  send(mail: SendMailOptions): Promise<SendReport>;
   close(): void;
 }
 
@@ -32,7 +38,9 @@ export function smtpTransport(smtpUrl: string): MailTransport {
   });
   return {
     async send(mail) {
-      await transporter.sendMail(mail);
+      // A relay that refuses every recipient fails the send; one that refuses some takes the message for the rest.
+      const info: { rejectedErrors?: unknown[] } = await transporter.sendMail(mail);
+      return { refused: (info.rejectedErrors ?? []).map((err) => errorFields(err)) };
     },
     close: () => transporter.close(),
   };
@@ -61,6 +69,7 @@ export function directoryTransport(dir: string): MailTransport {
       await mkdir(dir, { recursive: true });
       const name = `${String(mail.messageId).replace(/[^A-Za-z0-9@.-]/g, '')}.eml`;
       await writeFile(join(dir, name), message as Buffer);
+      return { refused: [] };
     },
     close: () => transporter.close(),
   };

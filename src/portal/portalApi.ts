@@ -6,6 +6,7 @@ import { failureReason } from '../errors.js';
 import { createDestinationTarget } from '../s4/destinationTarget.js';
 import { type HttpAnswer, httpExchange } from '../s4/httpGet.js';
 import { parseRetryAfter } from '../s4/s4Failure.js';
+import { scrubAddresses } from '../telemetry/scrubAddresses.js';
 import type { PortalPush } from './pushOutbox.js';
 
 /** The body of the PUT: the issue's contract, field for field. */
@@ -41,7 +42,7 @@ export function classifyAnswer(answer: Pick<HttpAnswer, 'status' | 'body' | 'ret
   const { status } = answer;
   if (status >= 200 && status < 300) return { kind: 'pushed', status };
   if (status === 409 || status === 412) return { kind: 'conflict', status };
-  const reason = `portal answered ${status}: ${answer.body.slice(0, 200)}`;
+  const reason = `portal answered ${status}: ${scrubAddresses(answer.body.slice(0, 200))}`;
   if (TRANSIENT_4XX.has(status) || status >= 500 || status < 200)
     return { kind: 'transient', reason, retryAfterMs: parseRetryAfter(answer.retryAfter) };
   return { kind: 'parked', reason };

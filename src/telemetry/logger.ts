@@ -1,4 +1,5 @@
 import pino, { type Logger } from 'pino';
+import { errorFields } from './errorFields.js';
 
 // Credentials, tokens and email addresses never reach the logs, wherever they sit in a logged object.
 const REDACT = [
@@ -21,7 +22,13 @@ const REDACT = [
 
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
   return pino(
-    { level, redact: { paths: REDACT, censor: '[redacted]' }, base: { service: 'fleet-order-notifier' } },
+    {
+      level,
+      redact: { paths: REDACT, censor: '[redacted]' },
+      // Errors are logged by allow-list: pino's own serializer would copy every field a library hung on them.
+      serializers: { err: errorFields },
+      base: { service: 'fleet-order-notifier' },
+    },
     destination,
   );
 }

@@ -64,7 +64,7 @@ export function createMetrics(pool: Pool, retentionDays: number, sources: Metric
   );
   const mails = counter(
     'fon_mail_total',
-    'Emails handled by the outbox sender, by result: sent, retry, parked, resent (accepted by SMTP, but the sent mark failed, so it goes again)',
+    'Emails handled by the outbox sender, by result: sent, partial (the relay refused some recipients and took it for the others; not sent again), retry, parked, resent (accepted by SMTP, but the sent mark failed, so it goes again)',
     ['result'],
   );
   const pushes = counter(

@@ -1,10 +1,12 @@
 // Several instances of the compiled service as separate OS processes, consuming the same queue: started,
 // killed with SIGKILL, restarted like a platform would, stopped with SIGTERM at the end. Every process's
-// JSON log goes to a file of its own and is tallied on the way.
+// JSON log goes to a file of its own, is tallied and passes the log guard on the way.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { onTestFinished } from 'vitest';
+import { assertNoLeaks, checkLogLine, watchServiceEnv } from '../support/logGuard.js';
 
 export interface LogTally {
   /** Events whose effect a delivery committed (applied, stale, not found, ignored). */
@@ -85,6 +87,9 @@ export function createFleet(options: {
   logDir: string;
   count: number;
 }): Fleet {
+  // No instance may log an address or a credential: the test fails with the line, whatever else it checks.
+  watchServiceEnv(options.env);
+  onTestFinished(assertNoLeaks);
   const slots = Array.from({ length: options.count }, (_, i) => `i${i + 1}`);
   const running = new Map<string, Running>();
   const incarnation = new Map<string, number>();
@@ -194,6 +199,7 @@ export function createFleet(options: {
     };
     child.stderr?.pipe(log, { end: false });
     createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
+      checkLogLine(line);
       log.write(`${line}\n`);
       count(line, current);
     });

@@ -21,6 +21,7 @@ export interface Mta {
     'build-parameters': { builder: string; commands: string[]; ignore: string[] };
     parameters: Params;
     properties: Record<string, unknown>;
+    'properties-metadata'?: Record<string, { optional?: boolean; overwritable?: boolean }>;
     requires: MtaRequired[];
     provides?: { name: string; properties: Record<string, unknown> }[];
   }[];
@@ -121,9 +122,15 @@ export function interpolate(node: unknown, vars: Record<string, unknown>, used: 
   });
 }
 
-/** manifest.yml as `cf push --vars-file <varsFile>` reads it, and the variables it used. */
-export function pushedManifest(varsFile: string): { manifest: Manifest; vars: Params; used: Set<string> } {
-  const vars = parse(readRepoFile(varsFile)) as Params;
+/**
+ * manifest.yml as `cf push --vars-file <varsFile>` reads it, with the deployer's own variables (a second vars file
+ * outside the repository) after the file's, and the variables it used.
+ */
+export function pushedManifest(
+  varsFile: string,
+  deployerVars: Params = {},
+): { manifest: Manifest; vars: Params; used: Set<string> } {
+  const vars = { ...(parse(readRepoFile(varsFile)) as Params), ...deployerVars };
   const used = new Set<string>();
   const manifest = interpolate(parse(readRepoFile('manifest.yml')), vars, used) as Manifest;
   return { manifest, vars, used };

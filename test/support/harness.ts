@@ -13,6 +13,7 @@ import {
   startService,
 } from '../../src/service/buildService.js';
 import { createLogger } from '../../src/telemetry/logger.js';
+import { guardedDestination, guardedLevel, watchServiceEnv } from './logGuard.js';
 import { tracked } from './running.js';
 import { type LocalEndpoints, serviceEnv } from './serviceEnv.js';
 
@@ -29,7 +30,7 @@ export interface TestServiceOptions extends LocalEndpoints {
   retryPolicy?: RetryPolicy;
   /** How often the mail sender looks for due mail when nobody wakes it (default 200 ms). */
   mailPollMs?: number;
-  /** Receives the service's JSON log lines (at LOG_LEVEL) instead of stdout. */
+  /** Receives the service's JSON log lines (at LOG_LEVEL) instead of stdout; the log guard reads them all. */
   logLines?: string[];
   /** With a queue: return once the receiver is attached (default), or at once. */
   waitForAttach?: boolean;
@@ -37,19 +38,21 @@ export interface TestServiceOptions extends LocalEndpoints {
 
 /** The service's configuration and logger for these stand-ins, through the same loadConfig as production. */
 function testSetup(options: TestServiceOptions): { config: Config; logger: Logger; build: BuildOptions } {
-  const config = loadConfig({
+  const env = {
     // The SDK reads destinations from this process's environment: register a name of its own there.
     ...serviceEnv({ ...options, destination: registerDestination(options.s4Url) }),
     DATABASE_POOL_SIZE: '8',
     S4_TIMEOUT_MS: '1000',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     ...options.env,
-  });
-  const lines = options.logLines;
-  const destination = lines && { write: (line: string) => void lines.push(line) };
+  };
+  const config = loadConfig(env);
+  watchServiceEnv(env);
+  // The guard reads every line at debug level, whatever LOG_LEVEL lets through to the test.
+  const destination = guardedDestination(config.logLevel, options.logLines);
   return {
     config,
-    logger: createLogger(config.logLevel, destination),
+    logger: createLogger(guardedLevel(config.logLevel), destination),
     build: {
       retryPolicy: options.retryPolicy ?? { attempts: 3, baseDelayMs: 20, maxDelayMs: 100 },
       mailPollMs: options.mailPollMs ?? 200,

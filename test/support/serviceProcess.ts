@@ -1,9 +1,11 @@
 // The service as its own process, started the way the platform starts it (src/main.ts, through tsx), with its
-// log kept for diagnosis: for tests about the process itself, whether it dies or stays up.
+// log kept for diagnosis and read by the log guard: for tests about the process itself, whether it dies or stays up.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { eventually } from './harness.js';
+import { checkLogLine, watchServiceEnv } from './logGuard.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -26,10 +28,16 @@ export function spawnServiceProcess(env: Record<string, string>): ServiceProcess
     env: { PATH: process.env.PATH, ...env },
   });
   const log: string[] = [];
-  child.stdout
-    ?.setEncoding('utf8')
-    .on('data', (chunk: string) => log.push(...chunk.split('\n').filter(Boolean)));
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => log.push(chunk));
+  watchServiceEnv(env);
+  // Whole lines: a value split across two chunks would slip past the guard.
+  createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
+    checkLogLine(line);
+    if (line !== '') log.push(line);
+  });
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    checkLogLine(chunk);
+    log.push(chunk);
+  });
   const alive = () => child.exitCode === null && child.signalCode === null;
   const withAmqp = env.INGEST?.includes('amqp') === true;
   const ready = eventually(

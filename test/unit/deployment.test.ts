@@ -42,10 +42,15 @@ interface EventMeshDescriptor {
   rules: Record<'queueRules' | 'topicRules', Record<'publishFilter' | 'subscribeFilter', string[]>>;
 }
 
+// What the deployer gives outside the repository: MAIL_FROM and MAIL_TO in secrets.mtaext for cf deploy, mail_from
+// and mail_to in mail.yml for cf push. The descriptors themselves carry no address.
+const ADDRESSES = { MAIL_FROM: 'notifier@fleet.example', MAIL_TO: 'fleet-manager@fleet.example' };
+const MAIL_VARS = { mail_from: ADDRESSES.MAIL_FROM, mail_to: ADDRESSES.MAIL_TO };
+
 const mta = parse(read('mta.yaml')) as Mta;
 const eventHubExtension = parse(read('event-hub.mtaext')) as MtaExtension;
 // manifest.yml as pushed for standalone Event Mesh, the broker mta.yaml binds without an extension.
-const { manifest } = pushedManifest('deploy/cf/event-mesh.yml');
+const { manifest } = pushedManifest('deploy/cf/event-mesh.yml', MAIL_VARS);
 const xsSecurity = JSON.parse(read('xs-security.json')) as XsSecurity;
 const eventMesh = JSON.parse(read('event-mesh.json')) as EventMeshDescriptor;
 const pkg = JSON.parse(read('package.json')) as {
@@ -126,6 +131,24 @@ describe('mta.yaml and manifest.yml', () => {
     expect(mta.version).toBe(pkg.version);
   });
 
+  it('leave MAIL_FROM and MAIL_TO to the deployer: without a value in mta.yaml, required and overwritable', () => {
+    expect(mtaModule.properties).toMatchObject({ MAIL_FROM: null, MAIL_TO: null });
+    expect(mtaModule['properties-metadata']).toEqual({
+      MAIL_FROM: { optional: false, overwritable: true },
+      MAIL_TO: { optional: false, overwritable: true },
+    });
+  });
+
+  it('carry no email address, nor does any extension descriptor or vars file', () => {
+    const files = [
+      'mta.yaml',
+      'manifest.yml',
+      ...VARIANTS.flatMap(({ extension, vars }) => [extension, vars]),
+    ];
+    for (const file of files)
+      expect(JSON.stringify(parse(read(file))), file).not.toMatch(/[\w.+-]+@[\w-]+(\.[\w-]+)+/);
+  });
+
   it('bind the same four services, and mta.yaml keeps the optional ones inactive', () => {
     expect(activeResources.map((resource) => resource.parameters.service).sort()).toEqual(
       Object.keys(INSTANCES).sort(),
@@ -180,7 +203,7 @@ describe('mta.yaml and manifest.yml', () => {
   });
 
   it('set the same environment, only keys the code reads, every value a string, no secret', () => {
-    expect(app.env).toEqual(mtaModule.properties);
+    expect(app.env).toEqual({ ...mtaModule.properties, ...ADDRESSES });
     for (const [key, value] of Object.entries(app.env)) {
       expect(CONFIG_KEYS, `${key} is not read by the code`).toContain(key);
       expect(typeof value, `${key} must be quoted so YAML does not turn it into a number`).toBe('string');
@@ -389,6 +412,7 @@ describe('event-hub.mtaext', () => {
     const config = loadConfig({
       ...(mtaModule.properties as Record<string, string>),
       ...(properties as Record<string, string>),
+      ...ADDRESSES,
       DATABASE_URL: 'postgres://u:p@db/x',
       SMTP_URL: 'smtp://mail',
       AUTH: 'none',
@@ -489,6 +513,7 @@ describe('one extension descriptor per AMQP broker', () => {
         const config = loadConfig({
           ...(mtaModule.properties as Record<string, string>),
           ...properties,
+          ...ADDRESSES,
           DATABASE_URL: 'postgres://u:p@db/x',
           SMTP_URL: 'smtp://mail',
           AUTH: 'none',
@@ -518,7 +543,7 @@ describe('cf push with one vars file per broker', () => {
 
   for (const { broker, extension, vars: varsFile } of VARIANTS) {
     describe(`${varsFile} (${broker})`, () => {
-      const { manifest: pushed, vars, used } = pushedManifest(varsFile);
+      const { manifest: pushed, vars, used } = pushedManifest(varsFile, MAIL_VARS);
       const [pushedApp] = pushed.applications;
       const deployed = deployment(mta, extensionOf(extension));
 
@@ -535,12 +560,22 @@ describe('cf push with one vars file per broker', () => {
       });
 
       it(`sets the environment mta.yaml sets with ${extension}, every value a string`, () => {
-        expect(pushedApp?.env).toEqual(deployed.env);
+        expect(pushedApp?.env).toEqual({ ...deployed.env, ...ADDRESSES });
         for (const [key, value] of Object.entries(pushedApp?.env ?? {}))
           expect(typeof value, `${key} must be a quoted string in ${varsFile}`).toBe('string');
       });
     });
   }
+
+  it.each(VARIANTS)(
+    "stops a push with $vars but without the deployer's mail_from and mail_to",
+    ({ vars }) => {
+      expect(() => pushedManifest(vars)).toThrow('Expected to find variables: mail_from');
+      expect(() => pushedManifest(vars, { mail_from: ADDRESSES.MAIL_FROM })).toThrow(
+        'Expected to find variables: mail_to',
+      );
+    },
+  );
 
   it('stops a push without a vars file, as cf push does', () => {
     expect(() => interpolate(parse(read('manifest.yml')), {}, new Set())).toThrow(

@@ -40,6 +40,13 @@ describe('classify', () => {
     expect(classify(new Error('wrapped', { cause: withCode('40001') }))).toBe('transient');
   });
 
+  it('ends on a chain of causes that loops back on itself', () => {
+    const first = new Error('first');
+    const second = new Error('second', { cause: first });
+    first.cause = second;
+    expect(classify(first)).toBe('transient');
+  });
+
   it('reads a status given directly on the error', () => {
     expect(classify(Object.assign(new Error('x'), { status: 422 }))).toBe('permanent');
   });

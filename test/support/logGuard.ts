@@ -1,0 +1,91 @@
+// Personal data and credentials never reach the service's logs. Every service a test runs, in this process or as
+// a child, hands its log lines to this guard; a line that carries a configured email address, a client secret or
+// a bearer token is kept, and the setup file (setup.running.ts) or the crash suite fails the test with it,
+// the value masked. One file's tests run one after another in one worker, so the state is the file's.
+import pino from 'pino';
+
+// Shapes of a credential no configuration names: a JWT (its base64url header starts with eyJ) and a bearer token.
+const PATTERNS: Array<[RegExp, string]> = [
+  [/eyJ[\w-]{8,}\.[\w-]{8,}\.[\w-]*/g, 'a JWT'],
+  [/\bbearer\s+[\w.~+/=-]{16,}/gi, 'a bearer token'],
+];
+// Values shorter than this would match unrelated text; no real address or secret is this short.
+const MIN_LENGTH = 6;
+const DEBUG = 20;
+
+/** Watched value (lower-cased) -> what it is, for the failure message. */
+const watched = new Map<string, string>();
+const leaks: string[] = [];
+
+/** Fails the test if a log line carries any of `values`; `what` names them in the failure (e.g. `MAIL_TO`). */
+export function watchLogFor(what: string, ...values: string[]): void {
+  for (const value of values) {
+    if (value.trim().length >= MIN_LENGTH) watched.set(value.trim().toLowerCase(), what);
+  }
+}
+
+/** Watches what a service's environment configures: MAIL_FROM, MAIL_TO, client secrets, OTLP headers. */
+export function watchServiceEnv(env: Readonly<Record<string, string | undefined>>): void {
+  watchLogFor('MAIL_FROM', env.MAIL_FROM ?? '');
+  watchLogFor('MAIL_TO', ...(env.MAIL_TO ?? '').split(','));
+  if (env.VCAP_SERVICES !== undefined)
+    watchLogFor('a client secret', ...clientSecrets(JSON.parse(env.VCAP_SERVICES)));
+  // key=value pairs, such as Authorization=Bearer …: each value is a credential.
+  for (const pair of (env.OTEL_EXPORTER_OTLP_HEADERS ?? '').split(',')) {
+    watchLogFor('an OTLP header value', decodeURIComponent(pair.slice(pair.indexOf('=') + 1)));
+  }
+}
+
+function clientSecrets(value: unknown): string[] {
+  if (typeof value !== 'object' || value === null) return [];
+  return Object.entries(value).flatMap(([key, inner]) =>
+    key === 'clientsecret' && typeof inner === 'string' ? [inner] : clientSecrets(inner),
+  );
+}
+
+/** Checks one log line; a leak is kept, masked, for the end of the test. */
+export function checkLogLine(line: string): void {
+  const lower = line.toLowerCase();
+  const found = [...watched].filter(([value]) => lower.includes(value)).map(([, what]) => what);
+  for (const [pattern, what] of PATTERNS) if (line.search(pattern) >= 0) found.push(what);
+  if (found.length > 0) leaks.push(`${[...new Set(found)].join(', ')} in: ${mask(line)}`);
+}
+
+function mask(line: string): string {
+  let masked = line;
+  for (const [value, what] of watched) {
+    masked = masked.replace(new RegExp(value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'gi'), `[${what}]`);
+  }
+  for (const [pattern, what] of PATTERNS) masked = masked.replace(pattern, `[${what}]`);
+  return masked.length > 2000 ? `${masked.slice(0, 2000)}…` : masked;
+}
+
+/** Throws, naming the offending lines, if any line since the last call leaked; forgets them. */
+export function assertNoLeaks(): void {
+  const found = leaks.splice(0);
+  if (found.length === 0) return;
+  throw new Error(
+    `the service logged what it must never log (${found.length} line(s)):\n${found.join('\n')}`,
+  );
+}
+
+/**
+ * A pino destination for a service in this process: every line goes to the guard; those at `level` or above go
+ * to `lines`, or without them to stdout.
+ */
+export function guardedDestination(level: string, lines?: string[]): { write(line: string): void } {
+  const least = pino.levels.values[level] ?? Number.POSITIVE_INFINITY;
+  return {
+    write(line) {
+      checkLogLine(line);
+      if (Number(/"level":(\d+)/.exec(line)?.[1]) < least) return;
+      if (lines === undefined) process.stdout.write(line);
+      else lines.push(line);
+    },
+  };
+}
+
+/** The level a guarded logger runs at: debug, or what the test asked for if that shows more. */
+export function guardedLevel(level: string): string {
+  return (pino.levels.values[level] ?? Number.POSITIVE_INFINITY) < DEBUG ? level : 'debug';
+}
