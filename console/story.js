@@ -20,6 +20,17 @@ function notificationLine(notification) {
 function arrivalEntries(arrival) {
   const by = arrival.channel === null ? '' : ` by ${arrival.channel}`;
   const entries = [];
+  if (arrival.outcome === 'in_progress') {
+    entries.push({
+      at: arrival.receivedAt,
+      tag: 'in_progress',
+      title: `${eventName(arrival)} arrived${by}, not processed yet`,
+      details: [
+        `${arrival.attempts} deliveries so far: being handled now, or the process handling it stopped`,
+      ],
+    });
+    return entries;
+  }
   if (arrival.outcome === 'released') {
     entries.push({
       at: arrival.receivedAt,

@@ -14,6 +14,8 @@ export type ArrivalOutcome =
   | 'not_found'
   | 'ignored'
   | 'released'
+  /** Counted but neither processed nor released with an error: in process now, or its process died. */
+  | 'in_progress'
   | 'dead_lettered';
 
 export interface Arrival {
@@ -67,7 +69,8 @@ const ARRIVALS = `
      from duplicate_arrival a join processed_event p using (source, id)
      where p.sales_order = $1::text order by a.arrived_at desc limit $2::int)
     union all
-    (select source, id, null, channel, first_seen_at, attempts, 'released', last_error, null, null, null, null,
+    (select source, id, null, channel, first_seen_at, attempts,
+            case when last_error is null then 'in_progress' else 'released' end, last_error, null, null, null, null,
             null, null, null
      from event_attempt where sales_order = $1::text order by first_seen_at desc limit $2::int)
     union all

@@ -5,6 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PortalServer, startPortalServer } from '../../sandbox/portalServer.js';
 import { SALES_ORDER_TYPE, salesOrderEvent } from '../../sandbox/s4Events.js';
+import { parseCloudEvent } from '../../src/events/cloudEvent.js';
+import { checkInbox } from '../../src/events/inbox.js';
 import type { Channel } from '../../src/events/outcome.js';
 import { refuse } from '../../src/events/refuse.js';
 import type { ServiceParts } from '../../src/service/buildService.js';
@@ -46,9 +48,15 @@ const { viewer, admin, call } = adminCalls(
 
 const { newOrder, changeOrder } = orderMaker(() => world.s4, 8_100_000);
 
+const inboundOf = (body: string) => ({
+  body: Buffer.from(body),
+  contentType: 'application/json',
+  binaryAttributes: {},
+});
+
 /** Delivers an event as a transport adapter does: a reject is stored as a dead letter. */
 async function deliver(body: string, channel: Channel = 'amqp') {
-  const inbound = { body: Buffer.from(body), contentType: 'application/json', binaryAttributes: {} };
+  const inbound = inboundOf(body);
   const handled = await service.handle(inbound, { channel });
   if (handled.outcome.kind === 'reject') {
     const dead = await refuse(
@@ -162,6 +170,11 @@ describe('the order timeline', () => {
     world.s4.deleteOrder(salesOrder);
     expect(await deliver(event(salesOrder, id(7), 'Deleted.v1'))).toMatchObject({ result: 'not_found' });
 
+    // Counted, then nothing more: a delivery in process, or one whose process died.
+    const counted = parseCloudEvent(inboundOf(event(salesOrder, id(8))), 1_000_000);
+    if (!counted.ok) throw new Error(counted.reason);
+    await checkInbox(world.db.pool, counted.event, 'amqp');
+
     const res = await call('GET', `/api/orders/${salesOrder}/timeline`, viewer());
     expect(res.statusCode).toBe(200);
     const timeline = res.json();
@@ -176,8 +189,10 @@ describe('the order timeline', () => {
       [id(2), 'dead_lettered'],
       [id(6), 'released'],
       [id(7), 'not_found'],
+      [id(8), 'in_progress'],
     ]);
     const [created, duplicate, changed, item, stale, redelivered, conflict, waiting, gone] = arrivals as [
+      Arrival,
       Arrival,
       Arrival,
       Arrival,
