@@ -19,7 +19,7 @@ describe('the meaning of a portal answer', () => {
   });
   it("states the answer's own error message, never its body", () => {
     const reason = (body: string) => {
-      const parsed = classifyAnswer({ status: 400, body });
+      const parsed = classifyAnswer({ status: 400, body, retryAfter: undefined });
       return parsed.kind === 'parked' ? parsed.reason : undefined;
     };
     expect(reason('{"error":"bad field"}')).toBe('portal answered 400: bad field');
