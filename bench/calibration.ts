@@ -1,14 +1,8 @@
 // How many events a run gets when --events is not given. Every scenario publishes a fixed share of them, so on a
-// machine half as fast each window lasts twice as long, and the whole benchmark with it: 20,000 events took 478
-// to 582 s where the database ceiling at prefetch 100 reached 2,800 new events/s, and 767 s where it reached
-// 1,330. A probe of the same ceiling first tells how fast this machine is (on a new database, so it reads lower
-// than the ceiling measured later: 850 to 1,010/s on the machine of 1,330); a slower machine gets proportionally
-// fewer events, so that its windows last about as long as on a fast one and the run stays under ten minutes.
-// Since the identity checks of one turn share a statement the probe reads about 1.4 times higher on the same
-// machine (1,019 before, 1,439 after), while the phases at prefetch 1 and 20 gained less: sized from 2,000/s, a
-// run of 14,400 events took 685 s, hence the reference of 2,800/s. A run of all 20,000 still took 598 s where
-// the probe reached 3,765/s (a probe on an idle machine, the runs after it on one the benchmark keeps busy): too
-// near the ten minutes, hence 16,000.
+// machine half as fast each window lasts twice as long, and the whole benchmark with it. A probe of the database
+// ceiling at prefetch 100 first tells how fast this machine is (on a new database, so it reads lower than the
+// ceiling measured later); a slower machine gets proportionally fewer events, so that its windows last about as
+// long as on a fast one and the run stays under ten minutes.
 // The shares stay fixed, so the scenarios of one run still compare with each other and with their ceilings.
 import { measureDatabaseCeiling } from './databaseCeiling.js';
 import type { BenchDatabase } from './infrastructure.js';

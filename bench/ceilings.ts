@@ -58,12 +58,10 @@ export async function measureCeilings(options: CeilingOptions): Promise<CeilingR
 /**
  * The database's duplicate ceiling: `count` redeliveries of `recorded` (events the database holds as processed)
  * through the service's handler, four times the scenario's duplicates, as the handler takes them three to six
- * times as fast as the service, so that its window lasts about as long as the scenario's (with twice as many, a
- * window of about one second at prefetch 1 spread from 4,034 to 8,472 duplicates/s within a benchmark run).
+ * times as fast as the service, so that its window lasts about as long as the scenario's.
  * Measured right before the service's duplicate phase, on the disk its emptied outboxes settled, not with the
  * other ceilings before the scenario's new events: this shared machine's pace moves within tens of seconds, and
- * moves the service, RabbitMQ and PostgreSQL alike (in one run of 2026-12-04 all three spent 1.4 times the CPU per
- * duplicate of the run before at the same busy share), so the nearer the ceiling, the more of that its ratio
+ * moves the service, RabbitMQ and PostgreSQL alike, so the nearer the ceiling, the more of that its ratio
  * cancels. A duplicate writes no row, so the phase after it starts on that settled disk too.
  */
 export function measureDuplicateCeiling(

@@ -22,10 +22,8 @@ export interface BenchDatabase {
   /**
    * Writes every page the phases before dirtied to disk now (CHECKPOINT), so that the next window does not share
    * the disk with a checkpoint spread over minutes in the background (PostgreSQL's default), whose writes slow
-   * every commit's flush. One event in flight waits on each flush: without it, the database ceiling at prefetch 1
-   * came out 341 to 1,157 new events/s within one benchmark run, and 1,262 to 1,517 in three runs of that
-   * prefetch alone; with it, 794 to 1,422 over three benchmark runs (2026-12-03). It narrows, it does not settle:
-   * the machine's own pace still moves.
+   * every commit's flush, on which one event in flight waits. It narrows the scatter of the database ceiling at
+   * prefetch 1, it does not settle it: the machine's own pace still moves.
    */
   checkpoint(): Promise<void>;
   drop(): Promise<void>;

@@ -1,12 +1,9 @@
 // What a setting costs the service per event, measured as a pair: two services, one without the setting and one
 // with it, take the same load at the same time on two queues, and their CPU per event is compared over the same
-// seconds. Measured one after the other, the same scenario twice came out 0.89 to 1.2 times its own CPU per event
-// (three runs, 2026-12-03): this shared machine gives the same work more or less CPU time from one minute to the
-// next. Side by side, two services without the setting came out within 1 to 2 % of each other.
+// seconds, because this shared machine gives the same work more or less CPU time from one minute to the next.
 // The load is either a backlog both drain as fast as they can, or events published to both at a steady rate. At a
 // steady rate each side's batches are set by the arrivals, the same on both sides; draining, the slower side is
-// the more contended and its batches differ, and the same pair moved by a tenth from one window to the next
-// (every delivery traced 1.26 to 1.45 in six windows at 22:00 on 2026-12-03, 1.09 in all three at 200 events/s).
+// the more contended and its batches differ, so the same pair moves more from one window to the next.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TestQueue } from '../test/support/broker.js';
 import type { BenchDatabase } from './infrastructure.js';

@@ -257,8 +257,7 @@ async function runAll(
       // The ceilings get as many events as this prefetch's 0 ms scenario (the one they bound most closely), the
       // database more over more orders, as many times as it runs faster, so that its window lasts about as long as
       // the scenario's and is moved less by the seconds in which this shared machine runs slower: twice from
-      // prefetch 20 up, five times at prefetch 1 (1,270 against 228 new events/s in the run of 2026-12-03 22:51;
-      // twice made a window of under 2 s, and the ceiling moved from 1,100 to 1,422/s within that run).
+      // prefetch 20 up, five times at prefetch 1, where the database runs about five times as fast as the service.
       const databaseMultiple = prefetch === 1 ? 5 : 2;
       const zeroLatency = SCENARIOS.find((s) => s.name === scenarioName(0, prefetch));
       const uniqueCount = Math.round(uniqueTotal * (zeroLatency?.uniqueShare ?? 1));

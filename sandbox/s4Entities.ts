@@ -1,9 +1,9 @@
 // The sales order header as each API version writes it, for the S/4HANA stand-in (s4Server.ts).
 // V2 (API_SALES_ORDER_SRV, A_SalesOrderType): `__metadata`, `/Date(ms)/` for Edm.DateTime, `/Date(ms+0000)/`
-// for Edm.DateTimeOffset, amounts as strings, both delivery statuses (PLATFORM-NOTES 5; shape as in the real
-// captures in ../shared/real-samples/odata/). V4 (CE_SALESORDER_0001, SalesOrder): `@odata.context` and
+// for Edm.DateTimeOffset, amounts as strings, both delivery statuses (docs/s4hana.md, V2 wire format; shape as
+// in answers captured from real systems). V4 (CE_SALESORDER_0001, SalesOrder): `@odata.context` and
 // `@odata.etag` beside the fields, Edm.Date "YYYY-MM-DD", Edm.DateTimeOffset with 7 fractional digits, amounts
-// as JSON numbers, OverallDeliveryStatus only (PLATFORM-NOTES 14).
+// as JSON numbers, OverallDeliveryStatus only (docs/s4hana.md, V4 wire format).
 export type SandboxApi = 'v2' | 'v4';
 
 export interface SalesOrderState {

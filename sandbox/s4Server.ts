@@ -6,8 +6,8 @@
  * steer: set an order's state, make reads slow, fail or hang, script what each read of an order answers, and
  * count reads to prove a duplicate event did not cost a call. This is a real HTTP server (node:http, keep-alive, no per-request logging, since the
  * benchmark sends ~20k reads) that answers single-order reads and collection reads with a `$filter` of key terms
- * joined by `or`, in each version's JSON format (s4Entities.ts), with OData error bodies. It honours `$select`
- * because a real release without `OverallDeliveryStatus` fails a request that selects it (PLATFORM-NOTES 5).
+ * joined by `or`, in each version's JSON format (s4Entities.ts), with OData error bodies. It honours `$select`:
+ * a release without `OverallDeliveryStatus` fails a request selecting it (docs/s4hana.md, V2 fields and releases).
  * Error codes other than SY/530 are plausible, not copied from a system: clients must key on the status.
  *
  * This file routes and times the answers; what the stand-in holds and how a test steers it is s4State.ts, what
@@ -18,6 +18,7 @@ import type { AddressInfo } from 'node:net';
 import { type Answer, odataError } from './s4Entities.js';
 import { CONTROL_PATH, controlOrder } from './s4OrderControl.js';
 import { answerRead, type Delay } from './s4Reads.js';
+import { createReturnsStandIn, type ReturnsStandIn } from './s4Returns.js';
 import { createS4State, type S4Controls } from './s4State.js';
 
 export type { SalesOrderState } from './s4Entities.js';
@@ -34,6 +35,8 @@ export interface S4ServerOptions {
 export interface S4Server extends S4Controls {
   /** http://127.0.0.1:port, no trailing slash */
   url: string;
+  /** The customer-return APIs (s4Returns.ts), served on their own paths beside the sales orders. */
+  returns: ReturnsStandIn;
   close(): Promise<void>;
 }
 
@@ -41,6 +44,7 @@ export async function startS4Server(options: S4ServerOptions = {}): Promise<S4Se
   const state = createS4State(options.latencyMs ?? 0);
   const timers = new Set<NodeJS.Timeout>();
   const omitOverallDeliveryStatus = options.omitOverallDeliveryStatus === true;
+  const returns = createReturnsStandIn();
   let url = '';
 
   function handle(req: IncomingMessage, res: ServerResponse): void {
@@ -51,7 +55,7 @@ export async function startS4Server(options: S4ServerOptions = {}): Promise<S4Se
     let answer: Answer | 'hang';
     const delay: Delay = { until: [] };
     try {
-      answer = answerRead(req, { state, url, omitOverallDeliveryStatus }, delay);
+      answer = returns.answer(req, url) ?? answerRead(req, { state, url, omitOverallDeliveryStatus }, delay);
     } catch (err) {
       // A throwing fault function is a test bug; surface it as a 500 instead of crashing the test process.
       answer = odataError('v2', 500, 'SANDBOX', `sandbox failed: ${String(err)}`);
@@ -91,6 +95,7 @@ export async function startS4Server(options: S4ServerOptions = {}): Promise<S4Se
   let closing: Promise<void> | undefined;
   return {
     url,
+    returns,
     ...state.controls,
     close() {
       closing ??= new Promise<void>((resolve) => {

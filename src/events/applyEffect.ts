@@ -32,8 +32,8 @@ interface EffectRow {
   pushQueued: boolean;
 }
 
-// With PORTAL_DESTINATION set, the statement also queues the portal push (pushOutbox.ts); without it, it is
-// the statement it always was. A prepared statement per variant, since their texts differ.
+// With PORTAL_DESTINATION set, the statement also queues the portal push (pushOutbox.ts). A prepared statement
+// per variant, since their texts differ.
 const PUSH_ID = '$16::uuid';
 
 /** The effect's statement, without and with the portal push: its text built once, prepared per connection. */
@@ -96,16 +96,9 @@ const EFFECT = { name: 'apply-effect', text: effectSql(false) };
 const EFFECT_WITH_PUSH = { name: 'apply-effect-push', text: effectSql(true) };
 
 /**
- * The effect of new events with their order's current state, as one auto-committed statement: upsert the portal
- * row unless the stored state is newer (the row lock taken there orders concurrent events of one order); if this
- * state became the portal's and its (status, requested delivery date) differs from the pair last notified, record
- * the pair and queue one email with everything it will say: the previous pair, the recipients' language and the
- * Message-ID it answers, so the sender reads nothing else and a resend says what the first send said. Each step
- * takes its rows from the one before (`from portal`, `from changed`), so PostgreSQL runs them in sequence, each
- * under the locks of the previous. Last, the events are recorded as processed, `applied` or `stale` by whether
- * the upsert wrote: a record of any of their identities committed by another delivery meanwhile fails the
- * statement, and with it everything above, so that delivery's effect stands alone (a duplicate). `events` are
- * events of one order answered by the same read (effectGroups.ts), usually one.
+ * The effect of events of one order answered by one read, in one auto-committed statement: upsert the portal row
+ * unless the stored state is newer, queue one email if the notified pair changed, record the events as processed;
+ * a record committed meanwhile by another delivery fails it all (docs/processing.md, The flow).
  */
 export async function applyEffect(
   pool: Pool,

@@ -1,12 +1,17 @@
-// Table dead_letter: refused messages with their reason, kept for an operator to read and replay.
+// Table dead_letter: refused messages with their reason, kept for an operator to read and replay. A letter not
+// yet replayed also recognises its message when the broker sends it again, so that it is refused only once.
+import type { Pool } from 'pg';
 import { deleteOldest } from '../db/deleteOldest.js';
-import type { Executor } from '../db/transaction.js';
+import { type Executor, withTransaction } from '../db/transaction.js';
+import { messageHash } from './messageHash.js';
 
 export interface DeadLetter {
   channel: 'amqp' | 'webhook' | 'event-hub';
   reason: string;
   source: string | undefined;
   eventId: string | undefined;
+  /** The event's payload hash, when the message parsed: with source and id, what recognises it. */
+  payloadHash: string | undefined;
   /** The order the event named, when it parsed that far: the letter shows on that order's timeline. */
   salesOrder?: string | undefined;
   contentType: string | undefined;
@@ -20,12 +25,30 @@ export interface DeadLetter {
 // Enough to diagnose any message; the broker's dead-letter queue keeps the full copy of AMQP messages.
 const MAX_STORED_BODY = 1024 * 1024;
 
-/** Keeps a refused message with the reason, where an operator can read it and replay it. */
-export async function recordDeadLetter(db: Executor, letter: DeadLetter): Promise<string> {
+export interface StoredDeadLetter {
+  /** Null only when an earlier letter recognised the message but was replayed before it could be read. */
+  id: string | null;
+  /** True when an earlier delivery of the message stored its letter: nothing was written. */
+  earlier: boolean;
+}
+
+/**
+ * Keeps a refused message with the reason, where an operator can read it and replay it, unless a letter of the
+ * same message (unreplayed) is there: then that one's id. Two deliveries refused at once write one letter, as
+ * the unique indexes of 0008_refused_once.sql make the second insert wait for the first and then do nothing.
+ */
+export async function recordDeadLetter(db: Executor, letter: DeadLetter): Promise<StoredDeadLetter> {
   const truncated = letter.body.length > MAX_STORED_BODY;
+  const identified =
+    letter.source !== undefined && letter.eventId !== undefined && letter.payloadHash !== undefined;
+  const hash = identified ? null : messageHash(letter);
   const { rows } = await db.query<{ id: string }>(
-    `insert into dead_letter (channel, reason, source, event_id, content_type, attributes, headers, body, sales_order)
-     values ($1::text, $2::text, $3::text, $4::text, $5::text, $6::jsonb, $7::jsonb, $8::bytea, $9::text)
+    `insert into dead_letter
+       (channel, reason, source, event_id, content_type, attributes, headers, body, payload_hash, message_hash,
+        sales_order)
+     values ($1::text, $2::text, $3::text, $4::text, $5::text, $6::jsonb, $7::jsonb, $8::bytea, $9::text, $10::text,
+              $11::text)
+     on conflict do nothing
      returning id::text as "id"`,
     [
       letter.channel,
@@ -38,10 +61,65 @@ export async function recordDeadLetter(db: Executor, letter: DeadLetter): Promis
       JSON.stringify(letter.attributes, jsonSafe),
       JSON.stringify(letter.headers, jsonSafe),
       truncated ? letter.body.subarray(0, MAX_STORED_BODY) : letter.body,
+      identified ? letter.payloadHash : null,
+      hash,
       optionalText(letter.salesOrder),
     ],
   );
-  return (rows[0] as { id: string }).id;
+  const inserted = rows[0]?.id;
+  if (inserted !== undefined) return { id: inserted, earlier: false };
+  // A statement of its own: the letter that won was committed after the insert's snapshot was taken.
+  const earlier = identified
+    ? await refusedEventLetter(db, letter.source, letter.eventId, letter.payloadHash)
+    : await refusedMessageLetter(db, hash);
+  return { id: earlier, earlier: true };
+}
+
+/** The letter not yet replayed of a refused event, by its identity and payload hash, if there is one. */
+async function refusedEventLetter(
+  db: Executor,
+  source: string | undefined,
+  id: string | undefined,
+  payloadHash: string | undefined,
+): Promise<string | null> {
+  const { rows } = await db.query<{ id: string }>(
+    `select id::text as "id" from dead_letter
+     where source = $1::text and event_id = $2::text and payload_hash = $3::text and replayed_at is null`,
+    [source, id, payloadHash],
+  );
+  return rows[0]?.id ?? null;
+}
+
+/**
+ * refusedMessageLetter ahead of refusing, waiting for no lock on the table beyond a moment: it only spares the
+ * refusal its work and names the outcome. refuse() recognises the message as it stores in any case, and a held
+ * lock belongs there, where it makes the message go back until the letter can be stored.
+ */
+export function findRefusedMessage(pool: Pool, hash: string): Promise<string | null> {
+  return withTransaction(pool, async (tx) => {
+    await tx.query(`set local lock_timeout = '100ms'`);
+    return refusedMessageLetter(tx, hash);
+  });
+}
+
+/** The letter not yet replayed of a refused message that never became an event, by its hash (messageHash.ts). */
+async function refusedMessageLetter(db: Executor, hash: string | null): Promise<string | null> {
+  const { rows } = await db.query<{ id: string }>(
+    `select id::text as "id" from dead_letter where message_hash = $1::text and replayed_at is null`,
+    [hash],
+  );
+  return rows[0]?.id ?? null;
+}
+
+/**
+ * SQL true when the event of identity (`source`, `id`) and payload hash `hash`, SQL expressions of the statement
+ * that embeds it (the identity check, inbox.ts), has a dead letter not yet replayed: it was refused, and this is
+ * it again.
+ */
+export function refusedEventSql(source: string, id: string, hash: string): string {
+  return `exists (select from dead_letter refused_letter
+     where refused_letter.source = ${source} and refused_letter.event_id = ${id}
+       and refused_letter.payload_hash = ${hash} and refused_letter.replayed_at is null)`;
 }
 
 /** What a replay needs of a stored dead letter: the message as received, its identity, whether it was replayed. */

@@ -11,7 +11,9 @@ import type { ReadOrder } from '../s4/batchedReads.js';
 import { type Context, inSpan, producerContext, SpanKind } from '../telemetry/tracing.js';
 import type { EffectResult } from './applyEffect.js';
 import { type InboundMessage, type ParsedEvent, parseCloudEvent } from './cloudEvent.js';
+import { findRefusedMessage } from './deadLetter.js';
 import { batchInboxChecks, type InboxEntry, noteAttemptError, recordProcessed } from './inbox.js';
+import { messageHash } from './messageHash.js';
 import { accept, type Channel, type Outcome, reject } from './outcome.js';
 import { eventAttributes, logOutcome, outcomeAttributes } from './outcomeReport.js';
 import { isLegacyHash, samePayload } from './payloadHash.js';
@@ -77,14 +79,14 @@ export function createEventHandler(deps: EventHandlerDeps): HandleEvent {
         if (recording) span.setAttributes(eventAttributes(channel, event));
         const outcome = parsed.ok
           ? await oneAtATime.run(JSON.stringify([parsed.event.source, parsed.event.id]), () =>
-              checkIdentityThenApply(deps, checkInbox, parsed.event, channel, trace, signal),
+              checkIdentityThenApply(deps, checkInbox, parsed.event, trace, channel, signal),
             )
-          : reject('invalid_event', parsed.reason);
+          : await refuseInvalid(deps.pool, message, channel, parsed.reason);
         if (recording) span.setAttributes(outcomeAttributes(outcome));
         const seconds = Number(process.hrtime.bigint() - started) / 1e9;
         logOutcome(deps.logger, fields, outcome, seconds);
-        // A child logger is made only for an adapter that logs more about the message (its dead letter): making
-        // one for every message cost about a twentieth of a duplicate, which below debug logs nothing.
+        // A child logger is made only for an adapter that logs more about the message (its dead letter), so that
+        // a duplicate, which below debug logs nothing, does not pay for one.
         let log: Logger | undefined;
         const handled: Handled = {
           outcome,
@@ -102,15 +104,36 @@ export function createEventHandler(deps: EventHandlerDeps): HandleEvent {
 }
 
 /**
+ * A message that is no event is refused, unless the same message was refused before and its dead letter stands:
+ * then it is taken, so that a broker which sends rejected messages again forgets it. A replay is an operator's
+ * decision to try again, never recognised. Should the lookup fail, the refusal recognises it as it stores.
+ */
+async function refuseInvalid(
+  pool: Pool,
+  message: InboundMessage,
+  channel: Channel,
+  reason: string,
+): Promise<Outcome> {
+  if (channel !== 'replay') {
+    const hash = messageHash({ ...message, channel, attributes: message.binaryAttributes });
+    const earlier = await findRefusedMessage(pool, hash).catch(() => null);
+    if (earlier !== null) return accept('already_refused');
+  }
+  return reject('invalid_event', reason);
+}
+
+/**
  * 3–5 for a parsed event: check its identity, then read S/4HANA and write the effect, retrying transient
- * failures. Never throws: a failure becomes a release (transient) or a reject (permanent).
+ * failures. Never throws: a failure becomes a release (transient) or a reject (permanent). An event refused
+ * before (conflict, delivery limit, permanent failure) whose dead letter stands is taken without any work, as
+ * refuseInvalid says; a replay again excepted.
  */
 async function checkIdentityThenApply(
   deps: EventHandlerDeps,
   checkInbox: (event: ParsedEvent, channel: Channel) => Promise<InboxEntry>,
   event: ParsedEvent,
-  channel: Channel,
   trace: Context,
+  channel: Channel,
   signal?: AbortSignal,
 ): Promise<Outcome> {
   try {
@@ -118,10 +141,9 @@ async function checkIdentityThenApply(
     const inbox = await inSpan('identity check', { attributes: DATABASE }, trace, () =>
       retry(() => checkInbox(event, channel), deps.retryPolicy, signal),
     );
-    if (inbox.processedHash !== null) {
-      if (samePayload(inbox.processedHash, event)) return accept('duplicate');
-      return reject('conflict', conflictReason(inbox.processedHash));
-    }
+    if (inbox.processedHash !== null && samePayload(inbox.processedHash, event)) return accept('duplicate');
+    if (inbox.refused && channel !== 'replay') return accept('already_refused');
+    if (inbox.processedHash !== null) return reject('conflict', conflictReason(inbox.processedHash));
     // Refused with the count kept: the refusal (refuse.ts) clears it only together with storing the dead letter.
     if (inbox.attempts > deps.maxDeliveries) {
       return reject('delivery_limit', deliveryLimitReason(inbox.attempts, inbox.lastError));

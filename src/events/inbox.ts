@@ -1,10 +1,11 @@
-// The identity side of exactly-once-in-effect: which events are processed, and how often each
-// unprocessed one has been delivered. Every statement on processed_event and event_attempt is here; the effect's
-// single statement embeds recordProcessedSql, and retention runs the expiry statements below.
+// The identity side of exactly-once-in-effect: which events are processed, which were refused, and how often
+// each unprocessed one has been delivered. Every statement on processed_event and event_attempt is here; the
+// effect's single statement embeds recordProcessedSql, and retention runs the expiry statements below.
 import type { Pool } from 'pg';
 import { deleteOldest } from '../db/deleteOldest.js';
 import type { Executor } from '../db/transaction.js';
 import type { ParsedEvent } from './cloudEvent.js';
+import { refusedEventSql } from './deadLetter.js';
 import { perTurn } from './perTurn.js';
 
 /**
@@ -16,16 +17,19 @@ export type ProcessedResult = 'applied' | 'stale' | 'not_found' | 'ignored';
 export interface InboxEntry {
   /** Hash of the payload recorded when the event was processed, or null if it is not processed yet. */
   processedHash: string | null;
-  /** Deliveries of this unprocessed event so far, this one included (0 when processed). */
+  /** Deliveries of this unprocessed event so far, this one included (0 when processed or refused). */
   attempts: number;
   lastError: string | null;
+  /** Whether the event has a dead letter not yet replayed: it was refused, and this is it again. */
+  refused: boolean;
 }
 
 /** The channel a delivery came by (outcome.ts's Channel, which imports from here): kept with its counts. */
 type Channel = string;
 
 /**
- * Looks the event up and, unless it is processed, counts this delivery, in one auto-committed statement.
+ * Looks the event up and, unless it is processed or refused, counts this delivery, in one auto-committed
+ * statement.
  * Counting before any work is what lets a message that kills the process be recognised on its next delivery.
  * A duplicate (same payload hash) costs one index read and one row in duplicate_arrival, for the order's
  * timeline. It commits without the WAL flush; checkInboxes says why.
@@ -37,31 +41,36 @@ export async function checkInbox(db: Pool, event: ParsedEvent, channel: Channel)
        select set_config('synchronous_commit', 'off', true)
      ), seen as (
        select payload_hash from processed_event where source = $1::text and id = $2::text
+     ), refused as (
+       select ${refusedEventSql('$1::text', '$2::text', '$3::text')} as refused
      ), attempt as (
        insert into event_attempt as a (source, id, channel, sales_order)
-       select $1::text, $2::text, $3::text, $5::text where not exists (select from seen)
+       select $1::text, $2::text, $4::text, $5::text
+       where not exists (select from seen) and not (select refused from refused)
        on conflict (source, id) do update set attempts = a.attempts + 1, last_seen_at = now(),
          channel = excluded.channel
        returning attempts, last_error
      ), duplicate as (
        insert into duplicate_arrival (source, id, channel)
-       select $1::text, $2::text, $3::text from seen where payload_hash = $4::text
+       select $1::text, $2::text, $4::text from seen where payload_hash = $3::text
      )
      select (select payload_hash from seen) as "processedHash",
             coalesce((select attempts from attempt), 0) as "attempts",
-            (select last_error from attempt) as "lastError"
+            (select last_error from attempt) as "lastError",
+            (select refused from refused) as "refused"
      from async_commit`,
-    values: [event.source, event.id, channel, event.payloadHash, event.salesOrder ?? null],
+    values: [event.source, event.id, event.payloadHash, channel, event.salesOrder ?? null],
   });
   return rows[0] as InboxEntry;
 }
 
 /**
- * checkInbox for several events of one source with distinct ids, in one statement: their entries by id.
+ * checkInbox for several events of one source with distinct ids, in one statement: their entries by id. Their
+ * payload hashes recognise refused ones and duplicates.
  *
  * Arrays cost a lone check: PostgreSQL plans this statement anew at every execution, as it costs the generic plan,
  * which cannot know an array's length, above a custom plan for one id. checkInbox, on scalars, keeps its generic
- * plan; measured one after another, a lone check took 0.23 to 0.30 ms that way and 0.40 to 0.59 ms this way.
+ * plan (docs/performance.md, Throughput at 0 ms).
  *
  * It commits without waiting for the WAL flush (synchronous_commit off for this statement's transaction only):
  * the count must survive the service dying, not PostgreSQL crashing (bench/NOTES.md, Throughput at 0 ms). Hence
@@ -81,30 +90,33 @@ export async function checkInboxes(
     text: `with async_commit as (
        select set_config('synchronous_commit', 'off', true)
      ), delivered as (
-       select id, payload_hash, sales_order from unnest($2::text[], $4::text[], $5::text[])
+       select id, payload_hash, sales_order from unnest($2::text[], $3::text[], $5::text[])
          as d(id, payload_hash, sales_order)
      ), seen as (
        select id, payload_hash from processed_event where source = $1::text and id = any($2::text[])
+     ), refused as (
+       select d.id, ${refusedEventSql('$1::text', 'd.id', 'd.payload_hash')} as refused from delivered d
      ), attempt as (
        insert into event_attempt as a (source, id, channel, sales_order)
-       select $1::text, d.id, $3::text, d.sales_order from delivered d
-       where not exists (select from seen s where s.id = d.id)
+       select $1::text, d.id, $4::text, d.sales_order from delivered d join refused r using (id)
+       where not exists (select from seen s where s.id = d.id) and not r.refused
        order by d.id
        on conflict (source, id) do update set attempts = a.attempts + 1, last_seen_at = now(),
          channel = excluded.channel
        returning a.id, a.attempts, a.last_error
      ), duplicate as (
        insert into duplicate_arrival (source, id, channel)
-       select $1::text, d.id, $3::text from delivered d join seen s using (id, payload_hash)
+       select $1::text, d.id, $4::text from delivered d join seen s using (id, payload_hash)
      )
      select d.id, s.payload_hash as "processedHash", coalesce(t.attempts, 0) as "attempts",
-            t.last_error as "lastError"
-     from async_commit, delivered d left join seen s using (id) left join attempt t using (id)`,
+            t.last_error as "lastError", r.refused as "refused"
+     from async_commit, delivered d join refused r using (id) left join seen s using (id)
+       left join attempt t using (id)`,
     values: [
       source,
       events.map((event) => event.id),
-      channel,
       events.map((event) => event.payloadHash),
+      channel,
       events.map((event) => event.salesOrder ?? null),
     ],
   });
@@ -185,17 +197,11 @@ export interface ReadAndDecision {
 }
 
 /**
- * The one way events are recorded as processed, as two common table expressions for a statement that may do
- * more (the effect's): `cleared` forgets their delivery counts and `recorded` inserts a record per event, with
- * what the count knew (channel, first delivery, deliveries, last error) and, from an effect, the S/4HANA state
- * its read saw and the notification decision. When any identity is recorded already, the whole statement fails
- * with a unique violation on processed_event_pkey, undoing whatever else it wrote: the delivery that recorded it
- * first stands alone (see unlessRecordedAlready). The statement's $1 to $4 are the events' one source and their
- * ids, types and payload hashes as arrays in one order (identityValues), $5 their sales order; the outcome is
- * given as SQL (a parameter with its cast, or an expression over the statement's other tables). One source and
- * an array of ids keep the delete a lookup in event_attempt's key whatever the planner knows of the table: joined
- * to an unnested list of pairs, whose length a prepared plan does not know, it was planned as a hash join over a
- * scan of the whole table, which grows with deleted rows until vacuum.
+ * Records events as processed inside a larger statement: `cleared` forgets their delivery counts, `recorded`
+ * inserts a record per event with what the count knew (channel, first delivery, deliveries, last error) and, from
+ * an effect, what its S/4HANA read saw and the notification decision. An identity recorded already fails the whole
+ * statement: the first delivery stands alone. $1 to $4 as identityValues gives them, $5 the sales order, the
+ * outcome as SQL (docs/processing.md, The flow).
  */
 export function recordProcessedSql(sql: { outcome: string; read?: ReadAndDecision }): string {
   const read = sql.read;

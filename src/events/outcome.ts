@@ -4,7 +4,7 @@ import type { ProcessedResult } from './inbox.js';
 
 export type Outcome =
   /** Done with, for good: settle as accepted. */
-  | { kind: 'accept'; result: ProcessedResult | 'duplicate' }
+  | { kind: 'accept'; result: AcceptedResult }
   /** Could not be done now: hand it back for redelivery. */
   | { kind: 'release'; code: 'transient_failure'; reason: string }
   /** Can never be done: dead-letter it with the reason. */
@@ -15,7 +15,13 @@ export type Channel = 'amqp' | 'webhook' | 'event-hub' | 'replay';
 
 export type RejectCode = 'invalid_event' | 'conflict' | 'delivery_limit' | 'permanent_failure';
 
-export function accept(result: ProcessedResult | 'duplicate'): Outcome {
+/**
+ * `already_refused`: a message refused before, whose dead letter stands, arriving again (Event Mesh sends a
+ * rejected message again): taken, so that the broker forgets it, and nothing else done.
+ */
+export type AcceptedResult = ProcessedResult | 'duplicate' | 'already_refused';
+
+export function accept(result: AcceptedResult): Outcome {
   return { kind: 'accept', result };
 }
 

@@ -31,5 +31,7 @@ export function logOutcome(log: Logger, fields: object, outcome: Outcome, second
   else if (outcome.kind === 'release')
     log.warn({ ...fields, reason: outcome.reason }, 'event released for redelivery');
   else if (outcome.result === 'duplicate') log.debug(fields, 'duplicate event skipped');
+  else if (outcome.result === 'already_refused')
+    log.info(fields, 'message refused before arrived again; taken, its dead letter stands');
   else log.info({ ...fields, result: outcome.result, ms: Math.round(seconds * 1000) }, 'event processed');
 }

@@ -21,7 +21,7 @@ export interface PayloadHashes {
   payloadHash: string;
   /**
    * The hash over every attribute as written, as recorded before: needed only against an unprefixed record, so
-   * computed on first use (it costs as much as the hash itself, about 10 µs).
+   * computed on first use (it costs as much as the hash itself).
    */
   legacyPayloadHash(): string;
 }

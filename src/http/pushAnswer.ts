@@ -1,8 +1,8 @@
 // What a push sender is told about each event: accept → processed or duplicate (200, after commit);
 // release → retry-later (503 with Retry-After, so the sender redelivers); reject → refused (src/events/refuse.ts:
 // kept in dead_letter with its reason) and dead-lettered (202, so the sender stops retrying), or retry-later
-// while the dead letter cannot be stored. Anything that goes wrong before the outcome is safely stored is a
-// retry-later: nothing is lost.
+// while the dead letter cannot be stored; a message refused before, arriving again: already-refused (202).
+// Anything that goes wrong before the outcome is safely stored is a retry-later: nothing is lost.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { InboundMessage } from '../events/cloudEvent.js';
@@ -18,6 +18,8 @@ export type EventAnswer =
   | { status: 'duplicate' }
   /** deadLetterId is null for a letter the database refuses for its content: its reason is in the error log. */
   | { status: 'dead-lettered'; reason: string; deadLetterId: string | null }
+  /** Refused by an earlier delivery, whose dead letter stands: nothing stored again. */
+  | { status: 'already-refused' }
   | { status: 'retry-later' };
 
 /** One push request on its way through: where it came from, its log, and the scope's close signal. */
@@ -41,6 +43,7 @@ export async function answerEvent(push: Push, message: InboundMessage): Promise<
     const { outcome } = handled;
     if (outcome.kind === 'accept') {
       const { result } = outcome;
+      if (result === 'already_refused') return { status: 'already-refused' };
       return result === 'duplicate' ? { status: result } : { status: 'processed', result };
     }
     if (outcome.kind === 'release') return { status: 'retry-later' };
@@ -61,7 +64,7 @@ export async function deadLetter(
   push: Push,
   message: InboundMessage,
   reason: string,
-  event: { source: string; id: string; salesOrder?: string | undefined } | undefined,
+  event: { source: string; id: string; payloadHash: string; salesOrder?: string | undefined } | undefined,
 ): Promise<EventAnswer> {
   const refusal = await push.refuse(
     {
@@ -69,6 +72,7 @@ export async function deadLetter(
       reason,
       source: event?.source,
       eventId: event?.id,
+      payloadHash: event?.payloadHash,
       salesOrder: event?.salesOrder,
       contentType: message.contentType,
       attributes: message.binaryAttributes,
@@ -79,6 +83,7 @@ export async function deadLetter(
   );
   // Not stored for now, so not answered as taken: the sender keeps the message and tries again.
   if (refusal.kind === 'retry_later') return { status: 'retry-later' };
+  if (refusal.kind === 'already_refused') return { status: 'already-refused' };
   return { status: 'dead-lettered', reason, deadLetterId: refusal.deadLetterId };
 }
 

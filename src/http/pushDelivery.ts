@@ -66,7 +66,8 @@ export async function deliver(
     ? await answerEvent(push, message)
     : await deadLetter(push, message, decoded.reason, undefined);
   if (answer.status === 'retry-later') return retryLater(reply, answer);
-  return reply.code(answer.status === 'dead-lettered' ? 202 : 200).send(answer);
+  const refused = answer.status === 'dead-lettered' || answer.status === 'already-refused';
+  return reply.code(refused ? 202 : 200).send(answer);
 }
 
 /**

@@ -1,6 +1,7 @@
 // The AMQP 1.0 edge: connect, keep connected, receive, and settle every message exactly once.
-// Settlement: accept → `accepted`; release → `released` (redelivered); reject → `rejected` (dead-lettered).
-// Nothing here decides an outcome: that is handleEvent's job.
+// Settlement: accept → `accepted`; release → `released` (redelivered); reject → `rejected` once refused
+// (refuse.ts), `accepted` when refused before, `released` while its dead letter cannot be stored.
+// Nothing here decides an outcome: that is handleEvent's and refuse's job.
 import { setMaxListeners } from 'node:events';
 import { Client, type IncomingMessage } from '@sap/xb-msg-amqp-v100';
 import type { Logger } from 'pino';
@@ -20,7 +21,10 @@ export interface AmqpConsumerOptions {
    */
   amqp: AmqpSettings;
   handle: HandleEvent;
-  /** Stores a refused message (src/events/refuse.ts): rejected once refused, released to retry later. */
+  /**
+   * Stores a refused message (src/events/refuse.ts): rejected once refused, accepted when refused before,
+   * released to retry later.
+   */
   refuse: Refuse;
   logger: Logger;
   onReconnect?: () => void;
@@ -99,6 +103,8 @@ export function createAmqpConsumer(options: AmqpConsumerOptions): AmqpConsumer {
         const refusal = await options.refuse(dead, handled.log);
         // Rejected only once refused for good; while its dead letter cannot be stored, the message comes back.
         if (refusal.kind === 'retry_later') how = 'release';
+        // Its letter stored by an earlier delivery: a broker that sends rejected messages again forgets it.
+        else if (refusal.kind === 'already_refused') how = 'accept';
       }
       if (how === 'release') await pause.wait();
       else pause.end();

@@ -40,13 +40,14 @@ export function deadLetterOf(
   message: IncomingMessage,
   inbound: InboundMessage,
   reason: string,
-  event: { source: string; id: string; salesOrder?: string | undefined } | undefined,
+  event: { source: string; id: string; payloadHash: string; salesOrder?: string | undefined } | undefined,
 ): DeadLetter {
   return {
     channel: 'amqp',
     reason,
     source: event?.source,
     eventId: event?.id,
+    payloadHash: event?.payloadHash,
     salesOrder: event?.salesOrder,
     contentType: inbound.contentType,
     attributes: inbound.binaryAttributes,

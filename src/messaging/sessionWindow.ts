@@ -1,12 +1,9 @@
-// The session window, renewed as messages are settled. It is what bounds unsettled messages in this client
-// (amqpClientOptions.ts), and the client itself renews it only once three quarters of it are settled (a fixed
-// low-water mark). Bounded that way, intake came in waves: the broker sent a window's worth, the service read
-// and wrote them together, and nothing new arrived until nearly all were settled, so with S/4HANA at 200 ms about
-// 75 of 100 events were in flight, and each wave's checks and transactions ran while no read did. Renewed here,
-// the broker may send as many as were settled: never more than `prefetch` unsettled, and about as many whenever
-// the queue has them. Link credit renewed on settlement would be the textbook bound, but this client ends the
-// connection on a transfer beyond its credit ("link credit underflow"), and RabbitMQ 3.10 sends a few beyond it
-// when credit is renewed while messages are on their way; the session window it honours.
+// The session window, renewed as messages are settled. It bounds unsettled messages in this client
+// (amqpClientOptions.ts), which renews it itself only once three quarters of it are settled: intake then comes in
+// waves (docs/performance.md, What bounds the figures). Renewed here, the broker may send as many as were
+// settled, never more than `prefetch` unsettled. Link credit renewed on settlement would be the textbook bound,
+// but this client ends the connection on a transfer beyond its credit ("link credit underflow"), and RabbitMQ 3.10
+// sends a few beyond it when credit is renewed while messages are on their way; the session window it honours.
 import type { Session } from '@sap/xb-msg-amqp-v100';
 
 export interface SessionWindow {

@@ -33,11 +33,12 @@ export interface OutboxMail {
 
 // Each order's oldest pending email is found by a scalar subquery, one probe of mail_outbox_pending_order per
 // candidate, not by NOT EXISTS: PostgreSQL turns that into an anti join, which on a table without statistics (a
-// new deployment's, or one whose backlog grew faster than autovacuum analyzes) it planned, at 3,000 to 5,000
-// rows, as a loop over every pending row for each candidate: 1.2 s for one claim at 4,000 pending, just when a
-// backlog needs draining. A scalar subquery is never turned into a join, whatever the statistics say.
+// new deployment's, or one whose backlog grew faster than autovacuum analyzes) it can plan as a loop over every
+// pending row for each candidate, just when a backlog needs draining. A scalar subquery is never turned into a
+// join, whatever the statistics say.
 export const CLAIM_DUE = `update mail_outbox m
-     set attempts = m.attempts + 1, next_attempt_at = now() + make_interval(secs => $2::int)
+     set attempts = m.attempts + 1, next_attempt_at = now() + make_interval(secs => $2::int),
+       leased_by = $3::text
      from (
        select id from mail_outbox candidate
        where state = 'pending' and next_attempt_at <= now()
@@ -66,10 +67,16 @@ export const CLAIM_DUE = `update mail_outbox m
  * Claims up to `limit` due emails, each the oldest pending email of its order: an order whose older email is
  * leased elsewhere, waits for a retry or is being claimed by another instance right now (its row is locked,
  * and still pending in this snapshot) is skipped as a whole, so no email overtakes an older one of its order.
- * Parked emails are not pending and hold nothing back. `attempts`, counted up here, identifies this claim.
+ * Parked emails are not pending and hold nothing back. `attempts`, counted up here, identifies this claim;
+ * `holder` (the claiming instance, src/leasedOutbox/leaseHolder.ts) is recorded on each row as `leased_by`.
  */
-export async function claimDue(db: Executor, limit: number, leaseSeconds: number): Promise<OutboxMail[]> {
-  const { rows } = await db.query<OutboxMail>(CLAIM_DUE, [limit, leaseSeconds]);
+export async function claimDue(
+  db: Executor,
+  limit: number,
+  leaseSeconds: number,
+  holder: string | null = null,
+): Promise<OutboxMail[]> {
+  const { rows } = await db.query<OutboxMail>(CLAIM_DUE, [limit, leaseSeconds, holder]);
   return rows;
 }
 

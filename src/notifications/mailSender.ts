@@ -41,14 +41,16 @@ export interface MailSenderOptions {
   maxAttempts?: number;
   /** How long a claim holds an email; renewed every third of it while the send is in progress. */
   leaseSeconds?: number;
+  /** This instance, written on each email it claims (`leased_by`). */
+  holder?: string;
 }
 
 /** wake(): called after a commit that queued mail. */
 export type MailSender = LeasedLoop;
 
 // Four per connection of the pooled SMTP transport (4, mailTransport.ts): each connection has its next emails
-// at hand, and claims come once half the slots are free, so one claim serves eight sends (4 or 8 slots, claimed
-// one or four at a time, cost a quarter to 40 % more CPU per email). A slot is the SMTP conversation only: the
+// at hand, and claims come once half the slots are free, so one claim serves eight sends (fewer slots, claimed
+// fewer at a time, cost more CPU per email). A slot is the SMTP conversation only: the
 // `sent` mark after it runs beside the next send. Many more would only wait in the transport's queue, holding
 // mail another instance could send now.
 const DEFAULT_CONCURRENCY = 16;
@@ -70,8 +72,8 @@ export function createMailSender(options: MailSenderOptions): MailSender {
   const maxAttempts = options.maxAttempts ?? 10;
   const leaseSeconds = options.leaseSeconds ?? 15;
   const email = { from, locale: options.locale ?? 'en', portalOrderUrl: options.portalOrderUrl };
-  // Sends that end while a mark is in flight are marked together in the next: a commit each cost the database
-  // four times the CPU per email of a mark shared by eight.
+  // Sends that end while a mark is in flight are marked together in the next: a commit per email would cost the
+  // database several times the CPU of a shared one.
   const recordSent = whileBusy((ids: string[]) => retry(() => markSent(pool, ids), MARK_RETRY));
 
   async function deliver(mail: OutboxMail, slotDone: () => void): Promise<void> {
@@ -135,7 +137,7 @@ export function createMailSender(options: MailSenderOptions): MailSender {
 
   return createLeasedLoop<OutboxMail>({
     what: 'mail',
-    claim: (free) => claimDue(pool, free, leaseSeconds),
+    claim: (free) => claimDue(pool, free, leaseSeconds, options.holder),
     key: (mail) => mail.id,
     deliver,
     freesAnother: (mail) => mail.nextPending,

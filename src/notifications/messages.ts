@@ -24,7 +24,7 @@ export function catalogLanguage(tag: string): string | undefined {
   }
 }
 
-// Building the Intl formatters took 0.22 of the 0.25 ms an email took to render, and they keep no state: one
+// Building the Intl formatters is most of what rendering an email costs, and they keep no state: one
 // Messages per tag and fallback serves every email. Tags come from mail_recipient and MAIL_LOCALE, so there are
 // few; the cap only keeps a stray variety of them from growing the cache.
 const MESSAGES_CACHE_SIZE = 100;

@@ -18,6 +18,8 @@ export interface PortalSenderOptions {
   pollMs?: number;
   /** How long a claim holds an order; renewed every third of it while the portal answers. */
   leaseSeconds?: number;
+  /** This instance, written on each push it claims (`leased_by`). */
+  holder?: string;
 }
 
 /** wake(): called after a commit that queued a push. */
@@ -84,7 +86,7 @@ export function createPortalSender(options: PortalSenderOptions): PortalSender {
 
   return createLeasedLoop<PortalPush>({
     what: 'portal push',
-    claim: (free) => claimDuePushes(pool, free, leaseSeconds),
+    claim: (free) => claimDuePushes(pool, free, leaseSeconds, options.holder),
     key: (push) => push.salesOrder,
     deliver,
     renew: async (pushes) => renewPushLeases(pool, pushes, leaseSeconds),

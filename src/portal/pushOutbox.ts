@@ -59,16 +59,18 @@ const PUSH_COLUMNS = `p.sales_order as "salesOrder", p.portal_status as "portalS
 
 /**
  * Claims up to `limit` due pushes whose order has no push in flight (its lease ran out or was freed). Rows
- * another instance is claiming right now are skipped, so two instances never hold one order at once.
+ * another instance is claiming right now are skipped, so two instances never hold one order at once. `holder`
+ * (the claiming instance) is recorded on each row as `leased_by`.
  */
 export async function claimDuePushes(
   db: Executor,
   limit: number,
   leaseSeconds: number,
+  holder: string | null = null,
 ): Promise<PortalPush[]> {
   const { rows } = await db.query<PortalPush>(
     `update portal_push p set attempts = p.attempts + 1, claims = p.claims + 1,
-       leased_until = now() + make_interval(secs => $2::int)
+       leased_until = now() + make_interval(secs => $2::int), leased_by = $3::text
      from (
        select sales_order from portal_push
        where state = 'pending' and next_attempt_at <= now() and (leased_until is null or leased_until <= now())
@@ -78,7 +80,7 @@ export async function claimDuePushes(
      ) due
      where p.sales_order = due.sales_order
      returning ${PUSH_COLUMNS}, p.attempts, p.claims`,
-    [limit, leaseSeconds],
+    [limit, leaseSeconds, holder],
   );
   return rows;
 }

@@ -15,13 +15,17 @@
 // makes this destination read one order per request from then on.
 import type { Logger } from 'pino';
 import { type Context, ROOT_CONTEXT } from '../telemetry/tracing.js';
+import type { KeyResult, ODataReader } from './odataReader.js';
 import { type OrderRead, readQueue, type Taken, type Waiter } from './readQueue.js';
 import { failureDetail, s4Failure } from './s4Failure.js';
-import { UnexpectedResponseError } from './salesOrder.js';
-import type { KeyResult, SalesOrderApi } from './salesOrderApi.js';
+import { type SalesOrder, UnexpectedResponseError } from './salesOrder.js';
 
 /** Reads an order; `signal` (shutdown) ends the wait at once; `trace`: the span the request goes under. */
-export type ReadOrder = (salesOrder: string, signal?: AbortSignal, trace?: Context) => Promise<OrderRead>;
+export type ReadOrder<T = SalesOrder> = (
+  salesOrder: string,
+  signal?: AbortSignal,
+  trace?: Context,
+) => Promise<OrderRead<T>>;
 
 /** What one request to S/4HANA came to, for metrics. */
 export type RequestResult = 'ok' | 'not_found' | 'throttled' | 'refused' | 'error';
@@ -49,17 +53,15 @@ export const MAX_PAUSE_MS = 60_000;
 
 /**
  * What a request waits for company, as a share of the latest request's duration: it costs a read at most a fifth
- * more, and a read so fast that the share is under a millisecond (a timer's grain) is never held back. A tenth
- * made 0.1 S/4HANA requests per new event at 50 ms once intake no longer came in waves (sessionWindow.ts), a
- * fifth 0.089 at a rate as high.
+ * more, and a read so fast that the share is under a millisecond (a timer's grain) is never held back.
  */
 export const GATHER_SHARE = 0.2;
 /** The longest gather, however slow S/4HANA is: about the time the events of a burst take to arrive. */
 export const MAX_GATHER_MS = 20;
 
-export function batchReads(api: SalesOrderApi, options: BatchedReadOptions): ReadOrder {
+export function batchReads<T = SalesOrder>(api: ODataReader<T>, options: BatchedReadOptions): ReadOrder<T> {
   const clock = options.clock ?? (() => new Date());
-  const queue = readQueue();
+  const queue = readQueue<T>();
   let active = 0;
   let pausedUntil = 0;
   let collectionsRefused = false;
@@ -112,7 +114,7 @@ export function batchReads(api: SalesOrderApi, options: BatchedReadOptions): Rea
     const single = keys.length === 1;
     try {
       const trace = batch[0]?.waiters[0]?.trace ?? ROOT_CONTEXT;
-      const results: Map<string, KeyResult> = single
+      const results: Map<string, KeyResult<T>> = single
         ? new Map([[keys[0] as string, { order: await api.read(keys[0] as string, trace) }]])
         : await api.readMany(keys, trace);
       // An answer that covers none of its orders would be asked again for ever.
@@ -121,7 +123,7 @@ export function batchReads(api: SalesOrderApi, options: BatchedReadOptions): Rea
       gatherMs = Math.min(MAX_GATHER_MS, GATHER_SHARE * (performance.now() - started));
       const first = results.get(keys[0] as string);
       observe(single && first !== undefined && 'order' in first && first.order === null ? 'not_found' : 'ok');
-      const unanswered: Taken[] = [];
+      const unanswered: Taken<T>[] = [];
       for (const entry of batch) {
         const result = results.get(entry.key);
         if (result === undefined) unanswered.push(entry);
@@ -168,7 +170,7 @@ export function batchReads(api: SalesOrderApi, options: BatchedReadOptions): Rea
   }
 
   return (salesOrder, signal, trace = ROOT_CONTEXT) =>
-    new Promise<OrderRead>((resolve, reject) => {
+    new Promise<OrderRead<T>>((resolve, reject) => {
       const now = Date.now();
       const deadline = now + options.maxWaitMs;
       if (pausedUntil > deadline) {
@@ -182,7 +184,7 @@ export function batchReads(api: SalesOrderApi, options: BatchedReadOptions): Rea
       }
       signal?.addEventListener('abort', onAbort, { once: true });
       const done = () => signal?.removeEventListener('abort', onAbort);
-      const waiter: Waiter = {
+      const waiter: Waiter<T> = {
         since: performance.now(),
         deadline,
         trace,

@@ -1,7 +1,7 @@
 // Where S/4HANA requests go, resolved from the BTP destination by the SAP Cloud SDK (destination service on
 // Cloud Foundry, the `destinations` environment variable locally) and kept for a while. Resolving costs the
-// SDK a lookup, a log call, header building and an agent-cache hash per request; with one event per read
-// that was a third of the service's CPU, so it is done once per `refreshMs` instead of once per read.
+// SDK a lookup, a log call, header building and an agent-cache hash per request, a large share of the service's
+// CPU with one event per read, so it is done once per `refreshMs` instead of once per read.
 import type { Agent } from 'node:http';
 import { buildHttpRequest } from '@sap-cloud-sdk/http-client';
 

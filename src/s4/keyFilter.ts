@@ -1,5 +1,5 @@
 // Many orders in one collection read: the `$filter` of key terms joined by `or` (both API versions accept
-// it; `in` is not advertised, PLATFORM-NOTES 14), and the matching of what came back to what was asked.
+// it; `in` is not advertised: docs/s4hana.md, Key filters), and the matching of the answer to the request.
 import { keyLiteral } from './odataService.js';
 import { UnexpectedResponseError } from './salesOrder.js';
 
@@ -9,10 +9,12 @@ export const MAX_URL_LENGTH = 4096;
 const SEPARATOR = encodeURIComponent(' or ').length;
 
 /**
- * The filter for the longest prefix of `keys` that has at most `maxKeys` keys and whose encoded form fits in
- * `room` characters (what the URL has left), with the keys it covers. Keys are escaped as in a key predicate.
+ * The filter on `property` for the longest prefix of `keys` that has at most `maxKeys` keys and whose encoded
+ * form fits in `room` characters (what the URL has left), with the keys it covers. Keys are escaped as in a key
+ * predicate.
  */
 export function keyFilter(
+  property: string,
   keys: readonly string[],
   maxKeys: number,
   room: number,
@@ -22,7 +24,7 @@ export function keyFilter(
   let length = 0;
   for (const key of keys) {
     if (taken.length >= maxKeys) break;
-    const term = `SalesOrder eq ${keyLiteral(key)}`;
+    const term = `${property} eq ${keyLiteral(key)}`;
     const added = encodeURIComponent(term).length + (terms.length > 0 ? SEPARATOR : 0);
     if (length + added > room) break;
     length += added;
@@ -33,12 +35,13 @@ export function keyFilter(
 }
 
 /**
- * Pairs each requested key with its entity. An order absent from a complete answer does not exist (as a 404
- * says for one order); when the server paged the answer, absent keys were not answered and are left out of the
- * map. An order returned twice, or one not asked for, means the answer is not what was asked: the whole answer
- * is refused, since nothing in it can be trusted to belong to the right order.
+ * Pairs each requested key with its entity, whose key is its `property`. An entity absent from a complete
+ * answer does not exist (as a 404 says for one); when the server paged the answer, absent keys were not answered
+ * and are left out of the map. An entity returned twice, or one not asked for, means the answer is not what was
+ * asked: the whole answer is refused, since nothing in it can be trusted to belong to the right key.
  */
-export function matchCollection<T extends { SalesOrder?: unknown }>(
+export function matchCollection<T extends Record<string, unknown>>(
+  property: string,
   requested: readonly string[],
   entities: readonly T[],
   complete: boolean,
@@ -46,13 +49,13 @@ export function matchCollection<T extends { SalesOrder?: unknown }>(
   const wanted = new Set(requested);
   const found = new Map<string, T>();
   for (const entity of entities) {
-    const key = entity.SalesOrder;
+    const key = entity[property];
     if (typeof key !== 'string' || !wanted.has(key)) {
       throw new UnexpectedResponseError(
-        `collection answer has sales order ${JSON.stringify(key)}, not asked for`,
+        `collection answer has ${property} ${JSON.stringify(key)}, not asked for`,
       );
     }
-    if (found.has(key)) throw new UnexpectedResponseError(`collection answer has sales order ${key} twice`);
+    if (found.has(key)) throw new UnexpectedResponseError(`collection answer has ${property} ${key} twice`);
     found.set(key, entity);
   }
   const matched = new Map<string, T | null>();

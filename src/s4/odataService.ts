@@ -1,6 +1,7 @@
-// What differs between the two sales-order APIs, so that the client, the batching and the sandbox's tests speak
-// of one thing: where the entity and the collection live, how an answer wraps them, how times and error texts
-// are written. The mapping to the portal's header is one (salesOrder.ts).
+// What differs between the two OData versions, so that the client, the batching and the sandbox's tests speak
+// of one thing: how an answer wraps an entity or a collection, how times and error texts are written (the
+// envelope), and, per entity set read, where the entity and the collection live and which property is the key.
+// Each mapping to the service's own type is one for both versions (salesOrder.ts, families/*/).
 import type { TimeFormat } from './salesOrder.js';
 
 export type ApiVersion = 'v2' | 'v4';
@@ -11,14 +12,9 @@ export interface CollectionPage {
   complete: boolean;
 }
 
-export interface SalesOrderService {
+/** How one OData version wraps what it answers. */
+export interface ODataEnvelope {
   version: ApiVersion;
-  /** The encoded path of one order's entity. */
-  entityPath(salesOrder: string): string;
-  /** The path of the entity set, for reads with `$filter`. */
-  collectionPath: string;
-  /** Query options every read carries. */
-  query: Record<string, string>;
   /** The entity inside a single read's answer. */
   entity(body: unknown): Record<string, unknown>;
   /** The entities inside a collection answer. */
@@ -28,7 +24,19 @@ export interface SalesOrderService {
   errorMessage(body: unknown): string;
 }
 
+/** One entity set, read through its version's envelope. */
+export interface ODataService extends ODataEnvelope {
+  /** The key property: what a collection read filters on and what pairs answers with keys. */
+  keyProperty: string;
+  /** The encoded path of one entity. */
+  entityPath(key: string): string;
+  /** The path of the entity set, for reads with `$filter`. */
+  collectionPath: string;
+  /** Query options every read carries. */
+  query: Record<string, string>;
+}
+
 /** A key literal as OData writes it in a key predicate or a filter: quoted, inner quotes doubled. */
-export function keyLiteral(salesOrder: string): string {
-  return `'${salesOrder.replaceAll("'", "''")}'`;
+export function keyLiteral(key: string): string {
+  return `'${key.replaceAll("'", "''")}'`;
 }

@@ -1,6 +1,6 @@
 // API_SALES_ORDER_SRV (OData V2), entity set A_SalesOrder: `{"d": …}`, `{"d": {"results": […]}}`, dates as
-// "/Date(ms)/", error messages as `{lang, value}` (PLATFORM-NOTES 5).
-import { keyLiteral, type SalesOrderService } from './odataService.js';
+// "/Date(ms)/", error messages as `{lang, value}` (docs/s4hana.md, V2 wire format).
+import { keyLiteral, type ODataEnvelope, type ODataService } from './odataService.js';
 import { asObject, UnexpectedResponseError } from './salesOrder.js';
 
 const SERVICE_PATH = '/sap/opu/odata/sap/API_SALES_ORDER_SRV';
@@ -16,13 +16,9 @@ export function parseODataDate(value: unknown): Date | null {
   return new Date(Number(match[1]));
 }
 
-// No $select: OverallDeliveryStatus exists only in newer releases, and naming a property the release lacks
-// fails the whole request. The header is a few kilobytes, 50 of them well inside the answer limit.
-export const odataV2: SalesOrderService = {
+/** How every V2 service wraps its answers, whatever entity set is read. */
+export const v2Envelope: ODataEnvelope = {
   version: 'v2',
-  entityPath: (salesOrder) => `${SERVICE_PATH}/A_SalesOrder(${encodeURIComponent(keyLiteral(salesOrder))})`,
-  collectionPath: `${SERVICE_PATH}/A_SalesOrder`,
-  query: { $format: 'json' },
   entity: (body) => asObject(asObject(body, 'JSON object').d, '"d" object: not an OData V2 entity'),
   collection(body) {
     const d = asObject(asObject(body, 'JSON object').d, '"d" object: not an OData V2 collection');
@@ -40,4 +36,14 @@ export const odataV2: SalesOrderService = {
     const value = (body as { error?: { message?: { value?: unknown } } } | null)?.error?.message?.value;
     return typeof value === 'string' ? value : '';
   },
+};
+
+// No $select: OverallDeliveryStatus exists only in newer releases, and naming a property the release lacks
+// fails the whole request. The header is a few kilobytes, 50 of them well inside the answer limit.
+export const odataV2: ODataService = {
+  ...v2Envelope,
+  keyProperty: 'SalesOrder',
+  entityPath: (salesOrder) => `${SERVICE_PATH}/A_SalesOrder(${encodeURIComponent(keyLiteral(salesOrder))})`,
+  collectionPath: `${SERVICE_PATH}/A_SalesOrder`,
+  query: { $format: 'json' },
 };

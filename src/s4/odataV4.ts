@@ -1,8 +1,8 @@
 // CE_SALESORDER_0001 (OData V4), entity set SalesOrder: the entity at the top level with `@odata.*`
 // annotations, collections as `{"value": […]}`, Edm.Date as "2026-05-12", Edm.DateTimeOffset with up to
-// 7 fractional digits, error messages as plain strings (PLATFORM-NOTES 14). The ETag is not used: states are
-// ordered by LastChangeDateTime.
-import { keyLiteral, type SalesOrderService } from './odataService.js';
+// 7 fractional digits, error messages as plain strings (docs/s4hana.md, V4 wire format). The ETag is not used:
+// states are ordered by LastChangeDateTime.
+import { keyLiteral, type ODataEnvelope, type ODataService } from './odataService.js';
 import { asObject, UnexpectedResponseError } from './salesOrder.js';
 
 const SERVICE_PATH = '/sap/opu/odata4/sap/api_salesorder/srvd_a2x/sap/salesorder/0001';
@@ -42,11 +42,9 @@ export function parseEdmDateTimeOffset(value: unknown): Date | null {
   return new Date(ms);
 }
 
-export const odataV4: SalesOrderService = {
+/** How every V4 service wraps its answers, whatever entity set is read. */
+export const v4Envelope: ODataEnvelope = {
   version: 'v4',
-  entityPath: (salesOrder) => `${SERVICE_PATH}/SalesOrder(${encodeURIComponent(keyLiteral(salesOrder))})`,
-  collectionPath: `${SERVICE_PATH}/SalesOrder`,
-  query: { $select: SELECT },
   entity: (body) => asObject(body, 'JSON object: not an OData V4 entity'),
   collection(body) {
     const page = asObject(body, 'JSON object: not an OData V4 collection');
@@ -61,4 +59,12 @@ export const odataV4: SalesOrderService = {
     const message = (body as { error?: { message?: unknown } } | null)?.error?.message;
     return typeof message === 'string' ? message : '';
   },
+};
+
+export const odataV4: ODataService = {
+  ...v4Envelope,
+  keyProperty: 'SalesOrder',
+  entityPath: (salesOrder) => `${SERVICE_PATH}/SalesOrder(${encodeURIComponent(keyLiteral(salesOrder))})`,
+  collectionPath: `${SERVICE_PATH}/SalesOrder`,
+  query: { $select: SELECT },
 };

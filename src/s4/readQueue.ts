@@ -5,46 +5,47 @@
 import type { Context } from '../telemetry/tracing.js';
 import type { SalesOrder } from './salesOrder.js';
 
-export interface OrderRead {
-  order: SalesOrder | null;
+/** A read of one entity: a sales order unless another family's reader is batched. */
+export interface OrderRead<T = SalesOrder> {
+  order: T | null;
   /** When the read was sent: a state read later is at least as new. */
   readAt: Date;
 }
 
-export interface Waiter {
+export interface Waiter<T = SalesOrder> {
   /** When the caller started waiting (performance.now()): how long a request has gathered. */
   since: number;
   /** Date.now() beyond which a pause fails the caller instead of holding it. */
   deadline: number;
   /** The caller's trace context: a request runs under its first waiter's span. */
   trace: Context;
-  resolve(read: OrderRead): void;
+  resolve(read: OrderRead<T>): void;
   reject(err: unknown): void;
 }
 
 /** An order taken for a request, with the callers that request answers. */
-export interface Taken {
+export interface Taken<T = SalesOrder> {
   key: string;
-  waiters: Waiter[];
+  waiters: Waiter<T>[];
 }
 
-export interface ReadQueue {
-  add(key: string, waiter: Waiter): void;
+export interface ReadQueue<T = SalesOrder> {
+  add(key: string, waiter: Waiter<T>): void;
   /** Up to `limit` orders that wait and are not being read, oldest first, and when the first of them began. */
   ready(limit: number): { keys: string[]; since: number };
   /** Binds the orders' callers to a request and marks the orders as being read. */
-  take(keys: readonly string[]): Taken[];
+  take(keys: readonly string[]): Taken<T>[];
   /** The request for these orders has ended: they may be read again. */
   done(keys: readonly string[]): void;
   /** Puts orders back at the head of the line, before any caller that arrived since. */
-  requeue(entries: readonly Taken[]): void;
+  requeue(entries: readonly Taken<T>[]): void;
   /** Fails, with `failure()`, the callers that may not wait until `until` (Date.now() time). */
   expire(until: number, failure: () => unknown): void;
 }
 
-export function readQueue(): ReadQueue {
+export function readQueue<T = SalesOrder>(): ReadQueue<T> {
   // Insertion order is the line: the order whose first caller came first goes first.
-  let waiting = new Map<string, Waiter[]>();
+  let waiting = new Map<string, Waiter<T>[]>();
   const reading = new Set<string>();
   return {
     add(key, waiter) {

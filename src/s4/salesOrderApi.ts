@@ -1,30 +1,15 @@
-import { executeHttpRequest } from '@sap-cloud-sdk/http-client';
-import { type Context, ROOT_CONTEXT } from '../telemetry/tracing.js';
-import { createDestinationTarget } from './destinationTarget.js';
-import { buildUrl, type HttpAnswer, httpGet } from './httpGet.js';
-import { keyFilter, MAX_URL_LENGTH, matchCollection } from './keyFilter.js';
-import type { ApiVersion, SalesOrderService } from './odataService.js';
+// Sales orders through the released OData API of the chosen version (V2 `API_SALES_ORDER_SRV`, V4
+// `CE_SALESORDER_0001`): the shared reader (odataReader.ts) with the sales-order mapping (salesOrder.ts).
+import { createODataReader, type KeyResult as EntityResult, type ODataReader } from './odataReader.js';
+import type { ApiVersion } from './odataService.js';
 import { odataV2 } from './odataV2.js';
 import { odataV4 } from './odataV4.js';
-import { httpFailure, parseRetryAfter, s4Failure, wrapFailure } from './s4Failure.js';
-import { type SalesOrder, toSalesOrder, UnexpectedResponseError } from './salesOrder.js';
+import { type SalesOrder, toSalesOrder } from './salesOrder.js';
 
 /** One order's share of a collection read: its header, null when S/4HANA has no such order, or why not. */
-export type KeyResult = { order: SalesOrder | null } | { error: unknown };
+export type KeyResult = EntityResult<SalesOrder>;
 
-export interface SalesOrderApi {
-  version: ApiVersion;
-  /**
-   * The current header of the order, or null when S/4HANA answers 404 (never existed, or deleted). `trace`: the
-   * span the request goes under.
-   */
-  read(salesOrder: string, trace?: Context): Promise<SalesOrder | null>;
-  /**
-   * Reads several orders in one collection request. The map holds every key the answer covers; a key missing
-   * from it was not read (the URL had no room for it, or the server paged the answer) and must be asked again.
-   */
-  readMany(salesOrders: readonly string[], trace?: Context): Promise<Map<string, KeyResult>>;
-}
+export type SalesOrderApi = ODataReader<SalesOrder>;
 
 export interface SalesOrderApiOptions {
   destination: string;
@@ -32,135 +17,8 @@ export interface SalesOrderApiOptions {
   version?: ApiVersion;
 }
 
-/**
- * Reads sales orders through the released OData API of the chosen version (V2 `API_SALES_ORDER_SRV`, V4
- * `CE_SALESORDER_0001`) with a BTP destination (the destination service on Cloud Foundry, the SDK's
- * `destinations` environment variable locally). The destination is resolved by the SDK and reused
- * (destinationTarget.ts); a destination behind a proxy goes through the SDK's request path. Every failure is
- * thrown with its kind stated (s4Failure.ts).
- */
 export function createSalesOrderApi(options: SalesOrderApiOptions): SalesOrderApi {
-  const service: SalesOrderService = options.version === 'v4' ? odataV4 : odataV2;
-  const target = createDestinationTarget(options.destination);
-  const destination = { destinationName: options.destination, useCache: true };
-
-  async function get(path: string, query: Record<string, string>, trace: Context): Promise<HttpAnswer> {
-    const resolved = await target.get().catch((err) => {
-      throw wrapFailure(err, `resolving destination ${options.destination}`);
-    });
-    try {
-      if (resolved.kind === 'proxied') return await getThroughSdk(path, query);
-      const answer = await httpGet(resolved, buildUrl(resolved, path, query), options.timeoutMs, trace);
-      // Refused credentials may be a token that expired within the refresh period: resolve again next time.
-      if (answer.status === 401 || answer.status === 403) target.invalidate();
-      return answer;
-    } catch (err) {
-      throw wrapFailure(err, 'S/4HANA read');
-    }
-  }
-
-  async function getThroughSdk(path: string, query: Record<string, string>): Promise<HttpAnswer> {
-    try {
-      const response = await executeHttpRequest(
-        destination,
-        {
-          method: 'get',
-          url: path,
-          params: query,
-          // The SDK leaves values unencoded by default, and a $filter has spaces; keys keep their `$`.
-          parameterEncoder: (params) =>
-            Object.fromEntries(
-              Object.entries(params).map(([key, value]) => [key, encodeURIComponent(String(value))]),
-            ),
-          timeout: options.timeoutMs, // the SDK has none by default
-          headers: { accept: 'application/json' },
-        },
-        { fetchCsrfToken: false },
-      );
-      return { status: response.status, body: JSON.stringify(response.data), retryAfter: undefined };
-    } catch (err) {
-      const response = (
-        err as { response?: { status?: unknown; data?: unknown; headers?: Record<string, unknown> } }
-      ).response;
-      if (typeof response?.status !== 'number') throw err;
-      const retryAfter = response.headers?.['retry-after'];
-      return {
-        status: response.status,
-        body: typeof response.data === 'string' ? response.data : JSON.stringify(response.data ?? null),
-        retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined,
-      };
-    }
-  }
-
-  /** The answer's JSON body, or the failure it stands for. */
-  function body(answer: HttpAnswer): unknown {
-    if (answer.status >= 300 && answer.status < 400) {
-      // A redirect (typically to a logon page) is a destination to fix: the message waits instead of being
-      // dead-lettered.
-      throw s4Failure('transient', `S/4HANA redirected (HTTP ${answer.status}): check the destination`, {
-        status: answer.status,
-      });
-    }
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(answer.body);
-    } catch (err) {
-      if (answer.status >= 200 && answer.status < 300) {
-        throw new UnexpectedResponseError('S/4HANA answered with a body that is not JSON', { cause: err });
-      }
-    }
-    if (answer.status < 200 || answer.status >= 300) {
-      throw httpFailure(answer.status, service.errorMessage(parsed), parseRetryAfter(answer.retryAfter));
-    }
-    return parsed;
-  }
-
-  return {
-    version: service.version,
-    async read(salesOrder, trace = ROOT_CONTEXT) {
-      const answer = await get(service.entityPath(salesOrder), service.query, trace);
-      if (answer.status === 404) return null;
-      return toSalesOrder(service.entity(body(answer)), salesOrder, service.time);
-    },
-
-    async readMany(salesOrders, trace = ROOT_CONTEXT) {
-      const resolved = await target.get().catch((err) => {
-        throw wrapFailure(err, `resolving destination ${options.destination}`);
-      });
-      // What the URL takes without the filter's value; through a proxy the base URL is the SDK's, not known here.
-      const base =
-        resolved.kind === 'direct'
-          ? buildUrl(resolved, service.collectionPath, { ...service.query, $filter: '' }).length
-          : 512 + service.collectionPath.length;
-      const { filter, keys } = keyFilter(salesOrders, salesOrders.length, MAX_URL_LENGTH - base);
-      if (keys.length === 0) {
-        throw s4Failure(
-          'transient',
-          `the destination's URL leaves no room for a filter within ${MAX_URL_LENGTH}`,
-        );
-      }
-      const answer = await get(service.collectionPath, { ...service.query, $filter: filter }, trace);
-      if (answer.status === 404) {
-        // The entity set itself is missing: a destination or S4_API to fix, not an order that is gone.
-        throw s4Failure(
-          'transient',
-          `S/4HANA has no ${service.collectionPath} (HTTP 404): check the destination and S4_API`,
-          {
-            status: 404,
-          },
-        );
-      }
-      const page = service.collection(body(answer));
-      const results = new Map<string, KeyResult>();
-      for (const [key, entity] of matchCollection(keys, page.entities, page.complete)) {
-        try {
-          results.set(key, { order: entity === null ? null : toSalesOrder(entity, key, service.time) });
-        } catch (error) {
-          // One order S/4HANA wrote oddly fails its own events only, not the others read with it.
-          results.set(key, { error });
-        }
-      }
-      return results;
-    },
-  };
+  return createODataReader(options, options.version === 'v4' ? odataV4 : odataV2, (entity, key, service) =>
+    toSalesOrder(entity, key, service.time),
+  );
 }

@@ -3,6 +3,7 @@
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from '../config/loadConfig.js';
+import { newLeaseHolder } from '../leasedOutbox/leaseHolder.js';
 import { createMailSender, type MailSender } from '../notifications/mailSender.js';
 import { directoryTransport, type MailTransport, smtpTransport } from '../notifications/mailTransport.js';
 import { createPortalApi } from '../portal/portalApi.js';
@@ -27,6 +28,8 @@ export function createOutboxSenders(
     config.mail.transport.kind === 'smtp'
       ? smtpTransport(config.mail.transport.url)
       : directoryTransport(config.mail.transport.dir);
+  // One name for both loops: whose claim a row's lease was, whichever outbox it is in.
+  const holder = newLeaseHolder();
   const mailSender = createMailSender({
     pool,
     transport,
@@ -37,6 +40,7 @@ export function createOutboxSenders(
     onResult: metrics.mail,
     pollMs,
     leaseSeconds: config.mail.leaseSeconds,
+    holder,
   });
   const portalSender =
     config.portal === undefined
@@ -48,6 +52,7 @@ export function createOutboxSenders(
           onResult: metrics.portalPush,
           pollMs,
           leaseSeconds: config.portal.leaseSeconds,
+          holder,
         });
   return { transport, mailSender, portalSender };
 }

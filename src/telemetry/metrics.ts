@@ -33,7 +33,7 @@ export function createMetrics(pool: Pool, retentionDays: number, sources: Metric
 
   const events = counter(
     'fon_events_total',
-    'Events handled, by outcome: applied, stale, not_found, ignored, duplicate, released, rejected',
+    'Events handled, by outcome: applied, stale, not_found, ignored, duplicate, already_refused (refused before, taken again), released, rejected',
     ['channel', 'outcome', 'reason'],
   );
   const duration = histogram(

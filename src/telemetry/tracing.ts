@@ -1,9 +1,8 @@
 // Traces over OpenTelemetry (OTLP/HTTP), off unless an OTLP endpoint is configured. Every module speaks only to
 // @opentelemetry/api, whose tracer does nothing and records nothing until a provider is registered; the SDK and
 // the exporter are imported by startTracing alone, so a service without an endpoint never loads them.
-// A span's parent is handed to it, never looked up: no context manager is registered. The SDK's, built on
-// AsyncLocalStorage, hooks every promise and async resource of the process (about a hundred per new event); it
-// was a third of the CPU that tracing cost and half of what tracing added to the old generation (README, Traces).
+// A span's parent is handed to it, never looked up: no context manager is registered, as the SDK's, built on
+// AsyncLocalStorage, hooks every promise and async resource of the process (docs/performance.md, Tracing).
 import {
   type Context,
   type Link,
@@ -122,8 +121,8 @@ export async function inSpan<T>(
 ): Promise<T> {
   // Below a span of ours that is not recorded, none is: with tracing off it is the API's no-op, and every sampler
   // built here decides a child as its parent was decided (the parent-based ones by the parent, the ratio by the
-  // trace id they share). Starting one anyway cost the SDK 2 to 3 µs a span, most of what an unsampled delivery
-  // costs. A producer's span (remote) is only a parent: the delivery under it is started, and samplers decide it.
+  // trace id they share). Starting one anyway would be most of what an unsampled delivery costs. A producer's span
+  // (remote) is only a parent: the delivery under it is started, and samplers decide it.
   const above = trace.getSpan(parent);
   if (above !== undefined && !above.isRecording() && !above.spanContext().isRemote)
     return work(above, parent);

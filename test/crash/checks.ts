@@ -2,6 +2,7 @@
 // Each check returns findings (one line per violation) instead of throwing, so one run reports everything.
 import type pg from 'pg';
 import type { ReceivedMail } from '../../sandbox/smtpServer.js';
+import type { OutboxRow } from './emailEndings.js';
 import type { expectedPortal } from './scenario.js';
 
 export type ExpectedPortal = ReturnType<typeof expectedPortal>;
@@ -38,17 +39,10 @@ export async function checkPortal(pool: pg.Pool, expected: Map<string, ExpectedP
   return findings;
 }
 
-export interface OutboxRow {
-  messageId: string;
-  salesOrder: string;
-  state: string;
-  attempts: number;
-  queuedAt: Date;
-}
-
 export async function outboxRows(pool: pg.Pool): Promise<OutboxRow[]> {
   const { rows } = await pool.query<OutboxRow>(
-    `select message_id as "messageId", sales_order as "salesOrder", state, attempts, created_at as "queuedAt"
+    `select message_id as "messageId", sales_order as "salesOrder", state, attempts, last_error as "lastError",
+            created_at as "queuedAt"
      from mail_outbox`,
   );
   return rows;
@@ -76,7 +70,7 @@ export function checkMail(
   const findings: string[] = [];
   const byOrder = new Map<string, ReceivedMail[]>();
   for (const mail of mails) {
-    if (known.has(mail.messageId)) continue; // a resend: judged by checkResends
+    if (known.has(mail.messageId)) continue; // a resend: judged by checkEveryEmail
     known.add(mail.messageId);
     const salesOrder = mail.headers['x-sales-order'] ?? '?';
     byOrder.set(salesOrder, [...(byOrder.get(salesOrder) ?? []), mail]);
@@ -134,75 +128,6 @@ export function longestDelay(
       longest = { ms, messageId: row.messageId, salesOrder: row.salesOrder, claims: row.attempts };
   }
   return longest;
-}
-
-export interface Resend {
-  messageId: string;
-  salesOrder: string;
-  receipts: number;
-  outboxAttempts: number;
-  cause: string;
-}
-
-/**
- * Emails received more than once with the same Message-ID. The one allowed duplicate is a resend of a mail
- * the relay accepted but the service never recorded as sent: the instance was killed around the send, or its
- * database was down at that moment. So each resend needs a crash of its own: an email received n times needs
- * n - 1 distinct kills or outages around its earlier sends. Cross-checks: the service logged "mail sent" (which
- * follows the record) exactly once for it, and mail_outbox counts at least one claim per send. Anything else is
- * a finding.
- */
-export function checkResends(
-  accepted: Map<string, number[]>,
-  refusedById: Map<string, number>,
-  sentLogged: Map<string, number>,
-  outbox: OutboxRow[],
-  kills: Array<{ at: number }>,
-  databaseDown: Array<{ from: number; to: number }>,
-): { resends: Resend[]; findings: string[] } {
-  const rows = new Map(outbox.map((row) => [row.messageId, row]));
-  const resends: Resend[] = [];
-  const findings: string[] = [];
-  // The relay may finish reading a message after its sender died (the bytes were in the socket), and the
-  // service records a send a reply, a log line and one query after it: a kill this close counts.
-  const slackMs = 3000;
-  for (const [messageId, times] of accepted) {
-    if (times.length < 2) continue;
-    const row = rows.get(messageId);
-    const causes = new Set<string>();
-    // The crashes that can explain a resend of this email: each one explains at most one.
-    const crashes = new Set<string>();
-    for (const sent of times.slice(0, -1)) {
-      const near = kills.filter((kill) => Math.abs(kill.at - sent) <= slackMs);
-      const down = databaseDown.filter((d) => sent >= d.from - slackMs && sent <= d.to + slackMs);
-      for (const kill of near) crashes.add(`kill at ${kill.at}`);
-      for (const outage of down) crashes.add(`outage from ${outage.from}`);
-      if (near.length > 0) causes.add('instance killed around the send');
-      else if (down.length > 0) causes.add('database down after the send');
-      else causes.add('no kill or database outage explains it');
-    }
-    const resend: Resend = {
-      messageId,
-      salesOrder: row?.salesOrder ?? '?',
-      receipts: times.length,
-      outboxAttempts: row?.attempts ?? 0,
-      cause: [...causes].join(', '),
-    };
-    resends.push(resend);
-    const what = `email ${messageId} (order ${resend.salesOrder}) received ${times.length} times`;
-    const sends = times.length + (refusedById.get(messageId) ?? 0);
-    if (row === undefined) findings.push(`${what} has no outbox row`);
-    else if (row.attempts < sends)
-      findings.push(`${what}: ${sends} sends but mail_outbox counts ${row.attempts} claims`);
-    if ((sentLogged.get(messageId) ?? 0) !== 1) {
-      findings.push(`${what}: the service recorded it as sent ${sentLogged.get(messageId) ?? 0} times`);
-    }
-    if (causes.has('no kill or database outage explains it')) findings.push(`${what} without a crash`);
-    else if (times.length - 1 > crashes.size) {
-      findings.push(`${what}: ${times.length - 1} resends but ${crashes.size} crash(es) around its sends`);
-    }
-  }
-  return { resends, findings };
 }
 
 /**

@@ -19,13 +19,14 @@ import {
   checkDeadLetters,
   checkMail,
   checkPortal,
-  checkResends,
   checkResentContent,
   type ExpectedPortal,
   longestDelay,
   outboxRows,
   unprocessedIdentities,
 } from './checks.js';
+import { claimsOf, recordClaims } from './claimLog.js';
+import { checkEveryEmail } from './emailEndings.js';
 import { createPortalFaults, createS4Faults, createSmtpFaults } from './faults.js';
 import { createFleet } from './fleet.js';
 import { checkPortalApi, checkPortalPuts } from './portalChecks.js';
@@ -148,12 +149,13 @@ export async function runCrashScenario(options: CrashRunOptions): Promise<CrashR
     });
     cleanup.unshift(() => fleet.close());
     await fleet.start();
+    await recordClaims(pool);
     progress(`${options.instances} instances attached to ${queue.name}`);
 
     const plan = planRun(options.seed, { orders: options.orders, phases: options.phases, changeShare: 0.5 });
     const expected = new Map<string, ExpectedPortal>();
     const knownMail = new Set<string>();
-    const databaseDown: Array<{ from: number; to: number }> = [];
+    const restarts: Array<{ from: number; to: number }> = [];
     const report: CrashReport = emptyReport(options.seed, runDir);
     let deadLetterId = 0;
 
@@ -171,8 +173,6 @@ export async function runCrashScenario(options: CrashRunOptions): Promise<CrashR
           return undefined;
         });
         if (done === undefined) return;
-        // A mail whose `sent` mark was lost with its session goes again: the same allowance as an outage.
-        databaseDown.push({ from: done.at, to: done.at });
         const { faults } = report;
         faults.sessionTerminations++;
         faults.sessionsTerminated += done.sessions;
@@ -186,7 +186,7 @@ export async function runCrashScenario(options: CrashRunOptions): Promise<CrashR
       } else if (action.kind === 'postgres restart') {
         const from = Date.now();
         await postgres.restart(action.pauseMs);
-        databaseDown.push({ from, to: Date.now() });
+        restarts.push({ from, to: Date.now() });
         report.faults.postgresRestarts++;
         report.faults.postgresDownMs += Date.now() - from;
       } else {
@@ -226,6 +226,11 @@ export async function runCrashScenario(options: CrashRunOptions): Promise<CrashR
       });
       const publishing = phase.batches.map(async (batch, b) => {
         await sleep(b * phase.batchGapMs);
+        // The aimed order's follow-up waits for the email of its first state: two emails of one order, in order.
+        if (b === phase.batches.length - 1 && phase.aimedOrder !== undefined) {
+          const mailed = await firstMailOf(phase.aimedOrder, () => smtp.messages.slice(mailsBefore));
+          if (!mailed) progress(`phase ${phase.index}: no email of ${phase.aimedOrder} before its follow-up`);
+        }
         for (const change of phase.changes) if (change.batch === b && b > 0) s4.setOrder(change.state);
         await publisher.send(
           queue.address,
@@ -248,6 +253,7 @@ export async function runCrashScenario(options: CrashRunOptions): Promise<CrashR
           phaseMails.filter((m) => m.headers['x-sales-order'] === salesOrder).map((m) => m.messageId),
         );
         if (ids.size > 1) report.emails.ordersWithTwoInAPhase++;
+        if (ids.size > 1 && salesOrder === phase.aimedOrder) report.emails.aimedOrdersMailedTwice++;
       }
       const letters = await checkDeadLetters(
         pool,
@@ -292,19 +298,20 @@ export async function runCrashScenario(options: CrashRunOptions): Promise<CrashR
     }
 
     const outbox = await outboxRows(pool);
-    const resends = checkResends(
-      smtpFaults.accepted,
-      smtpFaults.refusedById,
-      fleet.tally.mailSentById,
-      outbox,
-      fleet.kills,
-      databaseDown,
-    );
+    const resends = checkEveryEmail(outbox, {
+      accepted: smtpFaults.accepted,
+      refusedById: smtpFaults.refusedById,
+      sentLogged: fleet.tally.mailSentById,
+      claims: await claimsOf(pool, 'mail'),
+      kills: fleet.kills,
+      restarts,
+    });
     findings.push(...resends.findings, ...checkResentContent(smtp.messages));
-    const puts = checkPortalPuts(portal.requests(), fleet.kills, databaseDown);
+    const puts = checkPortalPuts(portal.requests(), await claimsOf(pool, 'push'), fleet.kills, restarts);
     findings.push(...puts.findings);
+    // Every fault of the run is transient: even an email parked with its reason is one too many here.
     for (const row of outbox.filter((r) => r.state === 'parked')) {
-      findings.push(`mail ${row.messageId} of order ${row.salesOrder} was parked`);
+      findings.push(`mail ${row.messageId} of order ${row.salesOrder} was parked: ${row.lastError}`);
     }
     // No instance may exit unless the suite killed it: not on a failover, a restart or a dropped connection.
     for (const exit of fleet.unplannedExits) {
@@ -349,4 +356,18 @@ export async function runCrashScenario(options: CrashRunOptions): Promise<CrashR
       await rm(runDir, { recursive: true, force: true });
     }
   }
+}
+
+/** Waits until the relay has an email of the order among `mails()`; false after `timeoutMs`. */
+async function firstMailOf(
+  salesOrder: string,
+  mails: () => Array<{ headers: Record<string, string | undefined> }>,
+  timeoutMs = 10_000,
+): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (mails().some((mail) => mail.headers['x-sales-order'] === salesOrder)) return true;
+    await sleep(100);
+  }
+  return false;
 }

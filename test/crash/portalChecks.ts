@@ -3,6 +3,7 @@
 import type pg from 'pg';
 import type { PortalRequest, PortalServer } from '../../sandbox/portalServer.js';
 import type { ExpectedPortal } from './checks.js';
+import { type Claim, judgeRepeats, type Kill, type Outage } from './holderCrash.js';
 
 export async function pendingPushes(pool: pg.Pool): Promise<number> {
   const { rows } = await pool.query<{ n: number }>(
@@ -42,21 +43,20 @@ export interface RepeatedPut {
  * Every PUT of the run, order by order. A PUT with a new Idempotency-Key is a new state: never one whose
  * s4ChangedAt is older than a state the portal accepted before, never the same shown values as the push before
  * it. A PUT repeating a key is a retry: after a failed try (503, a hang) that is the backoff; after the portal
- * answered, it is a crash between the answer and the bookkeeping, so an instance killed or the database down
- * near that answer must explain each one, exactly like an email resend.
+ * answered (2xx, 409) the answer was never booked, which only a crash of the instance holding the push's lease
+ * explains, one crash per repeat (holderCrash.ts). `claims`: each Idempotency-Key's claims (claimLog.ts).
  */
 export function checkPortalPuts(
   requests: PortalRequest[],
-  kills: Array<{ at: number }>,
-  databaseDown: Array<{ from: number; to: number }>,
+  claims: Map<string, Claim[]>,
+  kills: Kill[],
+  restarts: Outage[],
 ): { repeats: RepeatedPut[]; findings: string[] } {
   const findings: string[] = [];
   const repeats: RepeatedPut[] = [];
   const byOrder = new Map<string, PortalRequest[]>();
   for (const request of requests)
     byOrder.set(request.salesOrder, [...(byOrder.get(request.salesOrder) ?? []), request]);
-  // An answer is booked a query after it arrives, retried for a few seconds while the database is away.
-  const slackMs = 3000;
   for (const [salesOrder, puts] of byOrder) {
     let newestAccepted = '';
     const lastOfKey = new Map<string, PortalRequest>();
@@ -79,14 +79,18 @@ export function checkPortalPuts(
         findings.push(`order ${salesOrder}: key ${key} was sent with two bodies`);
       const answered = (earlier.status >= 200 && earlier.status < 300) || earlier.status === 409;
       if (!answered) continue;
-      const near = kills.some((kill) => Math.abs(kill.at - earlier.at) <= slackMs);
-      const down = databaseDown.some((d) => earlier.at >= d.from - slackMs && earlier.at <= d.to + slackMs);
-      const cause = near ? 'instance killed around the answer' : down ? 'database down after the answer' : '';
+      const judged = judgeRepeats(
+        `order ${salesOrder}: key ${key} PUT again after its answer`,
+        [earlier.at, put.at],
+        claims.get(key) ?? [],
+        kills,
+        restarts,
+      );
+      findings.push(...judged.findings);
+      const cause = judged.causes.join(', ') || 'no crash of its holder';
       const repeat = repeats.find((r) => r.idempotencyKey === key);
       if (repeat === undefined) repeats.push({ idempotencyKey: key, salesOrder, afterAnswer: 1, cause });
       else repeat.afterAnswer++;
-      if (cause === '')
-        findings.push(`order ${salesOrder}: key ${key} PUT again after its answer without a crash`);
     }
   }
   return { repeats, findings };

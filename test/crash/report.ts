@@ -1,5 +1,5 @@
 // What a crash run reports: counts of what was sent, broken and received, and every finding.
-import type { Resend } from './checks.js';
+import type { Resend } from './emailEndings.js';
 import type { StopReport } from './fleet.js';
 import type { RepeatedPut } from './portalChecks.js';
 
@@ -48,6 +48,8 @@ export interface CrashReport {
     parked: number;
     /** Orders that got two emails in one phase: their order of arrival is checked. */
     ordersWithTwoInAPhase: number;
+    /** Of those, the phases' aimed orders, whose follow-up waited for the email of their first state. */
+    aimedOrdersMailedTwice: number;
     /** From queueing to the relay's first acceptance, the longest of the run. */
     longestDelay: { ms: number; messageId: string; salesOrder: string; claims: number } | undefined;
   };
@@ -99,6 +101,7 @@ export function emptyReport(seed: number, logDir: string): CrashReport {
       resends: [],
       parked: 0,
       ordersWithTwoInAPhase: 0,
+      aimedOrdersMailedTwice: 0,
       longestDelay: undefined,
     },
     portal: { puts: 0, pushes: 0, unavailable: 0, hang: 0, repeats: [] },
@@ -133,9 +136,10 @@ export function formatSummary(report: CrashReport): string {
       `database failovers ${faults.sessionTerminations} (${faults.sessionsTerminated} sessions terminated: ` +
       `${faults.terminatedWhile.transaction} in a transaction, ${faults.terminatedWhile.retention} in a retention ` +
       `pass; ${faults.atMailAcceptance} failovers right after the mail relay accepted an email)`,
-    `emails: up to ${emails.expected} expected (states passed over may go unmailed), ${emails.received} received, ${emails.distinct} distinct Message-IDs, ` +
+    `emails: up to ${emails.expected} expected (states passed over may go unmailed; every email queued is received), ${emails.received} received, ${emails.distinct} distinct Message-IDs, ` +
       `${emails.resends.length} same-Message-ID resends${resendCauses.length ? `: ${resendCauses.join('; ')}` : ''}, ` +
-      `${emails.parked} parked; ${emails.ordersWithTwoInAPhase} times an order got two emails in one phase`,
+      `${emails.parked} parked; ${emails.ordersWithTwoInAPhase} times an order got two emails in one phase ` +
+      `(${emails.aimedOrdersMailedTwice} of them aimed)`,
     `longest delay from queueing an email to its arrival: ${
       emails.longestDelay === undefined
         ? 'no email'

@@ -53,12 +53,15 @@ interface Row {
   terminated: boolean;
 }
 
-/** Terminates every session of the service once `aim`'s moment is seen, or after `waitMs` regardless. */
+/**
+ * Terminates every session of the service once `aim`'s moment is seen, or after `waitMs` regardless. The mail
+ * moment is waited for longer: a phase's emails may all wait on reads or leases for several seconds.
+ */
 export async function terminateSessions(
   pool: pg.Pool,
   aim: TerminationAim,
   nextMailAcceptance: NextMailAcceptance,
-  waitMs = 3000,
+  waitMs = aim === 'mail' ? 15_000 : 3000,
 ): Promise<Termination> {
   const query = (moment: Exclude<TerminationAim, 'mail'>, force: boolean) =>
     whileRestarting(() => pool.query<Row>(terminateWhen(moment), [RETENTION_LOCK, SUITE_APPLICATION, force]));

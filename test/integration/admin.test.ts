@@ -65,6 +65,7 @@ async function deliver(
       reason: handled.outcome.reason,
       source: handled.event?.source,
       eventId: handled.event?.id,
+      payloadHash: handled.event?.payloadHash,
       contentType: inbound.contentType,
       attributes: inbound.binaryAttributes,
       headers: {},

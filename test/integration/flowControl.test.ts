@@ -2,18 +2,18 @@
 // a settled message's place refilled while most of the others are still held, not once three quarters of
 // them are settled (the client's own low-water mark).
 import { setTimeout as sleep } from 'node:timers/promises';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/loadConfig.js';
 import type { Handled, HandleEvent } from '../../src/events/handleEvent.js';
 import { createAmqpConsumer } from '../../src/messaging/amqpConsumer.js';
 import { createPublisher, createTestQueue, type Publisher, type TestQueue } from '../support/broker.js';
 import { eventually } from '../support/harness.js';
+import { guardedLogger } from '../support/logGuard.js';
 import { serviceEnv } from '../support/serviceEnv.js';
 import { expectAmqp10 } from '../support/services.js';
 
 const PREFETCH = 20;
-const logger = pino({ level: 'silent' });
+const logger = guardedLogger();
 
 let queue: TestQueue;
 let publisher: Publisher;

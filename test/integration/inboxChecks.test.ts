@@ -48,9 +48,9 @@ describe('identity checks asked for in one turn', () => {
 
     expect(statements).toBe(1);
     expect(result).toEqual([
-      { processedHash: processed.payloadHash, attempts: 0, lastError: null },
-      { processedHash: null, attempts: 2, lastError: null },
-      { processedHash: null, attempts: 1, lastError: null },
+      { processedHash: processed.payloadHash, attempts: 0, lastError: null, refused: false },
+      { processedHash: null, attempts: 2, lastError: null, refused: false },
+      { processedHash: null, attempts: 1, lastError: null, refused: false },
     ]);
   });
 
@@ -74,14 +74,14 @@ describe('identity checks asked for in one turn', () => {
     expect(lone.map((checked) => checked.statements)).toEqual([1, 1, 1]);
     expect(shared.statements).toBe(1);
     expect(lone.map((checked) => checked.result)).toEqual([
-      { processedHash: alone[0].payloadHash, attempts: 0, lastError: null },
-      { processedHash: null, attempts: 2, lastError: null },
-      { processedHash: null, attempts: 1, lastError: null },
+      { processedHash: alone[0].payloadHash, attempts: 0, lastError: null, refused: false },
+      { processedHash: null, attempts: 2, lastError: null, refused: false },
+      { processedHash: null, attempts: 1, lastError: null, refused: false },
     ]);
     expect(shared.result).toEqual([
-      { processedHash: together[0].payloadHash, attempts: 0, lastError: null },
-      { processedHash: null, attempts: 2, lastError: null },
-      { processedHash: null, attempts: 1, lastError: null },
+      { processedHash: together[0].payloadHash, attempts: 0, lastError: null, refused: false },
+      { processedHash: null, attempts: 2, lastError: null, refused: false },
+      { processedHash: null, attempts: 1, lastError: null, refused: false },
     ]);
   });
 

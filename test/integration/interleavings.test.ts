@@ -13,11 +13,11 @@ import { checkInbox, checkInboxes, recordProcessed } from '../../src/events/inbo
 import { createPortalApi, type PortalApi } from '../../src/portal/portalApi.js';
 import { createPortalSender, type PushResult } from '../../src/portal/portalSender.js';
 import type { PortalOrder } from '../../src/portal/portalStatus.js';
-import { createLogger } from '../../src/telemetry/logger.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { EFFECT_MAIL, parsedEvent } from '../support/effects.js';
 import { gate } from '../support/gate.js';
 import { eventually, registerDestination } from '../support/harness.js';
+import { guardedLogger } from '../support/logGuard.js';
 
 let db: TestDatabase;
 /** The other instance: one connection whose transaction the test opens and ends. */
@@ -223,6 +223,7 @@ describe('the identity check against another transaction', () => {
       processedHash: null,
       attempts: 1,
       lastError: null,
+      refused: false,
     });
     await other.query('commit');
     expect(await applyEffect(db.pool, [delivered], state(salesOrder, 1), EFFECT_MAIL)).toEqual({
@@ -236,6 +237,7 @@ describe('the identity check against another transaction', () => {
       processedHash: delivered.payloadHash,
       attempts: 0,
       lastError: null,
+      refused: false,
     });
   });
 
@@ -347,7 +349,7 @@ async function sendPushes(count: number, api = portalApi): Promise<PushResult[]>
   const sender = createPortalSender({
     pool: db.pool,
     portal: api,
-    logger: createLogger('silent'),
+    logger: guardedLogger(),
     onResult(result) {
       results.push(result);
       if (results.length === count) booked.open();

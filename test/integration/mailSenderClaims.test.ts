@@ -7,10 +7,10 @@ import { type SmtpSink, startSmtpServer } from '../../sandbox/smtpServer.js';
 import { CLAIM_DUE, MARK_SENT } from '../../src/notifications/mailOutbox.js';
 import { createMailSender, type MailResult, type MailSender } from '../../src/notifications/mailSender.js';
 import { type MailTransport, smtpTransport } from '../../src/notifications/mailTransport.js';
-import { createLogger } from '../../src/telemetry/logger.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { gate } from '../support/gate.js';
 import { eventually } from '../support/harness.js';
+import { guardedLogger } from '../support/logGuard.js';
 
 const POLL_MS = 60_000;
 /** Well below the poll: an email sent within it was claimed by a wake. */
@@ -65,7 +65,7 @@ function startSender(onResult: (result: MailResult) => void = () => {}): MailSen
     pool,
     transport,
     from: 'notifier@fleet.example',
-    logger: createLogger('silent'),
+    logger: guardedLogger(),
     pollMs: POLL_MS,
     onResult,
   });

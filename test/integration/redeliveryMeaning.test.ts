@@ -1,15 +1,21 @@
-// A redelivery through another path or a relay is a duplicate, not a conflict: real S/4HANA events, processed
-// once, come back re-serialized by the official CloudEvents SDK (cloudevents 10), in binary mode with Event Hub's
-// extension attributes, or structured with an extension, over the real AMQP consumer and the real webhook. A
-// changed type or data under the same identity is still a conflict. Records written before the hash covered
-// meaning only still tell a redelivery apart after the upgrade.
+// A redelivery through another path or a relay is a duplicate, not a conflict: S/4HANA events (hand-made, and real
+// ones when found), processed once, come back re-serialized by the official CloudEvents SDK (cloudevents 10), in
+// binary mode with Event Hub's extension attributes, or structured with an extension, over the real AMQP consumer
+// and the real webhook. A changed type or data under the same identity is still a conflict. Records written before
+// the hash covered meaning only still tell a redelivery apart after the upgrade.
 
 import { CloudEvent, HTTP } from 'cloudevents';
 import { describe, expect, it } from 'vitest';
 import { s4Event } from '../../sandbox/s4Events.js';
 import type { OutgoingEvent } from '../support/broker.js';
 import { eventually } from '../support/harness.js';
-import { s4Sample } from '../support/realSamples.js';
+import {
+  CAPIRE_EVENT,
+  HAND_MADE_CHANGED,
+  HAND_MADE_CREATED,
+  readEvent,
+  SCRIPT_EVENT,
+} from '../support/realSamples.js';
 import { useService } from '../support/useService.js';
 import { useWorld } from '../support/world.js';
 
@@ -76,78 +82,113 @@ function mailsFor(salesOrder: string) {
 }
 
 describe('over AMQP', () => {
-  it('takes nine re-serialized and extended copies of three processed events as duplicates, and changed ones as conflicts', async () => {
-    const real = s4Sample('capire-salesorder-created').event;
-    const events = [real, s4Event({ salesOrder: '5100001' }), s4Event({ salesOrder: '5100002' })] as Array<
-      Record<string, unknown> & { id: string; data: { SalesOrder: string } }
-    >;
-    for (const event of events) setOrder(event.data.SalesOrder);
-    await world.publisher.send(
-      running.queue.address,
-      events.map((event) => ({ body: JSON.stringify(event) })),
+  // Each sample with two events of the sandbox's shape beside it, under sales orders of their own.
+  const PROCESSED = [
+    { sample: HAND_MADE_CHANGED, others: ['5100011', '5100012'] },
+    { sample: CAPIRE_EVENT, others: ['5100001', '5100002'] },
+  ];
+  for (const { sample, others } of PROCESSED) {
+    it(
+      `takes nine re-serialized and extended copies of three processed events, the ${sample.source.origin} ${sample.name} among them, as duplicates, and changed ones as conflicts`,
+      sample.source.options,
+      async () => {
+        const sampled = readEvent(sample).event;
+        const events = [sampled, ...others.map((salesOrder) => s4Event({ salesOrder }))] as Array<
+          Record<string, unknown> & { id: string; data: { SalesOrder: string } }
+        >;
+        for (const event of events) setOrder(event.data.SalesOrder);
+        const duplicatesBefore = await counted('amqp', 'duplicate');
+        const conflictsBefore = await counted('amqp', 'rejected', 'conflict');
+        await world.publisher.send(
+          running.queue.address,
+          events.map((event) => ({ body: JSON.stringify(event) })),
+        );
+        await eventually('three mails', async () =>
+          events.every((event) => mailsFor(event.data.SalesOrder).length === 1),
+        );
+
+        await world.publisher.send(running.queue.address, events.flatMap(copiesOf));
+        await eventually(
+          'nine duplicates',
+          async () => (await counted('amqp', 'duplicate')) === duplicatesBefore + 9,
+        );
+        expect(await counted('amqp', 'rejected', 'conflict')).toBe(conflictsBefore);
+        expect(await running.queue.drainDeadLetters()).toEqual([]);
+
+        await world.publisher.send(running.queue.address, [
+          { body: JSON.stringify({ ...sampled, type: 'sap.s4.beh.salesorder.v1.SalesOrder.Deleted.v1' }) },
+          {
+            body: JSON.stringify({
+              ...sampled,
+              data: { SalesOrder: sampled.data.SalesOrder, SoldToParty: '1' },
+            }),
+          },
+        ]);
+        expect(
+          await eventually('two conflicts', async () => {
+            const reasons = await deadLetterReasons(sampled.id);
+            return reasons.length === 2 && reasons;
+          }),
+        ).toEqual([CONFLICT, CONFLICT]);
+        // Refused, both leave through the dead-letter queue; taking them leaves it empty for the next sample.
+        const letters: Array<{ body: string }> = [];
+        await eventually('both conflicts in the dead-letter queue', async () => {
+          letters.push(...(await running.queue.drainDeadLetters()));
+          return letters.length >= 2;
+        });
+        expect(letters.map((letter) => JSON.parse(letter.body).id)).toEqual([sampled.id, sampled.id]);
+        for (const event of events) {
+          expect(world.s4.calls(event.data.SalesOrder)).toBe(1);
+          expect(mailsFor(event.data.SalesOrder)).toHaveLength(1);
+        }
+      },
     );
-    await eventually('three mails', async () =>
-      events.every((event) => mailsFor(event.data.SalesOrder).length === 1),
+  }
+
+  // What the earlier version recorded for each sample: payload_hash over every attribute as written, unprefixed.
+  const RECORDED_EARLIER = [
+    {
+      sample: HAND_MADE_CREATED,
+      recorded: 'c9f36b0c7268be5b1cb5391b8a210278f840a1b3eca9081b5dbddb34ed0d2a2e',
+    },
+    { sample: SCRIPT_EVENT, recorded: '40ef3b0f9c014f1525ba67ad2f411f59c251829b9ffd074ef7703ec50111bb91' },
+  ];
+  for (const { sample, recorded } of RECORDED_EARLIER) {
+    it(
+      `after an upgrade, takes a redelivery of the ${sample.source.origin} event ${sample.name}, recorded with the earlier hash, as a duplicate`,
+      sample.source.options,
+      async () => {
+        const { text, event } = readEvent(sample);
+        setOrder(event.data.SalesOrder);
+        await world.db.pool.query(
+          `insert into processed_event (source, id, type, sales_order, outcome, payload_hash)
+         values ($1::text, $2::text, $3::text, $4::text, 'applied', $5::text)`,
+          [event.source, event.id, event.type, event.data.SalesOrder, recorded],
+        );
+        const duplicatesBefore = await counted('amqp', 'duplicate');
+
+        await world.publisher.send(running.queue.address, [{ body: text }]);
+        await eventually(
+          'the duplicate',
+          async () => (await counted('amqp', 'duplicate')) === duplicatesBefore + 1,
+        );
+        expect(await deadLetterReasons(event.id)).toEqual([]);
+        expect(world.s4.calls(event.data.SalesOrder)).toBe(0);
+
+        // A copy whose attributes a relay rewrote cannot be told from a conflict against a hash of the bytes.
+        await world.publisher.send(running.queue.address, [
+          { body: HTTP.structured(new CloudEvent(event)).body as string },
+        ]);
+        expect(
+          await eventually('the conflict', async () => {
+            const reasons = await deadLetterReasons(event.id);
+            return reasons.length === 1 && reasons;
+          }),
+        ).toEqual([`${CONFLICT} (recorded by an earlier version, compared as written)`]);
+        expect(world.s4.calls(event.data.SalesOrder)).toBe(0);
+      },
     );
-
-    await world.publisher.send(running.queue.address, events.flatMap(copiesOf));
-    await eventually('nine duplicates', async () => (await counted('amqp', 'duplicate')) === 9);
-    expect(await counted('amqp', 'rejected', 'conflict')).toBe(0);
-    expect(await running.queue.drainDeadLetters()).toEqual([]);
-
-    await world.publisher.send(running.queue.address, [
-      { body: JSON.stringify({ ...real, type: 'sap.s4.beh.salesorder.v1.SalesOrder.Deleted.v1' }) },
-      { body: JSON.stringify({ ...real, data: { SalesOrder: real.data.SalesOrder, SoldToParty: '1' } }) },
-    ]);
-    expect(
-      await eventually('two conflicts', async () => {
-        const reasons = await deadLetterReasons(real.id);
-        return reasons.length === 2 && reasons;
-      }),
-    ).toEqual([CONFLICT, CONFLICT]);
-    for (const event of events) {
-      expect(world.s4.calls(event.data.SalesOrder)).toBe(1);
-      expect(mailsFor(event.data.SalesOrder)).toHaveLength(1);
-    }
-  });
-
-  it('after an upgrade, takes a redelivery of an event recorded with the earlier hash as a duplicate', async () => {
-    const { text, event } = s4Sample('s4hclnt100-salesorder-changed.from-script');
-    setOrder(event.data.SalesOrder);
-    // The record as the earlier version wrote it: payload_hash over every attribute as written, unprefixed.
-    await world.db.pool.query(
-      `insert into processed_event (source, id, type, sales_order, outcome, payload_hash)
-       values ($1::text, $2::text, $3::text, $4::text, 'applied', $5::text)`,
-      [
-        event.source,
-        event.id,
-        event.type,
-        event.data.SalesOrder,
-        '40ef3b0f9c014f1525ba67ad2f411f59c251829b9ffd074ef7703ec50111bb91',
-      ],
-    );
-    const duplicatesBefore = await counted('amqp', 'duplicate');
-
-    await world.publisher.send(running.queue.address, [{ body: text }]);
-    await eventually(
-      'the duplicate',
-      async () => (await counted('amqp', 'duplicate')) === duplicatesBefore + 1,
-    );
-    expect(await deadLetterReasons(event.id)).toEqual([]);
-    expect(world.s4.calls(event.data.SalesOrder)).toBe(0);
-
-    // A copy whose attributes a relay rewrote cannot be told from a conflict against a hash of the bytes.
-    await world.publisher.send(running.queue.address, [
-      { body: HTTP.structured(new CloudEvent(event)).body as string },
-    ]);
-    expect(
-      await eventually('the conflict', async () => {
-        const reasons = await deadLetterReasons(event.id);
-        return reasons.length === 1 && reasons;
-      }),
-    ).toEqual([`${CONFLICT} (recorded by an earlier version, compared as written)`]);
-    expect(world.s4.calls(event.data.SalesOrder)).toBe(0);
-  });
+  }
 });
 
 describe('over the Event Mesh webhook', () => {

@@ -5,9 +5,9 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { classify, TransientError } from '../../src/errors.js';
 import { createRetention, RETENTION_LOCK, type RetentionDeps } from '../../src/maintenance/retention.js';
-import { createLogger } from '../../src/telemetry/logger.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { eventually } from '../support/harness.js';
+import { guardedLogger } from '../support/logGuard.js';
 
 let db: TestDatabase;
 
@@ -21,7 +21,7 @@ afterAll(async () => {
 const retention = (options: Partial<RetentionDeps> = {}) =>
   createRetention({
     pool: db.pool,
-    logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
+    logger: guardedLogger(),
     processedEventDays: 7,
     mailDays: 30,
     ...options,

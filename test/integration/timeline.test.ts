@@ -66,6 +66,7 @@ async function deliver(body: string, channel: Channel = 'amqp') {
         reason: handled.outcome.reason,
         source: handled.event?.source,
         eventId: handled.event?.id,
+        payloadHash: handled.event?.payloadHash,
         salesOrder: handled.event?.salesOrder,
         contentType: inbound.contentType,
         attributes: {},

@@ -2,7 +2,8 @@
 // a child, hands its log lines to this guard; a line that carries a configured email address, a client secret or
 // a bearer token is kept, and the setup file (setup.running.ts) or the crash suite fails the test with it,
 // the value masked. One file's tests run one after another in one worker, so the state is the file's.
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
+import { createLogger } from '../../src/telemetry/logger.js';
 
 // Shapes of a credential no configuration names: a JWT (its base64url header starts with eyJ) and a bearer token.
 const PATTERNS: Array<[RegExp, string]> = [
@@ -88,4 +89,9 @@ export function guardedDestination(level: string, lines?: string[]): { write(lin
 /** The level a guarded logger runs at: debug, or what the test asked for if that shows more. */
 export function guardedLevel(level: string): string {
   return (pino.levels.values[level] ?? Number.POSITIVE_INFINITY) < DEBUG ? level : 'debug';
+}
+
+/** A logger for service parts a test builds itself: every line passes the guard, as a whole service's do. */
+export function guardedLogger(level = process.env.TEST_LOG_LEVEL ?? 'silent'): Logger {
+  return createLogger(guardedLevel(level), guardedDestination(level));
 }

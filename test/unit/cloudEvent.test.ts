@@ -18,7 +18,7 @@ import {
 const LIMIT = 256 * 1024;
 const SOURCE = '/default/sap.s4.beh/244572008';
 const CHANGED = `${SALES_ORDER_TYPE_PREFIX}Changed.v1`;
-// The shape the platform notes give for a header event, field for field.
+// The shape SAP documents for a header event, field for field.
 const S4_EVENT = {
   specversion: '1.0',
   type: CHANGED,

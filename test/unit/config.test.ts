@@ -62,6 +62,15 @@ describe('configuration', () => {
     expect(Object.isFrozen(config)).toBe(true);
   });
 
+  it('defaults the delivery budget, message size, mail lease, log level and portal timeout and lease', () => {
+    const config = loadConfig({ ...local, PORTAL_DESTINATION: 'PORTAL' });
+    expect(config.maxDeliveries).toBe(10);
+    expect(config.maxMessageBytes).toBe(1_048_576);
+    expect(config.mail.leaseSeconds).toBe(15);
+    expect(config.logLevel).toBe('info');
+    expect(config.portal).toEqual({ destination: 'PORTAL', timeoutMs: 5000, leaseSeconds: 15 });
+  });
+
   it('builds the AMQP client options of a plain broker from its URL', () => {
     const amqp = loadConfig(local).amqp;
     expect(amqp && amqpClientOptions(amqp)).toMatchObject({

@@ -1,40 +1,169 @@
-// The crash suite's judge of resent emails: one resend per crash around the email's sends, no more.
+// The crash suite's judges: every queued email ends received once, or resent once per crash of the instance
+// that held its lease, or parked with a reason; a portal key repeats after an answer only after its holder's
+// crash; the expected portal status follows the README's table, not the service's code.
 import { describe, expect, it } from 'vitest';
+import type { PortalRequest } from '../../sandbox/portalServer.js';
 import type { ReceivedMail } from '../../sandbox/smtpServer.js';
-import { checkMail, checkResends, longestDelay } from '../crash/checks.js';
+import { checkMail, longestDelay } from '../crash/checks.js';
+import { checkEveryEmail, type OutboxRow } from '../crash/emailEndings.js';
+import type { Claim } from '../crash/holderCrash.js';
+import { checkPortalPuts } from '../crash/portalChecks.js';
+import { expectedStatus } from '../crash/portalStatusTable.js';
 
 const ID = '<resent@fleet.example>';
-const outbox = [
-  { messageId: ID, salesOrder: '8100001', state: 'sent', attempts: 3, queuedAt: new Date(1000) },
+const row: OutboxRow = {
+  messageId: ID,
+  salesOrder: '8100001',
+  state: 'sent',
+  attempts: 3,
+  lastError: null,
+  queuedAt: new Date(1000),
+};
+const outbox = [row];
+const A = 'cell-a:101:0a0a0a0a';
+const B = 'cell-b:202:0b0b0b0b';
+// Claimed by A at 9 s, by B after A's lease ran out at 25 s, by A's restarted successor at 40 s.
+const claims: Claim[] = [
+  { claim: 1, holder: A, at: 9_000 },
+  { claim: 2, holder: B, at: 25_000 },
+  { claim: 3, holder: 'cell-a:303:0c0c0c0c', at: 40_000 },
 ];
 
-function judge(receivedAt: number[], kills: number[]) {
-  return checkResends(
-    new Map([[ID, receivedAt]]),
-    new Map(),
-    new Map([[ID, 1]]),
-    outbox,
-    kills.map((at) => ({ at })),
-    [],
-  );
+function judge(
+  receivedAt: number[],
+  kills: Array<{ pid: number; at: number }>,
+  options: { rows?: OutboxRow[]; restarts?: Array<{ from: number; to: number }> } = {},
+) {
+  return checkEveryEmail(options.rows ?? outbox, {
+    accepted: new Map(receivedAt.length > 0 ? [[ID, receivedAt]] : []),
+    refusedById: new Map(),
+    sentLogged: new Map([[ID, 1]]),
+    claims: new Map([[ID, claims]]),
+    kills,
+    restarts: options.restarts ?? [],
+  });
 }
 
-describe('checkResends', () => {
-  it('accepts a resend for each kill around the earlier sends', () => {
-    expect(judge([10_000, 20_000], [10_500]).findings).toEqual([]);
-    expect(judge([10_000, 20_000, 30_000], [10_500, 20_500]).findings).toEqual([]);
+describe('checkEveryEmail', () => {
+  it('accepts an email received once, and a resend for each kill of the holder it went out under', () => {
+    expect(judge([10_000], []).findings).toEqual([]);
+    expect(judge([10_000, 26_000], [{ pid: 101, at: 10_100 }]).findings).toEqual([]);
+    expect(
+      judge(
+        [10_000, 26_000, 41_000],
+        [
+          { pid: 101, at: 10_100 },
+          { pid: 202, at: 26_100 },
+        ],
+      ).findings,
+    ).toEqual([]);
   });
 
-  it('reports an email resent twice around a single kill', () => {
-    expect(judge([10_000, 10_200, 20_000], [10_500]).findings).toEqual([
-      `email ${ID} (order 8100001) received 3 times: 2 resends but 1 crash(es) around its sends`,
+  it('reports a resend when another instance was killed, however close to the send', () => {
+    expect(judge([10_000, 26_000], [{ pid: 202, at: 10_050 }]).findings).toEqual([
+      `email ${ID} (order 8100001) received 2 times: delivered again without a crash of its holder ${A}`,
     ]);
   });
 
-  it('reports a resend that no kill or outage explains', () => {
-    expect(judge([10_000, 20_000], [50_000]).findings).toEqual([
-      `email ${ID} (order 8100001) received 2 times without a crash`,
+  it('reports a resend when its holder was killed only after the next claim', () => {
+    expect(judge([10_000, 26_000], [{ pid: 101, at: 25_500 }]).findings).toEqual([
+      `email ${ID} (order 8100001) received 2 times: delivered again without a crash of its holder ${A}`,
     ]);
+  });
+
+  it('allows one resend per kill: a second resend needs a second crash of its own holder', () => {
+    expect(judge([10_000, 26_000, 41_000], [{ pid: 101, at: 10_100 }]).findings).toEqual([
+      `email ${ID} (order 8100001) received 3 times: delivered again without a crash of its holder ${B}`,
+    ]);
+  });
+
+  it('reports an email sent twice under one claim, whatever was killed', () => {
+    expect(judge([10_000, 10_500], [{ pid: 101, at: 10_100 }]).findings).toEqual([
+      `email ${ID} (order 8100001) received 2 times: delivered twice under one claim of ${A}`,
+    ]);
+  });
+
+  it('accepts one resend when PostgreSQL restarted between the two claims, but not a database failover', () => {
+    const restart = { from: 12_000, to: 14_000 };
+    expect(judge([10_000, 26_000], [], { restarts: [restart] }).findings).toEqual([]);
+    expect(judge([10_000, 26_000, 41_000], [], { restarts: [restart] }).findings).toHaveLength(1);
+  });
+
+  it('reports an email that was queued but never received, one still pending, and one parked without a reason', () => {
+    expect(judge([], []).findings).toEqual([
+      `email ${ID} (order 8100001) is recorded as sent but the relay never received it`,
+    ]);
+    expect(judge([], [], { rows: [{ ...row, state: 'pending' }] }).findings).toEqual([
+      `email ${ID} (order 8100001) ended pending, received 0 times`,
+    ]);
+    expect(judge([], [], { rows: [{ ...row, state: 'parked', lastError: null }] }).findings).toEqual([
+      `email ${ID} (order 8100001) was parked without a reason`,
+    ]);
+    expect(
+      judge([], [], { rows: [{ ...row, state: 'parked', lastError: '550 mailbox unavailable' }] }).findings,
+    ).toEqual([]);
+  });
+
+  it('reports an email the relay received that no outbox row queued', () => {
+    expect(judge([10_000], [], { rows: [] }).findings).toEqual([
+      `email ${ID} was received but has no outbox row`,
+    ]);
+  });
+});
+
+describe('checkPortalPuts', () => {
+  const KEY = '5f0c3c2e-7d1a-4f6e-9a43-1b2c3d4e5f60';
+  const put = (at: number, status: number): PortalRequest => ({
+    at,
+    salesOrder: '8100001',
+    idempotencyKey: KEY,
+    contentType: 'application/json',
+    body: {
+      salesOrder: '8100001',
+      portalStatus: 'Open',
+      requestedDeliveryDate: '2026-12-01',
+      soldToParty: '17100001',
+      customerReference: 'PO-1',
+      s4ChangedAt: '2026-11-30T08:00:00Z',
+    },
+    status,
+    repeated: false,
+  });
+  const keyClaims = new Map([[KEY, claims]]);
+
+  it('accepts a retry after a failed try, and a repeat after an answer only after its holder was killed', () => {
+    expect(checkPortalPuts([put(10_000, 503), put(26_000, 200)], keyClaims, [], []).findings).toEqual([]);
+    expect(
+      checkPortalPuts([put(10_000, 200), put(26_000, 200)], keyClaims, [{ pid: 101, at: 11_000 }], [])
+        .findings,
+    ).toEqual([]);
+  });
+
+  it('reports a repeat after an answer when only another instance was killed', () => {
+    expect(
+      checkPortalPuts([put(10_000, 200), put(26_000, 200)], keyClaims, [{ pid: 202, at: 11_000 }], [])
+        .findings,
+    ).toEqual([
+      `order 8100001: key ${KEY} PUT again after its answer: delivered again without a crash of its holder ${A}`,
+    ]);
+  });
+});
+
+describe('expectedStatus', () => {
+  it('takes the first rule of the README table that matches', () => {
+    const order = { salesOrder: '1', lastChangeDateTime: '2026-11-30T08:00:00Z' };
+    expect(expectedStatus({ ...order, rejectionStatus: 'C', overallDeliveryStatus: 'C' })).toBe('Rejected');
+    expect(expectedStatus({ ...order, overallDeliveryStatus: 'C', deliveryBlockReason: '01' })).toBe(
+      'Delivered',
+    );
+    expect(expectedStatus({ ...order, overallTotalDeliveryStatus: 'B' })).toBe('PartiallyDelivered');
+    expect(expectedStatus({ ...order, deliveryBlockReason: '01', overallSDProcessStatus: 'B' })).toBe(
+      'DeliveryBlocked',
+    );
+    expect(expectedStatus({ ...order, overallSDProcessStatus: 'B', overallDeliveryStatus: 'A' })).toBe(
+      'InProcess',
+    );
+    expect(expectedStatus({ ...order, overallSDProcessStatus: 'A', deliveryBlockReason: '' })).toBe('Open');
   });
 });
 

@@ -1,10 +1,11 @@
 import { posix } from 'node:path';
-import { Ajv } from 'ajv';
+import { Ajv, type ValidateFunction } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { DEPLOYED_NODE_FLAGS } from '../../scripts/startCommand.js';
 import { CONFIG_KEYS } from '../../src/config/keys.js';
 import { loadConfig } from '../../src/config/loadConfig.js';
+import { CUSTOMER_RETURN_TYPES } from '../../src/families/customerReturn/events.js';
 import { EVENT_HUB_PATH } from '../../src/http/eventHubRoutes.js';
 import { SCOPES } from '../../src/http/scopes.js';
 import { approuterAccepts, type Destination, xsAppSchema } from '../support/approuter.js';
@@ -19,7 +20,7 @@ import {
   pushedManifest,
   readRepoFile as read,
 } from '../support/descriptors.js';
-import { readSample } from '../support/realSamples.js';
+import { HAND_MADE, REAL, type SampleSource } from '../support/realSamples.js';
 
 // The deployment descriptors are checked against each other and against the code, so that mta.yaml with a broker's
 // extension descriptor and manifest.yml with that broker's vars file cannot drift apart, and neither can name a
@@ -98,6 +99,35 @@ function covers(rule: string, name: string): boolean {
     if (part === '+' ? candidate === '*' : part !== candidate) return false;
   }
   return ruleParts.length === nameParts.length;
+}
+
+type SchemaName = 'mtaext' | 'cloudfoundry-application-manifest';
+const compiled = new Map<string, ValidateFunction>();
+
+/** A descriptor schema of the source's schemas/ folder, compiled once; SchemaStore's mtaext.json refers to mtad.json. */
+function schemaOf(source: SampleSource, name: SchemaName): ValidateFunction {
+  const key = `${source.origin}/${name}`;
+  const known = compiled.get(key);
+  if (known !== undefined) return known;
+  const ajv = new Ajv({ strict: false, allErrors: true });
+  if (source === REAL && name === 'mtaext') ajv.addSchema(JSON.parse(source.read('schemas/mtad.json')));
+  const validate = ajv.compile(JSON.parse(source.read(`schemas/${name}.json`)));
+  compiled.set(key, validate);
+  return validate;
+}
+
+/**
+ * One test per schema: the hand-made one of what this product relies on, which a plain clone has, and
+ * SchemaStore's, which the real samples bring.
+ */
+function itIsValidUnder(name: SchemaName, what: string, descriptor: () => unknown): void {
+  for (const source of [HAND_MADE, REAL]) {
+    const schema = source === REAL ? "SchemaStore's schema" : 'the hand-made schema';
+    it(`is a valid ${what} under ${schema}`, source.options, () => {
+      const validate = schemaOf(source, name);
+      expect(validate(descriptor()), JSON.stringify(validate.errors)).toBe(true);
+    });
+  }
 }
 
 /** Enough of semver for an engines field: `||` of `^x.y.z`, `>=x.y.z` or `x.y.z`. */
@@ -326,12 +356,21 @@ describe('event-mesh.json', () => {
   it('lets the queue subscribe to every configured S/4HANA topic', () => {
     expect(topics.length).toBeGreaterThan(0);
     for (const topic of topics) {
-      expect(topic).toMatch(/\/ce\/sap\/s4\/beh\/salesorder\/v1\/SalesOrder\/[A-Za-z]+\/v1$/);
+      expect(topic).toMatch(
+        /\/ce\/sap\/s4\/beh\/(salesorder\/v1\/SalesOrder|customerreturn\/v1\/CustomerReturn)\/[A-Za-z]+\/v1$/,
+      );
       expect(
         eventMesh.rules.topicRules.subscribeFilter.some((rule) => covers(rule, topic)),
         `no topic rule covers ${topic}`,
       ).toBe(true);
     }
+  });
+
+  it('subscribes the queue to every customer-return event type the service handles, and to no other', () => {
+    const returnTopics = topics.filter((topic) => topic.includes('/customerreturn/'));
+    expect(returnTopics.sort()).toEqual(
+      CUSTOMER_RETURN_TYPES.map((type) => `sap/S4HANAOD/+/ce/${type.replaceAll('.', '/')}`).sort(),
+    );
   });
 
   it('rules match as documented: + is one segment, a trailing * any rest', () => {
@@ -344,16 +383,13 @@ describe('event-mesh.json', () => {
 });
 
 describe('event-hub.mtaext', () => {
-  // SchemaStore's schema of MTA extension descriptors, with the deployment descriptor schema it refers to.
-  const ajv = new Ajv({ strict: false, allErrors: true });
-  ajv.addSchema(JSON.parse(readSample('schemas/mtad.json')));
-  const validExtension = ajv.compile(JSON.parse(readSample('schemas/mtaext.json')));
   const [extModule, ...otherExtModules] = eventHubExtension.modules;
   const resource = (name: string) => eventHubExtension.resources.find((candidate) => candidate.name === name);
   const eventHubResource = mta.resources.find((candidate) => candidate.name === 'fon-event-hub');
 
-  it('is a valid MTA extension descriptor of this MTA', () => {
-    expect(validExtension(eventHubExtension), JSON.stringify(validExtension.errors)).toBe(true);
+  itIsValidUnder('mtaext', 'MTA extension descriptor', () => eventHubExtension);
+
+  it('extends this MTA', () => {
     expect(eventHubExtension.extends).toBe(mta.ID);
     // An extension can only change what the MTA declares: every name must be there already.
     expect(otherExtModules).toEqual([]);
@@ -424,17 +460,20 @@ describe('event-hub.mtaext', () => {
 });
 
 describe('package.json engines', () => {
-  it('accepts Node 20.19 and the runtime these tests run on, and refuses an older Node 20', () => {
-    expect(satisfies(pkg.engines.node, '20.19.0')).toBe(true);
-    expect(satisfies(pkg.engines.node, '20.18.0')).toBe(false); // the matcher refuses what engines excludes
+  it('accepts the LTS lines the Node.js buildpack offers, 22 from 22.12 and 24, and the runtime these tests run on', () => {
+    expect(satisfies(pkg.engines.node, '22.12.0')).toBe(true);
+    expect(satisfies(pkg.engines.node, '24.0.0')).toBe(true);
     expect(satisfies(pkg.engines.node, process.versions.node)).toBe(true);
+  });
+
+  it('refuses Node 20, whose life has ended, an older Node 22 and the odd line 25', () => {
+    expect(satisfies(pkg.engines.node, '20.19.0')).toBe(false);
+    expect(satisfies(pkg.engines.node, '22.11.0')).toBe(false);
+    expect(satisfies(pkg.engines.node, '25.0.0')).toBe(false);
   });
 });
 
 describe('one extension descriptor per AMQP broker', () => {
-  const ajv = new Ajv({ strict: false, allErrors: true });
-  ajv.addSchema(JSON.parse(readSample('schemas/mtad.json')));
-  const validExtension = ajv.compile(JSON.parse(readSample('schemas/mtaext.json')));
   const BROKERS = ['fon-event-mesh', ...BROKER_INSTANCES];
   // What each broker's binding looks like in VCAP_SERVICES, enough for loadConfig.
   const oa2 = { clientid: 'c', clientsecret: 's', tokenendpoint: 'https://uaa.example/oauth/token' };
@@ -488,8 +527,9 @@ describe('one extension descriptor per AMQP broker', () => {
       const extension = parse(read(file)) as MtaExtension;
       const [extModule, ...otherExtModules] = extension.modules;
 
-      it('is a valid MTA extension descriptor of this MTA that names only what mta.yaml declares', () => {
-        expect(validExtension(extension), JSON.stringify(validExtension.errors)).toBe(true);
+      itIsValidUnder('mtaext', 'MTA extension descriptor', () => extension);
+
+      it('extends this MTA and names only what mta.yaml declares', () => {
         expect(extension.extends).toBe(mta.ID);
         expect(otherExtModules).toEqual([]);
         expect(extModule?.name).toBe(mtaModule.name);
@@ -537,8 +577,6 @@ const VARIANTS = [
 const extensionOf = (file: string) => parse(read(file)) as MtaExtension;
 
 describe('cf push with one vars file per broker', () => {
-  const ajv = new Ajv({ strict: false, allErrors: true });
-  const validManifest = ajv.compile(JSON.parse(readSample('schemas/cloudfoundry-application-manifest.json')));
   const byName = (bindings: Binding[]) => [...bindings].sort((a, b) => a.name.localeCompare(b.name));
 
   for (const { broker, extension, vars: varsFile } of VARIANTS) {
@@ -547,8 +585,9 @@ describe('cf push with one vars file per broker', () => {
       const [pushedApp] = pushed.applications;
       const deployed = deployment(mta, extensionOf(extension));
 
-      it('yields a valid Cloud Foundry manifest, and every variable it defines is used', () => {
-        expect(validManifest(pushed), JSON.stringify(validManifest.errors)).toBe(true);
+      itIsValidUnder('cloudfoundry-application-manifest', 'Cloud Foundry manifest once pushed', () => pushed);
+
+      it('uses every variable it defines', () => {
         expect(Object.keys(vars).sort()).toEqual([...used].sort());
       });
 
@@ -661,11 +700,14 @@ describe('the approuter', () => {
     }
   });
 
-  it("is a module of a valid mta.yaml, bound to the service's XSUAA instance, with the service as a destination that forwards the token", () => {
+  it("keeps mta.yaml, with the approuter's module, valid under SchemaStore's schema", REAL.options, () => {
     const ajv = new Ajv({ strict: false, allErrors: true });
-    ajv.addSchema(JSON.parse(readSample('schemas/mtad.json')));
-    const validMta = ajv.compile(JSON.parse(readSample('schemas/mta.json')));
+    ajv.addSchema(JSON.parse(REAL.read('schemas/mtad.json')));
+    const validMta = ajv.compile(JSON.parse(REAL.read('schemas/mta.json')));
     expect(validMta(mta), JSON.stringify(validMta.errors)).toBe(true);
+  });
+
+  it("is a module of mta.yaml, bound to the service's XSUAA instance, with the service as a destination that forwards the token", () => {
     expect(module).toMatchObject({ type: 'approuter.nodejs', path: 'approuter' });
     expect(destinationsOf.map((required) => required.name)).toEqual(['fon-uaa', 'fon-api']);
     expect(mtaDestination).toEqual({
@@ -695,12 +737,13 @@ describe('the approuter', () => {
     );
   });
 
-  it('has a cf push variant: a valid manifest binding the same XSUAA instance, with the same destination', () => {
-    const ajv = new Ajv({ strict: false, allErrors: true });
-    const validManifest = ajv.compile(
-      JSON.parse(readSample('schemas/cloudfoundry-application-manifest.json')),
-    );
-    expect(validManifest(pushed), JSON.stringify(validManifest.errors)).toBe(true);
+  itIsValidUnder(
+    'cloudfoundry-application-manifest',
+    "Cloud Foundry manifest (the approuter's)",
+    () => pushed,
+  );
+
+  it('has a cf push variant binding the same XSUAA instance, with the same destination', () => {
     expect(otherPushedApps).toEqual([]);
     expect(pushedApp).toMatchObject({
       name: APPROUTER,

@@ -1,5 +1,5 @@
-// The OData V4 wire format of CE_SALESORDER_0001 (PLATFORM-NOTES 14). The entity's shape follows a captured
-// V4 sales-order answer (annotations at the top level, Edm.Date strings, null LastChangeDateTime possible).
+// The OData V4 wire format of CE_SALESORDER_0001 (docs/s4hana.md, V4 wire format). The entity's shape follows a
+// captured V4 sales-order answer (annotations at the top level, Edm.Date strings, a null LastChangeDateTime).
 import { describe, expect, it } from 'vitest';
 import { classify } from '../../src/errors.js';
 import { odataV4, parseEdmDate, parseEdmDateTimeOffset } from '../../src/s4/odataV4.js';
