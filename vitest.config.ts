@@ -17,7 +17,8 @@ export default defineConfig({
       {
         test: {
           name: 'integration',
-          include: ['test/integration/**/*.test.ts'],
+          // The console's browser test needs the same services, and Chromium (scripts/ensure-services.sh).
+          include: ['test/integration/**/*.test.ts', 'test/browser/**/*.test.ts'],
           // Once, before the forked workers start (they inherit the environment these set):
           // - the real PostgreSQL and RabbitMQ answer, and a migrated template database exists;
           // - a localhost TLS certificate the workers trust via NODE_EXTRA_CA_CERTS (XSUAA key endpoint).

@@ -130,7 +130,7 @@ async function refuseInvalid(
  */
 async function checkIdentityThenApply(
   deps: EventHandlerDeps,
-  checkInbox: (event: ParsedEvent) => Promise<InboxEntry>,
+  checkInbox: (event: ParsedEvent, channel: Channel) => Promise<InboxEntry>,
   event: ParsedEvent,
   trace: Context,
   channel: Channel,
@@ -139,7 +139,7 @@ async function checkIdentityThenApply(
   try {
     // The first database call of a delivery: a blip here is retried like one in readOrderThenWriteEffect().
     const inbox = await inSpan('identity check', { attributes: DATABASE }, trace, () =>
-      retry(() => checkInbox(event), deps.retryPolicy, signal),
+      retry(() => checkInbox(event, channel), deps.retryPolicy, signal),
     );
     if (inbox.processedHash !== null && samePayload(inbox.processedHash, event)) return accept('duplicate');
     if (inbox.refused && channel !== 'replay') return accept('already_refused');

@@ -24,13 +24,17 @@ export interface InboxEntry {
   refused: boolean;
 }
 
+/** The channel a delivery came by (outcome.ts's Channel, which imports from here): kept with its counts. */
+type Channel = string;
+
 /**
  * Looks the event up and, unless it is processed or refused, counts this delivery, in one auto-committed
  * statement.
  * Counting before any work is what lets a message that kills the process be recognised on its next delivery.
- * A duplicate costs one index read and writes nothing. It commits without the WAL flush; checkInboxes says why.
+ * A duplicate (same payload hash) costs one index read and one row in duplicate_arrival, for the order's
+ * timeline. It commits without the WAL flush; checkInboxes says why.
  */
-export async function checkInbox(db: Pool, event: ParsedEvent): Promise<InboxEntry> {
+export async function checkInbox(db: Pool, event: ParsedEvent, channel: Channel): Promise<InboxEntry> {
   const { rows } = await db.query<InboxEntry>({
     name: 'check-inbox-one',
     text: `with async_commit as (
@@ -40,24 +44,29 @@ export async function checkInbox(db: Pool, event: ParsedEvent): Promise<InboxEnt
      ), refused as (
        select ${refusedEventSql('$1::text', '$2::text', '$3::text')} as refused
      ), attempt as (
-       insert into event_attempt as a (source, id)
-       select $1::text, $2::text where not exists (select from seen) and not (select refused from refused)
-       on conflict (source, id) do update set attempts = a.attempts + 1, last_seen_at = now()
+       insert into event_attempt as a (source, id, channel, sales_order)
+       select $1::text, $2::text, $4::text, $5::text
+       where not exists (select from seen) and not (select refused from refused)
+       on conflict (source, id) do update set attempts = a.attempts + 1, last_seen_at = now(),
+         channel = excluded.channel
        returning attempts, last_error
+     ), duplicate as (
+       insert into duplicate_arrival (source, id, channel)
+       select $1::text, $2::text, $4::text from seen where payload_hash = $3::text
      )
      select (select payload_hash from seen) as "processedHash",
             coalesce((select attempts from attempt), 0) as "attempts",
             (select last_error from attempt) as "lastError",
             (select refused from refused) as "refused"
      from async_commit`,
-    values: [event.source, event.id, event.payloadHash],
+    values: [event.source, event.id, event.payloadHash, channel, event.salesOrder ?? null],
   });
   return rows[0] as InboxEntry;
 }
 
 /**
- * checkInbox for several events of one source with distinct ids, in one statement: their entries by id.
- * `payloadHashes` are the events' payload hashes in the order of `ids`, for recognising refused ones.
+ * checkInbox for several events of one source with distinct ids, in one statement: their entries by id. Their
+ * payload hashes recognise refused ones and duplicates.
  *
  * Arrays cost a lone check: PostgreSQL plans this statement anew at every execution, as it costs the generic plan,
  * which cannot know an array's length, above a custom plan for one id. checkInbox, on scalars, keeps its generic
@@ -72,8 +81,8 @@ export async function checkInbox(db: Pool, event: ParsedEvent): Promise<InboxEnt
 export async function checkInboxes(
   db: Pool,
   source: string,
-  ids: string[],
-  payloadHashes: string[],
+  events: Array<Pick<ParsedEvent, 'id' | 'payloadHash' | 'salesOrder'>>,
+  channel: Channel,
 ): Promise<Map<string, InboxEntry>> {
   const { rows } = await db.query<InboxEntry & { id: string }>({
     // Named: prepared once per connection, then only bound and executed.
@@ -81,30 +90,42 @@ export async function checkInboxes(
     text: `with async_commit as (
        select set_config('synchronous_commit', 'off', true)
      ), delivered as (
-       select id, payload_hash from unnest($2::text[], $3::text[]) as d(id, payload_hash)
+       select id, payload_hash, sales_order from unnest($2::text[], $3::text[], $5::text[])
+         as d(id, payload_hash, sales_order)
      ), seen as (
        select id, payload_hash from processed_event where source = $1::text and id = any($2::text[])
      ), refused as (
        select d.id, ${refusedEventSql('$1::text', 'd.id', 'd.payload_hash')} as refused from delivered d
      ), attempt as (
-       insert into event_attempt as a (source, id)
-       select $1::text, d.id from delivered d join refused r using (id)
+       insert into event_attempt as a (source, id, channel, sales_order)
+       select $1::text, d.id, $4::text, d.sales_order from delivered d join refused r using (id)
        where not exists (select from seen s where s.id = d.id) and not r.refused
        order by d.id
-       on conflict (source, id) do update set attempts = a.attempts + 1, last_seen_at = now()
+       on conflict (source, id) do update set attempts = a.attempts + 1, last_seen_at = now(),
+         channel = excluded.channel
        returning a.id, a.attempts, a.last_error
+     ), duplicate as (
+       insert into duplicate_arrival (source, id, channel)
+       select $1::text, d.id, $4::text from delivered d join seen s using (id, payload_hash)
      )
      select d.id, s.payload_hash as "processedHash", coalesce(t.attempts, 0) as "attempts",
             t.last_error as "lastError", r.refused as "refused"
      from async_commit, delivered d join refused r using (id) left join seen s using (id)
        left join attempt t using (id)`,
-    values: [source, ids, payloadHashes],
+    values: [
+      source,
+      events.map((event) => event.id),
+      events.map((event) => event.payloadHash),
+      channel,
+      events.map((event) => event.salesOrder ?? null),
+    ],
   });
   return new Map(rows.map(({ id, ...entry }) => [id, entry]));
 }
 
 interface Check {
   event: ParsedEvent;
+  channel: Channel;
   resolve: (entry: InboxEntry) => void;
   reject: (err: unknown) => void;
 }
@@ -116,25 +137,21 @@ interface Check {
  * asked for twice in one turn (the handler lets one identity through at a time, so only another caller could)
  * is checked in a statement of its own, as one statement cannot count the same row twice.
  */
-export function batchInboxChecks(db: Pool): (event: ParsedEvent) => Promise<InboxEntry> {
+export function batchInboxChecks(db: Pool): (event: ParsedEvent, channel: Channel) => Promise<InboxEntry> {
   const gather = perTurn<Check>((checks) => {
     const batch = new Map<string, Check>();
     for (const check of checks) {
-      if (batch.has(check.event.id)) checkInbox(db, check.event).then(check.resolve, check.reject);
+      if (batch.has(check.event.id))
+        checkInbox(db, check.event, check.channel).then(check.resolve, check.reject);
       else batch.set(check.event.id, check);
     }
     const [first] = checks as [Check];
     if (batch.size === 1) {
-      checkInbox(db, first.event).then(first.resolve, first.reject);
+      checkInbox(db, first.event, first.channel).then(first.resolve, first.reject);
       return;
     }
     const events = [...batch.values()].map((check) => check.event);
-    checkInboxes(
-      db,
-      first.event.source,
-      events.map((event) => event.id),
-      events.map((event) => event.payloadHash),
-    ).then(
+    checkInboxes(db, first.event.source, events, first.channel).then(
       (entries) => {
         for (const [id, check] of batch) check.resolve(entries.get(id) as InboxEntry);
       },
@@ -143,7 +160,11 @@ export function batchInboxChecks(db: Pool): (event: ParsedEvent) => Promise<Inbo
       },
     );
   });
-  return (event) => new Promise((resolve, reject) => gather(event.source, { event, resolve, reject }));
+  // One statement per source and channel: the channel is one parameter of it.
+  return (event, channel) =>
+    new Promise((resolve, reject) =>
+      gather(`${channel} ${event.source}`, { event, channel, resolve, reject }),
+    );
 }
 
 /**
@@ -166,18 +187,36 @@ export async function recordProcessed(
   return recorded !== undefined;
 }
 
+/** What an effect's statement saw and decided, as SQL over its own parameters and tables. */
+export interface ReadAndDecision {
+  portalStatus: string;
+  requestedDeliveryDate: string;
+  changedAt: string;
+  /** 'new', 'changed' or 'unchanged'; null when the read was stale. */
+  notification: string;
+}
+
 /**
- * Records events as processed inside a larger statement: `recorded` inserts a record per event, `cleared` forgets
- * their delivery counts. An identity recorded already fails the whole statement: the first delivery stands alone.
- * $1 to $4 as identityValues gives them, $5 the sales order, the outcome as SQL (docs/processing.md, The flow).
+ * Records events as processed inside a larger statement: `cleared` forgets their delivery counts, `recorded`
+ * inserts a record per event with what the count knew (channel, first delivery, deliveries, last error) and, from
+ * an effect, what its S/4HANA read saw and the notification decision. An identity recorded already fails the whole
+ * statement: the first delivery stands alone. $1 to $4 as identityValues gives them, $5 the sales order, the
+ * outcome as SQL (docs/processing.md, The flow).
  */
-export function recordProcessedSql(sql: { outcome: string }): string {
-  return `recorded as (
-       insert into processed_event (source, id, type, sales_order, outcome, payload_hash)
-       select $1::text, e.id, e.type, $5::text, ${sql.outcome}, e.payload_hash
-       from unnest($2::text[], $3::text[], $4::text[]) as e(id, type, payload_hash)
-     ), cleared as (
+export function recordProcessedSql(sql: { outcome: string; read?: ReadAndDecision }): string {
+  const read = sql.read;
+  const seen = read
+    ? `${read.portalStatus}, ${read.requestedDeliveryDate}, ${read.changedAt}, ${read.notification}`
+    : 'null, null::date, null::timestamptz, null';
+  return `cleared as (
        delete from event_attempt where source = $1::text and id = any($2::text[])
+       returning id, channel, first_seen_at, attempts, last_error
+     ), recorded as (
+       insert into processed_event (source, id, type, sales_order, outcome, payload_hash, channel, received_at,
+         attempts, last_error, read_portal_status, read_requested_delivery_date, read_changed_at, notification)
+       select $1::text, e.id, e.type, $5::text, ${sql.outcome}, e.payload_hash, c.channel, c.first_seen_at,
+              c.attempts, c.last_error, ${seen}
+       from unnest($2::text[], $3::text[], $4::text[]) as e(id, type, payload_hash) left join cleared c using (id)
      )`;
 }
 
@@ -235,6 +274,10 @@ export async function oldestProcessedAgeSeconds(db: Executor): Promise<number> {
   return rows[0]?.age ?? 0;
 }
 
-/** Retention: records older than the deduplication window, and delivery counts not seen for as long. */
+/**
+ * Retention: records older than the deduplication window, delivery counts not seen for as long, and arrivals of
+ * duplicates as old (their events' records may outlive them, never the other way round).
+ */
 export const EXPIRED_PROCESSED_EVENTS = deleteOldest('processed_event', 'processed_at');
 export const EXPIRED_EVENT_ATTEMPTS = deleteOldest('event_attempt', 'last_seen_at');
+export const EXPIRED_DUPLICATE_ARRIVALS = deleteOldest('duplicate_arrival', 'arrived_at');

@@ -64,7 +64,7 @@ export async function deadLetter(
   push: Push,
   message: InboundMessage,
   reason: string,
-  event: { source: string; id: string; payloadHash: string } | undefined,
+  event: { source: string; id: string; payloadHash: string; salesOrder?: string | undefined } | undefined,
 ): Promise<EventAnswer> {
   const refusal = await push.refuse(
     {
@@ -73,6 +73,7 @@ export async function deadLetter(
       source: event?.source,
       eventId: event?.id,
       payloadHash: event?.payloadHash,
+      salesOrder: event?.salesOrder,
       contentType: message.contentType,
       attributes: message.binaryAttributes,
       headers: storedHeaders(push.request),

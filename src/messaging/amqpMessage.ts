@@ -40,7 +40,7 @@ export function deadLetterOf(
   message: IncomingMessage,
   inbound: InboundMessage,
   reason: string,
-  event: { source: string; id: string; payloadHash: string } | undefined,
+  event: { source: string; id: string; payloadHash: string; salesOrder?: string | undefined } | undefined,
 ): DeadLetter {
   return {
     channel: 'amqp',
@@ -48,6 +48,7 @@ export function deadLetterOf(
     source: event?.source,
     eventId: event?.id,
     payloadHash: event?.payloadHash,
+    salesOrder: event?.salesOrder,
     contentType: inbound.contentType,
     attributes: inbound.binaryAttributes,
     headers: { ...message.payload.properties, messageId: message.source.properties?.messageID },

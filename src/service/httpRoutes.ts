@@ -8,6 +8,7 @@ import type { HandleEvent } from '../events/handleEvent.js';
 import type { Refuse } from '../events/refuse.js';
 import { adminRoutes } from '../http/adminRoutes.js';
 import type { Auth } from '../http/auth.js';
+import { consoleRoutes } from '../http/consoleRoutes.js';
 import { requireEventHubToken } from '../http/eventHubAuth.js';
 import { eventHubRoutes } from '../http/eventHubRoutes.js';
 import { webhookRoutes } from '../http/webhookRoutes.js';
@@ -59,6 +60,7 @@ export function httpRoutes(
       wakeMailSender: deps.wakeMailSender,
       wakePortalSender: deps.wakePortalSender,
     }),
+    consoleRoutes,
   );
   return plugins;
 }

@@ -8,6 +8,7 @@ import type { InboundMessage } from '../../src/events/cloudEvent.js';
 import type { Handled } from '../../src/events/handleEvent.js';
 import { refuse } from '../../src/events/refuse.js';
 import type { ServiceParts } from '../../src/service/buildService.js';
+import { adminCalls } from '../support/adminCalls.js';
 import { buildTestService, eventually } from '../support/harness.js';
 import { orderMaker } from '../support/orders.js';
 import { useWorld } from '../support/world.js';
@@ -43,16 +44,10 @@ afterAll(async () => {
   await stub.close();
 });
 
-const viewer = () => stub.token({ scopes: ['Viewer'] });
-const admin = () => stub.token({ scopes: ['Viewer', 'Admin'] });
-
-function call(method: 'GET' | 'POST', url: string, token?: string) {
-  return service.app.inject({
-    method,
-    url,
-    headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
-  });
-}
+const { viewer, admin, call } = adminCalls(
+  () => service.app,
+  () => stub,
+);
 
 const { newOrder } = orderMaker(() => world.s4, 5_000_000);
 

@@ -37,13 +37,13 @@ describe('identity checks asked for in one turn', () => {
     const processed = event();
     const seenOnce = event();
     const fresh = event();
-    await checkInbox(db.pool, processed);
+    await checkInbox(db.pool, processed, 'amqp');
     await recordProcessed(db.pool, processed, 'not_found');
-    await checkInbox(db.pool, seenOnce);
+    await checkInbox(db.pool, seenOnce, 'amqp');
     const check = batchInboxChecks(db.pool);
 
     const { result, statements } = await counted(() =>
-      Promise.all([check(processed), check(seenOnce), check(fresh)]),
+      Promise.all([check(processed, 'amqp'), check(seenOnce, 'amqp'), check(fresh, 'amqp')]),
     );
 
     expect(statements).toBe(1);
@@ -61,15 +61,15 @@ describe('identity checks asked for in one turn', () => {
       [event(), event(), event()],
     ] as const;
     for (const [processed, seenOnce] of [alone, together]) {
-      await checkInbox(db.pool, processed);
+      await checkInbox(db.pool, processed, 'amqp');
       await recordProcessed(db.pool, processed, 'not_found');
-      await checkInbox(db.pool, seenOnce);
+      await checkInbox(db.pool, seenOnce, 'amqp');
     }
     const check = batchInboxChecks(db.pool);
 
     const lone = [];
-    for (const each of alone) lone.push(await counted(() => check(each)));
-    const shared = await counted(() => Promise.all(together.map(check)));
+    for (const each of alone) lone.push(await counted(() => check(each, 'amqp')));
+    const shared = await counted(() => Promise.all(together.map((each) => check(each, 'amqp'))));
 
     expect(lone.map((checked) => checked.statements)).toEqual([1, 1, 1]);
     expect(shared.statements).toBe(1);
@@ -89,7 +89,9 @@ describe('identity checks asked for in one turn', () => {
     const check = batchInboxChecks(db.pool);
     const events = [event('/default/sap.s4.beh/0000001'), event('/default/sap.s4.beh/0000002'), event()];
 
-    const { result, statements } = await counted(() => Promise.all(events.map(check)));
+    const { result, statements } = await counted(() =>
+      Promise.all(events.map((each) => check(each, 'amqp'))),
+    );
 
     expect(statements).toBe(3);
     expect(result.map((entry) => entry.attempts)).toEqual([1, 1, 1]);
@@ -100,7 +102,7 @@ describe('identity checks asked for in one turn', () => {
     const twice = event();
 
     const { result, statements } = await counted(() =>
-      Promise.all([check(twice), check(twice), check(event())]),
+      Promise.all([check(twice, 'amqp'), check(twice, 'amqp'), check(event(), 'amqp')]),
     );
 
     expect(statements).toBe(2);
@@ -113,10 +115,10 @@ describe('identity checks asked for in one turn', () => {
     const unstorable = { ...event(), id: 'checked-\u0000' };
     const valid = event();
 
-    const results = await Promise.allSettled([check(valid), check(unstorable)]);
+    const results = await Promise.allSettled([check(valid, 'amqp'), check(unstorable, 'amqp')]);
 
     expect(results.map((settled) => settled.status)).toEqual(['rejected', 'rejected']);
     // Nothing of the failed statement was written: the valid event is counted once its own check runs.
-    expect((await check(valid)).attempts).toBe(1);
+    expect((await check(valid, 'amqp')).attempts).toBe(1);
   });
 });

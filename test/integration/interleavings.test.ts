@@ -219,7 +219,7 @@ describe('the identity check against another transaction', () => {
     await recordInOtherTransaction(delivered);
 
     // The check does not wait for the other transaction: it reads what is committed and counts this delivery.
-    expect(await checkInbox(db.pool, delivered)).toEqual({
+    expect(await checkInbox(db.pool, delivered, 'amqp')).toEqual({
       processedHash: null,
       attempts: 1,
       lastError: null,
@@ -233,7 +233,7 @@ describe('the identity check against another transaction', () => {
     });
     expect((await rowsOf(salesOrder)).portal).toEqual([]);
     // Once the record is committed, the next delivery is told it is processed and counts nothing.
-    expect(await checkInbox(db.pool, delivered)).toEqual({
+    expect(await checkInbox(db.pool, delivered, 'amqp')).toEqual({
       processedHash: delivered.payloadHash,
       attempts: 0,
       lastError: null,
@@ -245,7 +245,7 @@ describe('the identity check against another transaction', () => {
   async function notFoundRecordedFirstElsewhere(end: 'commit' | 'rollback') {
     const salesOrder = String(nextOrder++);
     const delivered = event(salesOrder);
-    await checkInbox(db.pool, delivered);
+    await checkInbox(db.pool, delivered, 'amqp');
     await recordInOtherTransaction(delivered);
     const recording = pending(recordProcessed(db.pool, delivered, 'not_found'));
     await waitingOnLocks(1);
@@ -283,7 +283,7 @@ describe('the identity check against another transaction', () => {
 
   it('counts both of two deliveries of one event checked at once', async () => {
     const delivered = event(String(nextOrder++));
-    expect((await checkInbox(db.pool, delivered)).attempts).toBe(1);
+    expect((await checkInbox(db.pool, delivered, 'amqp')).attempts).toBe(1);
     // Another instance counts a delivery and has not committed yet.
     await other.query('begin');
     await other.query(`update event_attempt set attempts = attempts + 1 where source = $1 and id = $2`, [
@@ -291,7 +291,7 @@ describe('the identity check against another transaction', () => {
       delivered.id,
     ]);
 
-    const waiting = pending(checkInbox(db.pool, delivered));
+    const waiting = pending(checkInbox(db.pool, delivered, 'amqp'));
     await waitingOnLocks(1);
     expect(waiting.finished()).toBe(false);
     await other.query('commit');
@@ -301,7 +301,7 @@ describe('the identity check against another transaction', () => {
 
   it('counts the deliveries of two instances checking the same events together, listed in opposite orders', async () => {
     const [a, b] = [event(String(nextOrder++)), event(String(nextOrder++))] as [ParsedEvent, ParsedEvent];
-    for (const delivered of [a, b]) await checkInbox(db.pool, delivered);
+    for (const delivered of [a, b]) await checkInbox(db.pool, delivered, 'amqp');
     await other.query('begin');
     await other.query(`update event_attempt set attempts = attempts + 1 where source = $1 and id = $2`, [
       a.source,
@@ -310,9 +310,9 @@ describe('the identity check against another transaction', () => {
 
     // Both statements count a and b in the order of their keys: each waits for a holding nothing. Taken as
     // listed, the second would hold b while waiting for a, and the first, once it had a, would wait for b.
-    const first = pending(checkInboxes(db.pool, a.source, [a.id, b.id], [a.payloadHash, b.payloadHash]));
+    const first = pending(checkInboxes(db.pool, a.source, [a, b], 'amqp'));
     await waitingOnLocks(1);
-    const second = pending(checkInboxes(db.pool, a.source, [b.id, a.id], [b.payloadHash, a.payloadHash]));
+    const second = pending(checkInboxes(db.pool, a.source, [b, a], 'amqp'));
     await waitingOnLocks(2);
     await other.query('commit');
 
