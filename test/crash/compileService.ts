@@ -15,7 +15,7 @@ export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
  * to its db/ and the repository's node_modules/ and a copy of package.json (ESM): the repository's layout, so
  * the compiled code finds its migrations and dependencies. Returns the path of the compiled main.js.
  */
-export async function buildService(dir: string, source: string = REPO_ROOT): Promise<string> {
+export async function compileService(dir: string, source: string = REPO_ROOT): Promise<string> {
   await mkdir(dir, { recursive: true });
   await copyFile(join(source, 'package.json'), join(dir, 'package.json'));
   await symlink(join(REPO_ROOT, 'node_modules'), join(dir, 'node_modules'));
