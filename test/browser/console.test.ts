@@ -10,7 +10,9 @@ import { type PortalServer, startPortalServer } from '../../sandbox/portalServer
 import { SALES_ORDER_TYPE, salesOrderEvent } from '../../sandbox/s4Events.js';
 import type { Service } from '../../src/service/buildService.js';
 import { type Browser, launchBrowser } from '../support/browser.js';
-import { eventually, registerDestination, startTestService } from '../support/harness.js';
+import { registerDestination } from '../support/destination.js';
+import { startTestService } from '../support/harness.js';
+import { eventually } from '../support/waits.js';
 import { useWorld } from '../support/world.js';
 import { startXsuaaStub, type XsuaaStub, xsuaaEnv } from '../support/xsuaa.js';
 

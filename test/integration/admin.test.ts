@@ -9,8 +9,9 @@ import type { Handled } from '../../src/events/handleEvent.js';
 import { refuse } from '../../src/events/refuse.js';
 import type { ServiceParts } from '../../src/service/buildService.js';
 import { adminCalls } from '../support/adminCalls.js';
-import { buildTestService, eventually } from '../support/harness.js';
+import { buildTestService } from '../support/harness.js';
 import { orderMaker } from '../support/orders.js';
+import { eventually } from '../support/waits.js';
 import { useWorld } from '../support/world.js';
 import { startXsuaaStub, type XsuaaStub, xsuaaEnv } from '../support/xsuaa.js';
 

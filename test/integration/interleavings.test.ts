@@ -14,10 +14,11 @@ import { createPortalApi, type PortalApi } from '../../src/portal/portalApi.js';
 import { createPortalSender, type PushResult } from '../../src/portal/portalSender.js';
 import type { PortalOrder } from '../../src/portal/portalStatus.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { registerDestination } from '../support/destination.js';
 import { EFFECT_MAIL, parsedEvent } from '../support/effects.js';
 import { gate } from '../support/gate.js';
-import { eventually, registerDestination } from '../support/harness.js';
 import { guardedLogger } from '../support/logGuard.js';
+import { eventually } from '../support/waits.js';
 
 let db: TestDatabase;
 /** The other instance: one connection whose transaction the test opens and ends. */

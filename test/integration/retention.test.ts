@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { classify, TransientError } from '../../src/errors.js';
 import { createRetention, RETENTION_LOCK, type RetentionDeps } from '../../src/maintenance/retention.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { eventually } from '../support/harness.js';
 import { guardedLogger } from '../support/logGuard.js';
+import { eventually } from '../support/waits.js';
 
 let db: TestDatabase;
 

@@ -11,8 +11,10 @@ import type { Channel } from '../../src/events/outcome.js';
 import { refuse } from '../../src/events/refuse.js';
 import type { ServiceParts } from '../../src/service/buildService.js';
 import { adminCalls } from '../support/adminCalls.js';
-import { buildTestService, eventually, registerDestination } from '../support/harness.js';
+import { registerDestination } from '../support/destination.js';
+import { buildTestService } from '../support/harness.js';
 import { orderMaker } from '../support/orders.js';
+import { eventually } from '../support/waits.js';
 import { useWorld } from '../support/world.js';
 import { startXsuaaStub, type XsuaaStub, xsuaaEnv } from '../support/xsuaa.js';
 

@@ -16,7 +16,7 @@ export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
  * repository's layout, so the compiled code finds its migrations, the console's files and its dependencies.
  * Returns the path of the compiled main.js.
  */
-export async function buildService(dir: string, source: string = REPO_ROOT): Promise<string> {
+export async function compileService(dir: string, source: string = REPO_ROOT): Promise<string> {
   await mkdir(dir, { recursive: true });
   await copyFile(join(source, 'package.json'), join(dir, 'package.json'));
   await symlink(join(REPO_ROOT, 'node_modules'), join(dir, 'node_modules'));
