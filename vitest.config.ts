@@ -26,7 +26,11 @@ export default defineConfig({
         test: {
           name: 'integration',
           // The console's browser test needs the same services, and Chromium (scripts/ensure-services.sh).
-          include: ['test/integration/**/*.test.ts', 'test/browser/**/*.test.ts', 'test/tooling/**/*.test.ts'],
+          include: [
+            'test/integration/**/*.test.ts',
+            'test/browser/**/*.test.ts',
+            'test/tooling/**/*.test.ts',
+          ],
           exclude: TOOLING_WITHOUT_SERVICES,
           // Once, before the forked workers start (they inherit the environment these set):
           // - the real PostgreSQL and RabbitMQ answer, and a migrated template database exists;
