@@ -1,6 +1,14 @@
 import { defineConfig } from 'vitest/config';
 import { RealSamplesReporter } from './test/support/realSamplesReporter.js';
 
+// test/tooling/ guards the harness, not the product: the bench report, its relay and the crash suite's judges need
+// no service and run with the unit tests; the sandbox, demo and local-mode tests start servers and processes of their own.
+const TOOLING_WITHOUT_SERVICES = [
+  'test/tooling/benchReport.test.ts',
+  'test/tooling/crashChecks.test.ts',
+  'test/tooling/pgRelay.test.ts',
+];
+
 // Three projects: `unit` needs no service, `integration` runs against the real PostgreSQL, RabbitMQ and SMTP, and
 // `crash` runs alone after both, because it kills processes and restarts a PostgreSQL server of its own.
 export default defineConfig({
@@ -10,14 +18,20 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['test/unit/**/*.test.ts'],
+          include: ['test/unit/**/*.test.ts', ...TOOLING_WITHOUT_SERVICES],
           testTimeout: 30_000,
         },
       },
       {
         test: {
           name: 'integration',
-          include: ['test/integration/**/*.test.ts'],
+          // The console's browser test needs the same services, and Chromium (scripts/ensure-services.sh).
+          include: [
+            'test/integration/**/*.test.ts',
+            'test/browser/**/*.test.ts',
+            'test/tooling/**/*.test.ts',
+          ],
+          exclude: TOOLING_WITHOUT_SERVICES,
           // Once, before the forked workers start (they inherit the environment these set):
           // - the real PostgreSQL and RabbitMQ answer, and a migrated template database exists;
           // - a localhost TLS certificate the workers trust via NODE_EXTRA_CA_CERTS (XSUAA key endpoint).

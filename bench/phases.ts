@@ -1,24 +1,15 @@
-// One measurement each: the service (a child process) drains a pre-loaded queue of new events, or of
-// duplicates, or takes events published at a steady rate. Rates and CPU are taken between commit timestamps
-// (processed_event.processed_at, the database's clock; the machine's clock like the publisher's), so that
-// starting, connecting and the last stragglers are not counted.
-import { cpus } from 'node:os';
+// One measurement each: a consumer (the service or the plain one, a child process) drains a pre-loaded queue, or
+// the service takes events published at a steady rate. Rates and CPU are taken between commit timestamps (the
+// database's clock; the machine's clock like the publisher's), so that starting, connecting and warming up are
+// not counted. Afterwards each phase checks the contract: every event recorded, and once.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { S4Server } from '../sandbox/s4Server.js';
 import type { TestQueue } from '../test/support/broker.js';
 import type { BenchDatabase } from './infrastructure.js';
-import {
-  commitsSoFar,
-  commitTimes,
-  databaseCpu,
-  gaugeValue,
-  histogramMeanMs,
-  outcomes,
-  processedCount,
-} from './probes.js';
-import type { CpuSampler } from './processStats.js';
+import type { ConsumerProcess } from './plainProcess.js';
+import { commitTimes, type EventTable, mailsQueued, recordedCount } from './probes.js';
 import type { BenchPublisher } from './publisher.js';
-import { type CpuSource, startServiceProcess } from './serviceProcess.js';
+import type { DrainFigures } from './results.js';
 import { percentile } from './stats.js';
 import type { BenchEvent } from './workload.js';
 
@@ -27,66 +18,15 @@ export interface PhaseContext {
   queue: TestQueue;
   publisher: BenchPublisher;
   s4: S4Server;
-  serviceEnv: Record<string, string>;
-  logFile: string;
-  nodeArgs: string[];
   timeoutMs: number;
 }
 
-export interface PhaseResult {
-  events: number;
-  eventsPerSecond: number;
-  /** Orders read from S/4HANA per measured event, counted by the stand-in (a batched request reads several). */
-  s4CallsPerEvent: number;
-  /** HTTP requests to S/4HANA per measured event: below the reads when one request reads many orders. */
-  s4RequestsPerEvent: number;
-  /** CPU of the service process per 1,000 events, in the measured window. */
-  cpuSecondsPer1000: number;
-  /** RabbitMQ's CPU per 1,000 events in the window (the whole broker: indicative on a shared machine). */
-  brokerCpuSecondsPer1000: number;
-  /** The load generator's CPU per 1,000 events in the window: publisher, S/4HANA and SMTP stand-ins. */
-  loadGeneratorCpuSecondsPer1000: number;
-  /** Share of all cores busy during the window, whoever used them (other work on a shared machine included). */
-  machineBusy: number;
-  /**
-   * CPU of the service's PostgreSQL backends per 1,000 events, over the service process's whole run (warm-up
-   * included): where the database's share of the machine goes. Shared processes (WAL writer) not included.
-   */
-  databaseCpuSecondsPer1000: number;
-  peakRssMb: number;
-  /** Mean time of one S/4HANA read as the service saw it (its own histogram), whole run. */
-  s4ReadMeanMs: number;
-  /** Mean time from receiving an event to its outcome (the service's histogram), whole run. */
-  handlingMeanMs: number;
-  /** Transactions committed per event over the service's whole run, its mail included (and the bench's reads). */
-  commitsPerEvent: number;
-  /** False when the phase ran into its time limit; the figures then cover what was done by then. */
-  complete: boolean;
-  outcomes: Record<string, number>;
-  deadLetters: number;
-}
-
-export interface LatencyResult extends PhaseResult {
-  p50Ms: number;
-  p99Ms: number;
-  p999Ms: number;
-  maxMs: number;
-  /**
-   * The longest event-loop delay inside the service during the window (`monitorEventLoopDelay` behind its own
-   * `nodejs_eventloop_lag_max_seconds`, sampled every 10 ms). About 10 ms means the loop never stalled and the
-   * slowest events waited on a slow path; a delay close to the latency maximum means a pause of the process.
-   */
-  eventLoopMaxDelayMs: number;
-}
-
-function cpuFigures(cpu: CpuSampler<CpuSource>, from: number, to: number, events: number) {
-  const per1000 = (name: CpuSource) => (cpu.between(name, from, to) / events) * 1000;
-  return {
-    cpuSecondsPer1000: per1000('service'),
-    brokerCpuSecondsPer1000: per1000('broker'),
-    loadGeneratorCpuSecondsPer1000: per1000('loadGenerator'),
-    machineBusy: cpu.between('machine', from, to) / (((to - from) / 1000) * cpus().length),
-  };
+/** Which consumer a phase runs, and where it records events and queues mail. */
+export interface ConsumerUnderTest {
+  start(): Promise<ConsumerProcess>;
+  events: EventTable;
+  mails: 'mail_outbox' | 'plain_mail_outbox';
+  logFile: string;
 }
 
 /** Polls until `done` holds or the time is up; returns whether it held. */
@@ -108,94 +48,79 @@ function s4Requests(s4: S4Server, events: BenchEvent[], from: number): number {
     .filter((request) => request.salesOrders.some((order) => orders.has(order))).length;
 }
 
-function s4Calls(s4: S4Server, events: BenchEvent[]): number {
-  const orders = new Set(events.map((event) => event.salesOrder).filter((order) => order !== undefined));
-  let calls = 0;
-  for (const order of orders) calls += s4.calls(order);
-  return calls;
+/** Throws unless exactly `expected` events are recorded and each of `ids` among them: nothing lost, none twice. */
+async function checkRecorded(
+  db: BenchDatabase,
+  table: EventTable,
+  ids: string[],
+  expected: number,
+  log: string,
+) {
+  const recorded = await recordedCount(db, table);
+  const found = (await commitTimes(db, table, ids)).size;
+  if (recorded !== expected || found !== ids.length) {
+    throw new Error(
+      `${table} holds ${recorded} events (${found} of ${ids.length} measured) where ${expected} were sent; see ${log}`,
+    );
+  }
 }
 
 /**
- * Pre-loads the queue with `warmup`, a marker, then `measured`, and starts the service. The window runs from
- * the marker's commit to the last commit of a measured event, or to `endMarker`'s when one is given (for
- * duplicates, which commit nothing themselves). Events before the marker let the JIT and the pools warm up.
+ * Pre-loads the queue with `warmup`, a marker, then `measured` (new events with duplicates among them), and
+ * starts the consumer. The window runs from the marker's commit to the last new event's commit; the phase ends
+ * when every new event is recorded and the queue holds nothing, duplicates included.
  */
 export async function drainPhase(
   ctx: PhaseContext,
-  load: { warmup: BenchEvent[]; marker: BenchEvent; measured: BenchEvent[]; endMarker?: BenchEvent },
-): Promise<PhaseResult> {
+  consumer: ConsumerUnderTest,
+  load: { warmup: BenchEvent[]; marker: BenchEvent; measured: BenchEvent[] },
+): Promise<DrainFigures> {
   const { db, queue, s4 } = ctx;
-  const all = [...load.warmup, load.marker, ...load.measured, ...(load.endMarker ? [load.endMarker] : [])];
+  const all = [...load.warmup, load.marker, ...load.measured];
+  const newIds = [...new Set(load.measured.map((event) => event.id))];
+  const expected = load.warmup.length + 1 + newIds.length;
   await ctx.publisher.publish(queue.address, all);
-  const before = await processedCount(db);
-  const callsBefore = s4Calls(s4, load.measured);
   const requestsBefore = s4.requests();
-  const commitsBefore = await commitsSoFar(db);
-
-  const service = await startServiceProcess({
-    env: ctx.serviceEnv,
-    logFile: ctx.logFile,
-    nodeArgs: ctx.nodeArgs,
-  });
-  let complete: boolean;
+  const running = await consumer.start();
   let stopped: { peakRssBytes: number };
-  let backendCpu = 0;
-  let metrics = '';
   try {
-    if (load.endMarker !== undefined) {
-      const end = load.endMarker.id;
-      complete = await waitFor(async () => (await commitTimes(db, [end])).has(end), ctx.timeoutMs);
-    } else {
-      // Without an end marker every event is new and leaves one processed_event row.
-      const expected = before + all.length;
-      // Mail still queued then is not waited for: the next phase starts from an emptied outbox (run.ts).
-      complete = await waitFor(async () => (await processedCount(db)) >= expected, ctx.timeoutMs);
-    }
-    backendCpu = await databaseCpu(db);
-    metrics = await service.metrics();
+    const done = await waitFor(
+      async () => (await recordedCount(db, consumer.events)) >= expected && (await queue.isIdle()),
+      ctx.timeoutMs,
+    );
+    if (!done) throw new Error(`the queue was not drained in ${ctx.timeoutMs} ms; see ${consumer.logFile}`);
   } finally {
-    stopped = await service.stop();
-    // Anything the service still held went back to the queue when it disconnected.
+    stopped = await running.stop();
     await sleep(600);
     await queue.purge();
   }
-  const commits = (await commitsSoFar(db)) - commitsBefore;
-
-  const measuredIds = [...new Set(load.measured.map((event) => event.id))];
-  const times = await commitTimes(db, [
-    load.marker.id,
-    ...(load.endMarker ? [load.endMarker.id] : []),
-    ...measuredIds,
-  ]);
-  const start = times.get(load.marker.id);
-  let end: number | undefined;
-  let done: number;
-  if (load.endMarker !== undefined) {
-    end = times.get(load.endMarker.id);
-    done = load.measured.length;
-  } else {
-    const measuredTimes = measuredIds.map((id) => times.get(id)).filter((ms) => ms !== undefined);
-    end = measuredTimes.length > 0 ? Math.max(...measuredTimes) : undefined;
-    done = measuredTimes.length;
-  }
-  if (start === undefined || end === undefined || end <= start) {
-    throw new Error(`phase made no measurable progress in ${ctx.timeoutMs} ms; see ${ctx.logFile}`);
-  }
-  const seconds = (end - start) / 1000;
+  await checkRecorded(db, consumer.events, newIds, expected, consumer.logFile);
+  // Every order's status is new to the consumer at its first event and the same at its later ones: one email each.
+  const orders = new Set(all.flatMap((event) => event.salesOrder ?? [])).size;
+  const mails = await mailsQueued(db, consumer.mails);
+  if (mails !== orders)
+    throw new Error(`${mails} emails queued for ${orders} orders; see ${consumer.logFile}`);
+  const times = await commitTimes(db, consumer.events, [load.marker.id, ...newIds]);
+  const start = times.get(load.marker.id) ?? Number.NaN;
+  const end = Math.max(...newIds.map((id) => times.get(id) ?? Number.NaN));
+  if (!(end > start)) throw new Error(`no measurable window; see ${consumer.logFile}`);
   return {
-    events: done,
-    eventsPerSecond: done / seconds,
-    s4CallsPerEvent: (s4Calls(s4, load.measured) - callsBefore) / done,
-    s4RequestsPerEvent: s4Requests(s4, load.measured, requestsBefore) / done,
-    ...cpuFigures(service.cpu, start, end, done),
-    databaseCpuSecondsPer1000: (backendCpu / all.length) * 1000,
-    commitsPerEvent: commits / all.length,
-    s4ReadMeanMs: histogramMeanMs(metrics, 'fon_s4_request_duration_seconds'),
-    handlingMeanMs: histogramMeanMs(metrics, 'fon_event_duration_seconds'),
+    newPerSecond: newIds.length / ((end - start) / 1000),
+    newEvents: newIds.length,
+    duplicates: load.measured.length - newIds.length,
+    s4RequestsPerNew: s4Requests(s4, load.measured, requestsBefore) / newIds.length,
+    cpuMsPerNew: (running.cpu.between('service', start, end) * 1000) / newIds.length,
     peakRssMb: stopped.peakRssBytes / 2 ** 20,
-    complete,
-    ...(await outcomes(db)),
+    mailsQueued: mails,
   };
+}
+
+export interface SteadyFigures {
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  cpuMicrosPerEvent: number;
+  peakRssMb: number;
 }
 
 /**
@@ -204,72 +129,45 @@ export async function drainPhase(
  */
 export async function steadyPhase(
   ctx: PhaseContext,
+  consumer: ConsumerUnderTest,
   load: { warmup: BenchEvent[]; measured: BenchEvent[]; perSecond: number },
-): Promise<LatencyResult> {
-  const { db, queue, s4 } = ctx;
-  const service = await startServiceProcess({
-    env: ctx.serviceEnv,
-    logFile: ctx.logFile,
-    nodeArgs: ctx.nodeArgs,
-  });
-  let complete = false;
+): Promise<SteadyFigures> {
+  const { db, queue } = ctx;
+  const running = await consumer.start();
   let stopped: { peakRssBytes: number };
-  const callsBefore = s4Calls(s4, load.measured);
-  const requestsBefore = s4.requests();
-  const commitsBefore = await commitsSoFar(db);
+  const expected = load.warmup.length + load.measured.length;
   let first = 0;
-  let backendCpu = 0;
-  let metrics = '';
   try {
-    await service.ready();
-    const base = await processedCount(db);
+    await running.ready();
     await ctx.publisher.publishSteadily(queue.address, load.warmup, load.perSecond);
-    await waitFor(async () => (await processedCount(db)) >= base + load.warmup.length, ctx.timeoutMs);
-    // Each scrape resets the service's event-loop delay histogram: the next one covers the measured window.
-    await service.metrics();
+    await waitFor(
+      async () => (await recordedCount(db, consumer.events)) >= load.warmup.length,
+      ctx.timeoutMs,
+    );
     first = Date.now();
     await ctx.publisher.publishSteadily(queue.address, load.measured, load.perSecond);
-    const expected = base + load.warmup.length + load.measured.length;
-    complete = await waitFor(async () => (await processedCount(db)) >= expected, ctx.timeoutMs);
-    backendCpu = await databaseCpu(db);
-    metrics = await service.metrics();
+    await waitFor(async () => (await recordedCount(db, consumer.events)) >= expected, ctx.timeoutMs);
   } finally {
-    stopped = await service.stop();
+    stopped = await running.stop();
     await sleep(600);
     await queue.purge();
   }
-  const commits = (await commitsSoFar(db)) - commitsBefore;
-  const times = await commitTimes(
-    db,
-    load.measured.map((event) => event.id),
-  );
+  const ids = load.measured.map((event) => event.id);
+  await checkRecorded(db, consumer.events, ids, expected, consumer.logFile);
+  const times = await commitTimes(db, consumer.events, ids);
   const latencies: number[] = [];
   let last = first;
   for (const event of load.measured) {
-    const committed = times.get(event.id);
-    if (committed === undefined || event.publishedAt === undefined) continue;
-    latencies.push(committed - event.publishedAt);
+    const committed = times.get(event.id) as number;
+    latencies.push(committed - (event.publishedAt ?? Number.NaN));
     last = Math.max(last, committed);
   }
   latencies.sort((a, b) => a - b);
-  const done = latencies.length;
   return {
-    events: done,
-    eventsPerSecond: done / ((last - first) / 1000),
-    s4CallsPerEvent: (s4Calls(s4, load.measured) - callsBefore) / done,
-    s4RequestsPerEvent: s4Requests(s4, load.measured, requestsBefore) / done,
-    ...cpuFigures(service.cpu, first, last, done),
-    databaseCpuSecondsPer1000: (backendCpu / (load.warmup.length + load.measured.length)) * 1000,
-    commitsPerEvent: commits / (load.warmup.length + load.measured.length),
-    s4ReadMeanMs: histogramMeanMs(metrics, 'fon_s4_request_duration_seconds'),
-    handlingMeanMs: histogramMeanMs(metrics, 'fon_event_duration_seconds'),
-    peakRssMb: stopped.peakRssBytes / 2 ** 20,
-    complete,
-    ...(await outcomes(db)),
     p50Ms: percentile(latencies, 0.5),
     p99Ms: percentile(latencies, 0.99),
-    p999Ms: percentile(latencies, 0.999),
     maxMs: latencies[latencies.length - 1] ?? Number.NaN,
-    eventLoopMaxDelayMs: gaugeValue(metrics, 'nodejs_eventloop_lag_max_seconds') * 1000,
+    cpuMicrosPerEvent: (running.cpu.between('service', first, last) * 1e6) / ids.length,
+    peakRssMb: stopped.peakRssBytes / 2 ** 20,
   };
 }

@@ -1,7 +1,7 @@
 // CPU time and peak memory of another process, read from /proc (Linux). Reading from the outside keeps the
 // measurement out of the measured process: the service needs no code for it, and the load generator's own
 // work (publishing, the S/4HANA and SMTP stand-ins) is never counted against the service.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 
 // USER_HZ: the unit of utime/stime in /proc/<pid>/stat. 100 on every Linux build Node supports (x86-64,
 // arm64); `getconf CLK_TCK` prints it.
@@ -23,29 +23,6 @@ export function peakRssBytes(pid: number): number {
   const match = /^VmHWM:\s+(\d+) kB$/m.exec(status);
   if (match === null) throw new Error(`no VmHWM in /proc/${pid}/status`);
   return Number(match[1]) * 1024;
-}
-
-/** The process id of the one process named `comm` (e.g. RabbitMQ's `beam.smp`), if there is one. */
-export function findProcess(comm: string): number | undefined {
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === comm) return Number(entry);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return undefined;
-}
-
-/** Busy CPU seconds of the whole machine so far, all cores (from /proc/stat: everything but idle and iowait). */
-export function machineBusySeconds(): number {
-  const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0] ?? '';
-  const [, user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).map(Number);
-  return (
-    ((user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0) + (steal ?? 0)) /
-    TICKS_PER_SECOND
-  );
 }
 
 /** CPU seconds this process has used so far. */

@@ -1,131 +1,113 @@
-// The tables printed at the end of a run: medians over the runs with their range, the ceilings, the steady
-// rate, the targets, and the load each run started under.
-import { eventsSized } from './calibration.js';
-import { CEILING_FIGURES, figureOf as figure, measuredPairs, phasesOf, SCENARIO_FIGURES } from './figures.js';
-import type { BenchResults } from './results.js';
-import { round, show, showSpread, table } from './stats.js';
-import { targetCells } from './targets.js';
+// The side-by-side tables, the same in the terminal and in docs/performance.md: per scenario the service and the
+// plain consumer, median over the runs with the range, then every target with its computed verdict.
+import type { BenchResults, SteadyRun } from './results.js';
+import { SCENARIOS } from './scenarios.js';
+import { judge, postgresLabel, ratio, type Spread, scenarioFigure, spread } from './targets.js';
 
-export function printReport(results: BenchResults): string {
-  const { machine, settings, summary } = results;
-  const throughput = SCENARIO_FIGURES.filter((f) => f.table === 'throughput');
-  const cost = SCENARIO_FIGURES.filter((f) => f.table === 'cost');
-  const parts: string[] = [
-    `\n${machineLine(results)}`,
-    `Settings: ${settings.runs} runs of ${eventsSized(settings, String)}, ${settings.duplicateShare * 100} % duplicates, ` +
-      `${settings.eventsPerOrder} events per order on average, pool ${settings.poolSize}, log level ${settings.logLevel}` +
-      (Object.keys(settings.overrides).length > 0 ? `, overrides ${JSON.stringify(settings.overrides)}` : ''),
-    `Load average at the start of each run: ${results.runs.map((r) => round(r.loadAverageAtStart)).join(', ')}; ` +
-      `${round(machine.loadAverageAtEnd)} at the end`,
-    '',
-    'Service: median over the runs (min–max); rates between commit timestamps; × = ratio to the ceiling of the',
-    'same run and prefetch (bound = the database, or prefetch ÷ S/4HANA latency), median of the per-run ratios',
-    table(
-      ['scenario', ...throughput.map((f) => f.label)],
-      summary.scenarios.map((s) => [s.name, ...throughput.map((f) => showSpread(figure(s, f.key)))]),
-    ),
-    '',
-    'Costs, medians: CPU ms per event in the measured window (PostgreSQL over the whole run, RabbitMQ the whole',
-    'broker); machine busy = share of all cores busy, whoever used them',
-    table(
-      ['scenario', ...cost.map((f) => f.label)],
-      summary.scenarios.map((s) => [s.name, ...cost.map((f) => figure(s, f.key).median)]),
-    ),
-    '',
-    'Ceilings (same prefetch, same flow control, same pool size), median (min–max)',
-    table(
-      ['prefetch', ...CEILING_FIGURES.map((f) => f.label)],
-      summary.ceilings.map((c) => [
-        String(c.prefetch),
-        ...CEILING_FIGURES.map((f) => showSpread(figure(c, f.key))),
-      ]),
-    ),
-  ];
-  const s = results.steady;
-  if (s !== undefined) {
-    parts.push(
-      '',
-      `Steady rate (S/4HANA ${s.s4LatencyMs} ms, prefetch ${s.prefetch}), one window: latency from publish to commit`,
-      table(
-        [
-          'target ev/s',
-          'measured ev/s',
-          'events',
-          'p50 ms',
-          'p99 ms',
-          'p99.9 ms',
-          'max ms',
-          'longest event-loop delay ms',
-          'service CPU ms/event',
-          'machine busy',
-          'RSS MB',
-        ],
-        [
-          [
-            String(s.perSecond),
-            s.eventsPerSecond,
-            s.events,
-            s.p50Ms,
-            s.p99Ms,
-            s.p999Ms,
-            s.maxMs,
-            s.eventLoopMaxDelayMs,
-            s.cpuSecondsPer1000,
-            `${Math.round(s.machineBusy * 100)} %`,
-            s.peakRssMb,
-          ],
-        ],
-      ),
-    );
-  }
-  const pairs = measuredPairs(results.runs);
-  if (pairs.length > 0) {
-    parts.push(
-      '',
-      'Tracing, with ÷ without, two services on the same load at the same time: service CPU per new event, median (min–max)',
-      table(
-        ['pair', 'CPU ratio'],
-        pairs.map(({ label, ratio }) => [label, showSpread(ratio, show)]),
-      ),
-    );
-  }
-  if (results.targets.length > 0) {
-    parts.push(
-      '',
-      'Targets (ratios within a run; judged on the median over the runs, or on the worst run where every one counts)',
-      table(
-        ['target', 'goal', 'measured', 'runs min–max', 'met'],
-        results.targets.map((t) => targetCells(t, show, ['yes', 'NO'])),
-      ),
-    );
-  }
-  for (const run of results.runs) {
-    for (const sc of run.scenarios) {
-      const phases = phasesOf(sc);
-      const deadLetters = phases.reduce((sum, phase) => sum + phase.deadLetters, 0);
-      if (deadLetters > 0 || sc.mailsQueued !== sc.ordersInPortal) {
-        parts.push(
-          `WARNING run ${run.run} ${sc.name}: ${deadLetters} dead letters, ` +
-            `${sc.mailsQueued} mails for ${sc.ordersInPortal} orders`,
-        );
-      }
-      if (phases.some((phase) => !phase.complete)) {
-        parts.push(`WARNING run ${run.run} ${sc.name}: a phase ran into its time limit`);
-      }
-    }
-  }
-  for (const run of results.runs) {
-    for (const [name, pair] of Object.entries(run.pairs ?? {})) {
-      if (!pair.complete) parts.push(`WARNING run ${run.run} pair ${name}: a side ran into its time limit`);
-    }
-  }
-  parts.push(`\nRun took ${results.durationSeconds} s.`);
-  return parts.join('\n');
+const number = new Intl.NumberFormat('en-US', { maximumFractionDigits: 3 });
+
+/** Three significant digits at most, thousands grouped; a dash for a figure not measured. */
+export function show(value: number): string {
+  if (!Number.isFinite(value)) return '–';
+  const magnitude = Math.floor(Math.log10(Math.abs(value) || 1));
+  const factor = 10 ** Math.max(0, 2 - magnitude);
+  return number.format(Math.round(value * factor) / factor);
 }
 
-export function machineLine({ machine }: Pick<BenchResults, 'machine'>): string {
-  return (
-    `Machine: ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGb} GB, Node ${machine.node}, ` +
-    `PostgreSQL ${machine.postgres}; load average ${round(machine.loadAverageAtStart)} at start`
+/** `median (min–max)`, the median alone when the runs agree or there was one. */
+export function showSpread(figure: Spread): string {
+  if (figure.runs.length <= 1 || !(figure.min < figure.max)) return show(figure.median);
+  return `${show(figure.median)} (${show(figure.min)}–${show(figure.max)})`;
+}
+
+function markdownTable(header: string[], rows: string[][]): string {
+  const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
+  return [
+    line(header),
+    `|---|${header
+      .slice(1)
+      .map(() => '---:')
+      .join('|')}|`,
+    ...rows.map(line),
+  ].join('\n');
+}
+
+export function sideBySideTable(results: Pick<BenchResults, 'runs'>): string {
+  const { runs } = results;
+  const measured = SCENARIOS.filter((s) => runs.some((run) => run.scenarios.some((r) => r.name === s.name)));
+  return markdownTable(
+    [
+      'S/4HANA',
+      'PostgreSQL',
+      'service, new events/s',
+      'plain consumer',
+      'service ÷ plain',
+      'S/4HANA requests per new event',
+      'service CPU ms per new event',
+      'plain CPU ms per new event',
+      'service peak RSS MB',
+    ],
+    measured.map(({ s4LatencyMs, pgDelayMs }) => {
+      const figure = (value: Parameters<typeof scenarioFigure>[3]) =>
+        showSpread(scenarioFigure(runs, s4LatencyMs, pgDelayMs, value));
+      return [
+        `${s4LatencyMs} ms`,
+        postgresLabel(pgDelayMs),
+        figure((s) => s.service.newPerSecond),
+        figure((s) => s.plain.newPerSecond),
+        figure(ratio),
+        figure((s) => s.service.s4RequestsPerNew),
+        figure((s) => s.service.cpuMsPerNew),
+        figure((s) => s.plain.cpuMsPerNew),
+        figure((s) => s.service.peakRssMb),
+      ];
+    }),
   );
+}
+
+export function targetTable(results: Pick<BenchResults, 'runs'>): string {
+  return markdownTable(
+    ['target', 'goal', 'measured', 'runs', 'verdict'],
+    judge(results).map((v) => [
+      v.name,
+      v.goal,
+      show(v.value),
+      v.spread.runs.length === 0 ? '–' : `${show(v.spread.min)}–${show(v.spread.max)}`,
+      v.met === undefined ? 'not measured' : v.met ? 'met' : '**missed**',
+    ]),
+  );
+}
+
+export function steadyLine(results: BenchResults): string | undefined {
+  const steady = results.runs.flatMap((run) => (run.steady ? [run.steady] : []));
+  const first = steady[0];
+  if (first === undefined) return undefined;
+  const figure = (value: (s: SteadyRun) => number) => showSpread(spread(steady.map(value)));
+  return (
+    `Steady ${first.perSecond} events/s for ${results.settings.steadySeconds} s, S/4HANA ${first.s4LatencyMs} ms, ` +
+    `PostgreSQL +${first.pgDelayMs} ms, publish to commit: p50 ${figure((s) => s.p50Ms)} ms, ` +
+    `p99 ${figure((s) => s.p99Ms)} ms, max ${figure((s) => s.maxMs)} ms. Service CPU per event: ` +
+    `${figure((s) => s.cpuMicrosPerEvent)} µs untraced, ${figure((s) => s.tracedCpuMicrosPerEvent)} µs with ` +
+    'every delivery traced.'
+  );
+}
+
+/** Everything a run shows: what was run, the side-by-side table, the steady window and the verdicts. */
+export function report(results: BenchResults): string {
+  const { machine, settings } = results;
+  const steady = steadyLine(results);
+  return [
+    `Run of ${results.startedAt.slice(0, 10)} on ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGb} GB, ` +
+      `Node ${machine.node.replace(/^v/, '')}, PostgreSQL ${machine.postgres.split(' ')[0]}, all on one machine; ` +
+      `${settings.runs} ${settings.runs === 1 ? 'run' : 'runs'} of ${number.format(settings.newEvents)} new events over ` +
+      `${number.format(settings.orders)} orders and ${number.format(settings.duplicates)} duplicates; the service ` +
+      `at its defaults, the plain consumer at prefetch ${settings.plainPrefetch}; ` +
+      `${number.format(results.durationSeconds)} s in all. Each cell is the median over the runs with the range in ` +
+      'parentheses; service ÷ plain is the median of the per-run ratios.',
+    '',
+    sideBySideTable(results),
+    ...(steady === undefined ? [] : ['', steady]),
+    '',
+    targetTable(results),
+  ].join('\n');
 }

@@ -6,29 +6,13 @@ import { closeSync, existsSync, openSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEPLOYED_NODE_FLAGS } from '../scripts/startCommand.js';
-import {
-  type CpuSampler,
-  cpuSeconds,
-  findProcess,
-  machineBusySeconds,
-  ownCpuSeconds,
-  peakRssBytes,
-  sampleCpu,
-} from './processStats.js';
-
-/**
- * CPU counters sampled while the service runs: the service process; RabbitMQ (the whole broker, shared with
- * anything else using it); this process (publisher, S/4HANA and SMTP stand-ins); the machine (all cores).
- */
-export type CpuSource = 'service' | 'broker' | 'loadGenerator' | 'machine';
+import { type CpuSampler, cpuSeconds, peakRssBytes, sampleCpu } from './processStats.js';
 
 export const SERVICE_ENTRY = new URL('../dist/main.js', import.meta.url).pathname;
 
 export interface ServiceProcess {
   pid: number;
-  cpu: CpuSampler<CpuSource>;
-  /** The service's Prometheus metrics (text format). */
-  metrics(): Promise<string>;
+  cpu: CpuSampler<'service'>;
   /** Resolves when /health reports ready with the AMQP receiver attached. */
   ready(timeoutMs?: number): Promise<void>;
   /** Reads the peak RSS, then stops the process with SIGTERM (SIGKILL after 10 s) and waits for its exit. */
@@ -66,22 +50,11 @@ export async function startServiceProcess(options: ServiceProcessOptions): Promi
       resolve();
     }),
   );
-  const broker = findProcess('beam.smp');
-  const cpu = sampleCpu<CpuSource>({
-    service: () => cpuSeconds(pid),
-    broker: () => (broker === undefined ? Number.NaN : cpuSeconds(broker)),
-    loadGenerator: ownCpuSeconds,
-    machine: machineBusySeconds,
-  });
+  const cpu = sampleCpu({ service: () => cpuSeconds(pid) });
 
   return {
     pid,
     cpu,
-    async metrics() {
-      if (exitCode !== undefined)
-        throw new Error(`the service exited with code ${exitCode}; see ${options.logFile}`);
-      return (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-    },
     async ready(timeoutMs = 20_000) {
       const deadline = Date.now() + timeoutMs;
       while (Date.now() < deadline) {

@@ -27,20 +27,7 @@ export function table(header: string[], rows: Array<Array<string | number>>): st
   return [line(cells[0] as string[]), rule, ...cells.slice(1).map(line)].join('\n');
 }
 
-export function show(value: number): string {
+function show(value: number): string {
   if (Number.isNaN(value)) return '–';
   return String(round(value, Math.abs(value) < 0.1 ? 3 : 2));
-}
-
-/**
- * Median and range over the runs, e.g. `1431 (1200–1500)`; the median alone for a single run. `format` writes
- * each number (the README's groups thousands).
- */
-export function showSpread(
-  spread: { median: number; min: number; max: number; runs: number[] },
-  format: (value: number) => string = show,
-): string {
-  // A figure not measured (NaN) has no range either.
-  if (spread.runs.length <= 1 || !(spread.min < spread.max)) return format(spread.median);
-  return `${format(spread.median)} (${format(spread.min)}–${format(spread.max)})`;
 }

@@ -3,7 +3,6 @@
 import { randomBytes } from 'node:crypto';
 import { OTHER_TYPE, salesOrderEvent } from '../sandbox/s4Events.js';
 import type { SalesOrderState } from '../sandbox/s4Server.js';
-import type { SalesOrder } from '../src/s4/salesOrder.js';
 
 const TYPES = [
   'Changed.v1',
@@ -36,74 +35,51 @@ export function randomSource(seed: number): () => number {
   };
 }
 
-export interface OrderBook {
-  /** States for the S/4HANA stand-in. */
-  states: SalesOrderState[];
-  /** The same states as the service maps them, for driving the database ceiling without HTTP. */
-  salesOrders: Map<string, SalesOrder>;
-}
-
-/** `count` orders numbered from `first`, in a spread of portal statuses. */
-export function createOrders(first: number, count: number): OrderBook {
-  const states: SalesOrderState[] = [];
-  const salesOrders = new Map<string, SalesOrder>();
-  for (let i = 0; i < count; i++) {
-    const salesOrder = String(first + i);
-    const delivery = ['', 'A', 'B', 'C'][i % 4] as string;
-    const state: SalesOrderState = {
-      salesOrder,
-      soldToParty: '17100001',
-      customerReference: `PO-${i}`,
-      requestedDeliveryDate: '2026-12-15',
-      lastChangeDateTime: '2026-11-30T10:00:00Z',
-      overallSDProcessStatus: i % 3 === 0 ? 'B' : 'A',
-      overallDeliveryStatus: delivery,
-    };
-    states.push(state);
-    salesOrders.set(salesOrder, {
-      salesOrder,
-      soldToParty: '17100001',
-      customerReference: `PO-${i}`,
-      requestedDeliveryDate: '2026-12-15',
-      changedAt: new Date('2026-11-30T10:00:00Z'),
-      overallSDProcessStatus: state.overallSDProcessStatus as string,
-      deliveryStatus: delivery,
-      rejectionStatus: '',
-      deliveryBlockReason: '',
-    });
-  }
-  return { states, salesOrders };
+/** `count` orders numbered from `first`, in a spread of portal statuses, as the S/4HANA stand-in holds them. */
+export function createOrders(first: number, count: number): SalesOrderState[] {
+  return Array.from({ length: count }, (_, i) => ({
+    salesOrder: String(first + i),
+    soldToParty: '17100001',
+    customerReference: `PO-${i}`,
+    requestedDeliveryDate: '2026-12-15',
+    lastChangeDateTime: '2026-11-30T10:00:00Z',
+    overallSDProcessStatus: i % 3 === 0 ? 'B' : 'A',
+    overallDeliveryStatus: ['', 'A', 'B', 'C'][i % 4] as string,
+  }));
 }
 
 /**
- * `count` new events over the given orders, in bursts of 1 to 2 × `perOrder` − 1 consecutive events per order
- * (mean `perOrder`), each order used for one burst while orders last.
+ * `count` new events over `orders`: every order one, in order, while they last; the rest go to orders drawn at
+ * random, each right after that order's first, as S/4HANA raises Changed.v1 and a status event together.
  */
-export function uniqueEvents(
-  orders: string[],
-  count: number,
-  perOrder: number,
-  random: () => number,
-): BenchEvent[] {
-  const events: BenchEvent[] = [];
-  let next = 0;
-  while (events.length < count) {
-    const salesOrder = orders[next++ % orders.length] as string;
-    const burst = 1 + Math.floor(random() * (2 * perOrder - 1));
-    for (let i = 0; i < burst && events.length < count; i++) {
-      events.push({
-        id: randomBytes(12).toString('hex'),
-        salesOrder,
-        type: `sap.s4.beh.salesorder.v1.SalesOrder.${TYPES[i % TYPES.length]}`,
-      });
-    }
+export function newEvents(orders: string[], count: number, random: () => number): BenchEvent[] {
+  const used = orders.slice(0, Math.min(orders.length, count));
+  const extra = new Map<number, number>();
+  for (let i = used.length; i < count; i++) {
+    const at = Math.floor(random() * used.length);
+    extra.set(at, (extra.get(at) ?? 0) + 1);
   }
-  return events;
+  return used.flatMap((salesOrder, at) =>
+    Array.from({ length: 1 + (extra.get(at) ?? 0) }, (_, i) => ({
+      id: randomBytes(12).toString('hex'),
+      salesOrder,
+      type: `sap.s4.beh.salesorder.v1.SalesOrder.${TYPES[i % TYPES.length]}`,
+    })),
+  );
 }
 
-/** `count` redeliveries of events drawn from `published` (with replacement, as a broker redelivers). */
-export function duplicatesOf<T>(published: T[], count: number, random: () => number): T[] {
-  return Array.from({ length: count }, () => published[Math.floor(random() * published.length)] as T);
+/**
+ * `events` with `count` redeliveries mixed in, each a later copy of an event drawn at random (the same body,
+ * as a broker redelivers it), placed anywhere after its original.
+ */
+export function withDuplicates(events: BenchEvent[], count: number, random: () => number): BenchEvent[] {
+  const after = new Map<number, BenchEvent[]>();
+  for (let i = 0; i < count; i++) {
+    const original = Math.floor(random() * events.length);
+    const at = original + Math.floor(random() * (events.length - original));
+    after.set(at, [...(after.get(at) ?? []), events[original] as BenchEvent]);
+  }
+  return events.flatMap((event, i) => [event, ...(after.get(i) ?? [])]);
 }
 
 /** An event of another type: recorded as ignored without asking S/4HANA. Its commit time marks a position. */

@@ -198,6 +198,7 @@ function printLocalMode(serviceUrl: string, s4Url: string): void {
   const order = INITIAL_ORDERS[0]?.salesOrder ?? '1000473';
   console.log(`
 Local mode: the service keeps running until Ctrl-C.
+  console        ${serviceUrl}/console/  (operators' console, no login locally)
   webhook        POST ${serviceUrl}/events  (structured or binary CloudEvents; no token locally)
   admin API      ${serviceUrl}/api/summary, ${serviceUrl}/api/orders/${order}  (no authentication locally)
   health         ${serviceUrl}/health, metrics ${serviceUrl}/metrics

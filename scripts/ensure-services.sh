@@ -3,7 +3,7 @@
 #   PostgreSQL on 127.0.0.1:5432, user postgres / password postgres (trust also works),
 #   RabbitMQ on 127.0.0.1:5672 (guest/guest) serving AMQP 1.0 through rabbitmq_amqp1_0, and on 5671 over TLS
 #   with SASL PLAIN and EXTERNAL (scripts/ensure-rabbitmq-tls.sh);
-#   and the tools the tests call: ss (iproute2), promtool (prometheus).
+#   and the tools the tests call: ss (iproute2), promtool (prometheus), chromium (the console's browser test).
 # Installs from Debian's packages what is missing, starts what is stopped, waits until both answer.
 # Idempotent; when everything already runs it returns in about two seconds (one rabbitmqctl call checks the
 # client certificate's user).
@@ -21,6 +21,8 @@ apt_install() {
 command -v ss >/dev/null 2>&1 || { say "installing iproute2 (Debian package)"; apt_install iproute2; }
 # The alert rules' tests run `promtool check rules` and `promtool test rules` (Debian's prometheus package).
 command -v promtool >/dev/null 2>&1 || { say "installing promtool (Debian package prometheus)"; apt_install --no-install-recommends prometheus; }
+# The console's browser test drives Debian's Chromium headless through playwright-core, which downloads none.
+command -v chromium >/dev/null 2>&1 || { say "installing chromium (Debian package)"; apt_install chromium; }
 
 # ---------- PostgreSQL ----------
 pg_ready() { pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; }

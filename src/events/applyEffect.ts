@@ -8,7 +8,7 @@ import { withClient } from '../db/checkout.js';
 import { type PortalOrder, SET_STATE_FROM_EXCLUDED, STATE_COLUMNS } from '../portal/portalStatus.js';
 import { queuePushSql } from '../portal/pushOutbox.js';
 import type { ParsedEvent } from './cloudEvent.js';
-import { identityValues, recordProcessedSql, unlessRecordedAlready } from './inbox.js';
+import { identityValues, recordProcessedSql, unlessRecordedAlready } from './processedRecord.js';
 
 /** What the effect needs to queue an email: default recipients and language, and the Message-ID's domain. */
 export interface EffectMail {
@@ -76,6 +76,16 @@ function effectSql(pushToPortal: boolean): string {
       returning 1
     )${pushToPortal ? `, ${queuePushSql(PUSH_ID)}` : ''}, ${recordProcessedSql({
       outcome: `case when exists (select from portal) then 'applied' else 'stale' end`,
+      read: {
+        portalStatus: '$6::text',
+        requestedDeliveryDate: '$7::date',
+        changedAt: '$10::timestamptz',
+        // A new order's first notification has no previous pair (changed's insert returns null there).
+        notification: `case when not exists (select from portal) then null
+          when not exists (select from changed) then 'unchanged'
+          when exists (select from changed where previous_portal_status is null) then 'new'
+          else 'changed' end`,
+      },
     })}
     select exists (select from portal) as "applied",
            exists (select from queued) as "mailQueued",

@@ -12,6 +12,8 @@ export interface DeadLetter {
   eventId: string | undefined;
   /** The event's payload hash, when the message parsed: with source and id, what recognises it. */
   payloadHash: string | undefined;
+  /** The order the event named, when it parsed that far: the letter shows on that order's timeline. */
+  salesOrder?: string | undefined;
   contentType: string | undefined;
   /** Binary-mode CloudEvents attributes, as InboundMessage carries them: with body and content type, a replay. */
   attributes: Record<string, unknown>;
@@ -42,8 +44,10 @@ export async function recordDeadLetter(db: Executor, letter: DeadLetter): Promis
   const hash = identified ? null : messageHash(letter);
   const { rows } = await db.query<{ id: string }>(
     `insert into dead_letter
-       (channel, reason, source, event_id, content_type, attributes, headers, body, payload_hash, message_hash)
-     values ($1::text, $2::text, $3::text, $4::text, $5::text, $6::jsonb, $7::jsonb, $8::bytea, $9::text, $10::text)
+       (channel, reason, source, event_id, content_type, attributes, headers, body, payload_hash, message_hash,
+        sales_order)
+     values ($1::text, $2::text, $3::text, $4::text, $5::text, $6::jsonb, $7::jsonb, $8::bytea, $9::text, $10::text,
+              $11::text)
      on conflict do nothing
      returning id::text as "id"`,
     [
@@ -59,6 +63,7 @@ export async function recordDeadLetter(db: Executor, letter: DeadLetter): Promis
       truncated ? letter.body.subarray(0, MAX_STORED_BODY) : letter.body,
       identified ? letter.payloadHash : null,
       hash,
+      optionalText(letter.salesOrder),
     ],
   );
   const inserted = rows[0]?.id;

@@ -9,8 +9,9 @@ import { type Context, inSpan } from '../telemetry/tracing.js';
 import { type ParsedEvent, parseCloudEvent } from './cloudEvent.js';
 import type { Family, Queued } from './family.js';
 import { type CheckIdentity, checkIdentityBatched } from './identityCheck.js';
-import { noteAttemptError, recordProcessed } from './inbox.js';
+import { noteAttemptError } from './inbox.js';
 import { accept, type Channel, type HandleEvent, type Outcome, reject } from './outcome.js';
+import { recordProcessed } from './processedRecord.js';
 
 export type { HandleContext, Handled, HandleEvent } from './outcome.js';
 
@@ -72,7 +73,7 @@ async function checkIdentityThenApply(
   try {
     // The first database call of a delivery: a blip here is retried like one in readThenWriteEffect().
     const inbox = await inSpan('identity check', { attributes: DATABASE }, trace, () =>
-      retry(() => checkIdentity(event), deps.retryPolicy, signal),
+      retry(() => checkIdentity(event, channel), deps.retryPolicy, signal),
     );
     if (inbox.processedHash !== null && samePayload(inbox.processedHash, event)) return accept('duplicate');
     if (inbox.refused && channel !== 'replay') return accept('already_refused');

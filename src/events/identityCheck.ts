@@ -1,15 +1,16 @@
 // Step 3, as the handler asks for it: the identity checks asked for in one turn (perTurn.ts) for events of one
-// source go out as one statement (inbox.ts, checkInboxes); a check alone in its turn, the usual at low rates,
+// source and channel go out as one statement (inbox.ts, checkInboxes); a check alone in its turn, the usual at low rates,
 // goes out as checkInbox.
 import type { Pool } from 'pg';
 import type { ParsedEvent } from './cloudEvent.js';
-import { checkInbox, checkInboxes, type InboxEntry } from './inbox.js';
+import { type Channel, checkInbox, checkInboxes, type InboxEntry } from './inbox.js';
 import { perTurn } from './perTurn.js';
 
-export type CheckIdentity = (event: ParsedEvent) => Promise<InboxEntry>;
+export type CheckIdentity = (event: ParsedEvent, channel: Channel) => Promise<InboxEntry>;
 
 interface Check {
   event: ParsedEvent;
+  channel: Channel;
   resolve: (entry: InboxEntry) => void;
   reject: (err: unknown) => void;
 }
@@ -23,21 +24,17 @@ export function checkIdentityBatched(db: Pool): CheckIdentity {
   const gather = perTurn<Check>((checks) => {
     const batch = new Map<string, Check>();
     for (const check of checks) {
-      if (batch.has(check.event.id)) checkInbox(db, check.event).then(check.resolve, check.reject);
+      if (batch.has(check.event.id))
+        checkInbox(db, check.event, check.channel).then(check.resolve, check.reject);
       else batch.set(check.event.id, check);
     }
     const [first] = checks as [Check];
     if (batch.size === 1) {
-      checkInbox(db, first.event).then(first.resolve, first.reject);
+      checkInbox(db, first.event, first.channel).then(first.resolve, first.reject);
       return;
     }
     const events = [...batch.values()].map((check) => check.event);
-    checkInboxes(
-      db,
-      first.event.source,
-      events.map((event) => event.id),
-      events.map((event) => event.payloadHash),
-    ).then(
+    checkInboxes(db, first.event.source, events, first.channel).then(
       (entries) => {
         for (const [id, check] of batch) check.resolve(entries.get(id) as InboxEntry);
       },
@@ -46,5 +43,9 @@ export function checkIdentityBatched(db: Pool): CheckIdentity {
       },
     );
   });
-  return (event) => new Promise((resolve, reject) => gather(event.source, { event, resolve, reject }));
+  // One statement per source and channel: the channel is one parameter of it.
+  return (event, channel) =>
+    new Promise((resolve, reject) =>
+      gather(`${channel} ${event.source}`, { event, channel, resolve, reject }),
+    );
 }

@@ -1,17 +1,11 @@
 // The identity side of exactly-once-in-effect: which events are processed, which were refused, and how often
-// each unprocessed one has been delivered. Every statement on processed_event and event_attempt is here; the
-// effect's single statement embeds recordProcessedSql, and retention runs the expiry statements below.
+// each unprocessed one has been delivered. Every statement on processed_event and event_attempt is here or, for
+// recording an event as processed, in processedRecord.ts; retention runs the expiry statements below.
 import type { Pool } from 'pg';
 import { deleteOldest } from '../db/deleteOldest.js';
 import type { Executor } from '../db/transaction.js';
 import type { ParsedEvent } from './cloudEvent.js';
 import { refusedEventSql } from './deadLetter.js';
-
-/**
- * What processing an event came to, kept in processed_event.outcome (the column and the admin API keep that
- * name). Not to be confused with handleEvent's Outcome, the decision how to settle the message.
- */
-export type ProcessedResult = 'applied' | 'stale' | 'not_found' | 'ignored';
 
 export interface InboxEntry {
   /** Hash of the payload recorded when the event was processed, or null if it is not processed yet. */
@@ -23,28 +17,32 @@ export interface InboxEntry {
   refused: boolean;
 }
 
+/** The channel a delivery came by (outcome.ts's Channel, which imports from here): kept with its counts. */
+export type Channel = string;
+
 /**
  * Looks the event up and, unless it is processed or refused, counts this delivery, in one auto-committed
  * statement.
  * Counting before any work is what lets a message that kills the process be recognised on its next delivery.
- * A duplicate costs one index read and writes nothing. It commits without the WAL flush; identityCheckSql says why.
+ * A duplicate (same payload hash) costs one index read and one row in duplicate_arrival, for the order's
+ * timeline. It commits without the WAL flush; identityCheckSql says why.
  */
-export async function checkInbox(db: Pool, event: ParsedEvent): Promise<InboxEntry> {
+export async function checkInbox(db: Pool, event: ParsedEvent, channel: Channel): Promise<InboxEntry> {
   const { rows } = await db.query<InboxEntry & { id: string }>({
     name: 'check-inbox-one',
     text: identityCheckSql({
-      delivered: 'select $2::text as id, $3::text as payload_hash',
+      delivered: 'select $2::text as id, $3::text as payload_hash, $5::text as sales_order',
       ids: '= $2::text',
     }),
-    values: [event.source, event.id, event.payloadHash],
+    values: [event.source, event.id, event.payloadHash, channel, event.salesOrder ?? null],
   });
   const { id: _id, ...entry } = rows[0] as InboxEntry & { id: string };
   return entry;
 }
 
 /**
- * checkInbox for several events of one source with distinct ids, in one statement: their entries by id.
- * `payloadHashes` are the events' payload hashes in the order of `ids`, for recognising refused ones.
+ * checkInbox for several events of one source with distinct ids, in one statement: their entries by id. Their
+ * payload hashes recognise refused ones and duplicates.
  *
  * Arrays cost a lone check: PostgreSQL plans this statement anew at every execution, as it costs the generic plan,
  * which cannot know an array's length, above a custom plan for one id. checkInbox, on scalars, keeps its generic
@@ -53,24 +51,31 @@ export async function checkInbox(db: Pool, event: ParsedEvent): Promise<InboxEnt
 export async function checkInboxes(
   db: Pool,
   source: string,
-  ids: string[],
-  payloadHashes: string[],
+  events: Array<Pick<ParsedEvent, 'id' | 'payloadHash' | 'salesOrder'>>,
+  channel: Channel,
 ): Promise<Map<string, InboxEntry>> {
   const { rows } = await db.query<InboxEntry & { id: string }>({
     // Named: prepared once per connection, then only bound and executed.
     name: 'check-inbox',
     text: identityCheckSql({
-      delivered: 'select id, payload_hash from unnest($2::text[], $3::text[]) as d(id, payload_hash)',
+      delivered: `select id, payload_hash, sales_order from unnest($2::text[], $3::text[], $5::text[])
+         as d(id, payload_hash, sales_order)`,
       ids: '= any($2::text[])',
     }),
-    values: [source, ids, payloadHashes],
+    values: [
+      source,
+      events.map((event) => event.id),
+      events.map((event) => event.payloadHash),
+      channel,
+      events.map((event) => event.salesOrder ?? null),
+    ],
   });
   return new Map(rows.map(({ id, ...entry }) => [id, entry]));
 }
 
 /**
- * The identity check, for the deliveries `delivered` selects (id, payload_hash) of source $1, whose ids match
- * `ids`: one row per delivery, its entry with its id.
+ * The identity check, for the deliveries that `delivered` selects (id, payload_hash, sales_order) of source $1
+ * whose ids match `ids`, by channel $4: one row per delivery, its entry with its id.
  *
  * It commits without waiting for the WAL flush (synchronous_commit off for this statement's transaction only):
  * the count must survive the service dying, not PostgreSQL crashing (bench/NOTES.md, Throughput at 0 ms). Hence
@@ -88,78 +93,21 @@ function identityCheckSql(sql: { delivered: string; ids: string }): string {
      ), refused as (
        select d.id, ${refusedEventSql('$1::text', 'd.id', 'd.payload_hash')} as refused from delivered d
      ), attempt as (
-       insert into event_attempt as a (source, id)
-       select $1::text, d.id from delivered d join refused r using (id)
+       insert into event_attempt as a (source, id, channel, sales_order)
+       select $1::text, d.id, $4::text, d.sales_order from delivered d join refused r using (id)
        where not exists (select from seen s where s.id = d.id) and not r.refused
        order by d.id
-       on conflict (source, id) do update set attempts = a.attempts + 1, last_seen_at = now()
+       on conflict (source, id) do update set attempts = a.attempts + 1, last_seen_at = now(),
+         channel = excluded.channel
        returning a.id, a.attempts, a.last_error
+     ), duplicate as (
+       insert into duplicate_arrival (source, id, channel)
+       select $1::text, d.id, $4::text from delivered d join seen s using (id, payload_hash)
      )
      select d.id, s.payload_hash as "processedHash", coalesce(t.attempts, 0) as "attempts",
             t.last_error as "lastError", r.refused as "refused"
      from async_commit, delivered d join refused r using (id) left join seen s using (id)
        left join attempt t using (id)`;
-}
-
-/**
- * Records an event that has no effect beyond its record (not found in S/4HANA, or of a type the portal ignores)
- * and forgets its delivery count, in one statement. Returns false when the identity is already recorded: another
- * delivery won the race. Events with an effect are recorded by applyEffect.ts, in the effect's statement.
- */
-export async function recordProcessed(
-  tx: Executor,
-  event: ParsedEvent,
-  result: ProcessedResult,
-): Promise<boolean> {
-  const recorded = await unlessRecordedAlready(
-    tx.query({
-      name: 'record-processed',
-      text: `with ${recordProcessedSql({ outcome: '$6::text' })} select`,
-      values: [...identityValues([event]), event.salesOrder ?? null, result],
-    }),
-  );
-  return recorded !== undefined;
-}
-
-/**
- * Records events as processed inside a larger statement: `recorded` inserts a record per event, `cleared` forgets
- * their delivery counts. An identity recorded already fails the whole statement: the first delivery stands alone.
- * $1 to $4 as identityValues gives them, $5 the sales order, the outcome as SQL (docs/processing.md, The flow).
- */
-export function recordProcessedSql(sql: { outcome: string }): string {
-  return `recorded as (
-       insert into processed_event (source, id, type, sales_order, outcome, payload_hash)
-       select $1::text, e.id, e.type, $5::text, ${sql.outcome}, e.payload_hash
-       from unnest($2::text[], $3::text[], $4::text[]) as e(id, type, payload_hash)
-     ), cleared as (
-       delete from event_attempt where source = $1::text and id = any($2::text[])
-     )`;
-}
-
-/** $1 to $4 of a statement embedding recordProcessedSql: the events' source, and their ids, types and hashes. */
-export function identityValues(events: ParsedEvent[]): [string, string[], string[], string[]] {
-  const [{ source }] = events as [ParsedEvent];
-  if (events.some((event) => event.source !== source)) throw new Error('events of one record share a source');
-  return [
-    source,
-    events.map((event) => event.id),
-    events.map((event) => event.type),
-    events.map((event) => event.payloadHash),
-  ];
-}
-
-/**
- * What a statement embedding recordProcessedSql returns, or undefined when it failed because another delivery had
- * recorded the identity first (a unique violation on processed_event_pkey). Any other failure is thrown.
- */
-export async function unlessRecordedAlready<T>(statement: Promise<T>): Promise<T | undefined> {
-  try {
-    return await statement;
-  } catch (err) {
-    const { code, constraint } = err as { code?: unknown; constraint?: unknown };
-    if (code === '23505' && constraint === 'processed_event_pkey') return undefined;
-    throw err;
-  }
 }
 
 /** Keeps the last failure beside the delivery count, for the reason given when the limit is reached. */
@@ -190,6 +138,10 @@ export async function oldestProcessedAgeSeconds(db: Executor): Promise<number> {
   return rows[0]?.age ?? 0;
 }
 
-/** Retention: records older than the deduplication window, and delivery counts not seen for as long. */
+/**
+ * Retention: records older than the deduplication window, delivery counts not seen for as long, and arrivals of
+ * duplicates as old (their events' records may outlive them, never the other way round).
+ */
 export const EXPIRED_PROCESSED_EVENTS = deleteOldest('processed_event', 'processed_at');
 export const EXPIRED_EVENT_ATTEMPTS = deleteOldest('event_attempt', 'last_seen_at');
+export const EXPIRED_DUPLICATE_ARRIVALS = deleteOldest('duplicate_arrival', 'arrived_at');

@@ -2,7 +2,7 @@
 // webhook, Event Hub) and the replay act on it.
 import type { Logger } from 'pino';
 import type { InboundMessage, ParsedEvent } from './cloudEvent.js';
-import type { ProcessedResult } from './inbox.js';
+import type { ProcessedResult } from './processedRecord.js';
 
 export type Outcome =
   /** Done with, for good: settle as accepted. */

@@ -67,6 +67,7 @@ export async function refuseRejected(
       source: event?.source,
       eventId: event?.id,
       payloadHash: event?.payloadHash,
+      salesOrder: event?.salesOrder,
       contentType: message.contentType,
       attributes: message.binaryAttributes,
       headers: headers ?? {},

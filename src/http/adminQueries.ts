@@ -2,7 +2,9 @@
 // Dates are formatted in SQL: pg would turn a `date` into a local-midnight Date object.
 import type { Executor } from '../db/transaction.js';
 import { type Requeued, requeue } from '../leasedOutbox/requeue.js';
+import { outboxBacklog } from '../notifications/mailOutbox.js';
 import { openOrdersBySoldTo, ordersByPortalStatus } from '../portal/openOrders.js';
+import { pushBacklog } from '../portal/pushOutbox.js';
 
 /** Most rows of each history an order overview returns, newest first. */
 const HISTORY_LIMIT = 100;
@@ -83,13 +85,15 @@ export async function eventHistory(db: Executor, source: string, id: string) {
 
 /** Counted afresh on every call: a running counter drifts from the tables it describes. */
 export async function summary(db: Executor) {
-  const [orders, outbox, deadLetters, openOrders] = await Promise.all([
+  const [orders, outbox, deadLetters, openOrders, mailWaiting, pushWaiting] = await Promise.all([
     ordersByPortalStatus(db),
     db.query<{ state: string; count: number }>(
       `select state, count(*)::int as "count" from mail_outbox group by state`,
     ),
     db.query<{ count: number }>(`select count(*)::int as "count" from dead_letter where replayed_at is null`),
     openOrdersBySoldTo(db),
+    outboxBacklog(db),
+    pushBacklog(db),
   ]);
   const outboxByState: Record<string, number> = { pending: 0, parked: 0, sent: 0 };
   for (const row of outbox.rows) outboxByState[row.state] = row.count;
@@ -99,6 +103,8 @@ export async function summary(db: Executor) {
     deadLettersNotReplayed: deadLetters.rows[0]?.count ?? 0,
     /** From the view portal_open_orders: the sold-to parties with the most open orders, at most 100. */
     openOrdersBySoldToParty: openOrders,
+    /** What each outbox still holds and how long its oldest pending row has waited, as /health tells it. */
+    backlog: { mail: mailWaiting, portalPush: pushWaiting },
   };
 }
 

@@ -17,6 +17,7 @@ import {
   summary,
 } from './adminQueries.js';
 import type { Auth } from './auth.js';
+import { orderTimeline } from './orderTimeline.js';
 import { SCOPES } from './scopes.js';
 
 export interface AdminDeps {
@@ -90,6 +91,19 @@ export function adminRoutes(deps: AdminDeps): (app: FastifyInstance) => Promise<
         (await orderOverview(pool, salesOrder)) ??
         notFound(reply, `nothing is known about sales order ${salesOrder}`),
     );
+
+    app.get<{ Params: { salesOrder: string } }>(
+      '/api/orders/:salesOrder/timeline',
+      { ...viewer, schema: { params: salesOrderParams } },
+      async ({ params: { salesOrder } }, reply) =>
+        (await orderTimeline(pool, salesOrder)) ??
+        notFound(reply, `nothing is known about sales order ${salesOrder}`),
+    );
+
+    // What the caller may do, so that the console shows a Viewer no button it may not use.
+    app.get('/api/me', viewer, async (request) => ({
+      scopes: await auth.grantedScopes(request, [SCOPES.viewer, SCOPES.admin]),
+    }));
 
     app.get<{ Querystring: { source: string; id: string } }>(
       '/api/events',

@@ -18,6 +18,8 @@ export interface Auth {
    * only headers, so it runs before the body is read: a caller without a valid token costs no body at all.
    */
   requireScope(scope: string): onRequestAsyncHookHandler;
+  /** Which of `scopes` the request's token grants; called after requireScope let the request through. */
+  grantedScopes(request: FastifyRequest, scopes: readonly string[]): Promise<string[]>;
 }
 
 declare module 'fastify' {
@@ -50,6 +52,13 @@ export function createXsuaaAuth(credentials: XsuaaCredentials): Auth {
         request.log.info({ caller: request.caller, scope }, 'scope missing');
         return reply.code(403).send({ error: 'forbidden', message: `missing scope ${scope}` });
       }
+    },
+    // The token validated in onRequest; validated again here (the keys are cached) rather than kept on every
+    // request for the one route that asks.
+    grantedScopes: async (request, scopes) => {
+      const jwt = BEARER.exec(request.headers.authorization ?? '')?.[1] ?? '';
+      const ctx = await createSecurityContext(service, { jwt, req: { headers: request.headers } });
+      return scopes.filter((scope) => ctx.checkLocalScope(scope));
     },
   };
 }
@@ -102,5 +111,6 @@ export function createNoAuth(): Auth {
     requireScope: () => async (request) => {
       request.caller = 'local/no-auth';
     },
+    grantedScopes: async (_request, scopes) => [...scopes],
   };
 }

@@ -1,5 +1,5 @@
 // The operator's retry, the same for both outboxes: a parked or failing row back in line, due now, with a fresh
-// attempt budget. Its identity towards the receiver (the Message-ID, the Idempotency-Key) stays: it is the same
+// attempt budget, remembering the state and error it had. Its identity towards the receiver (the Message-ID, the Idempotency-Key) stays: it is the same
 // message. What a retry means for a row in flight depends on how the table leases, which its module says.
 import type { Executor } from '../db/transaction.js';
 
@@ -27,7 +27,8 @@ export async function requeue<Done extends string>(
 ): Promise<Requeued<Done>> {
   const where = `${of.key} = $1::${KEY_TYPES[of.key]}`;
   const { rows } = await db.query<{ identity: string }>(
-    `update ${of.table} set state = 'pending', attempts = 0, next_attempt_at = now(), last_error = null
+    `update ${of.table} set state = 'pending', attempts = 0, next_attempt_at = now(), last_error = null,
+       retried_at = now(), retried_state = state, retried_error = last_error
      where ${where} and state <> '${of.done}'
      returning ${of.identity}::text as "identity"`,
     [key],

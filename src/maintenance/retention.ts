@@ -1,5 +1,5 @@
-// Removes records that have done their job: processed events and delivery counts older than the
-// deduplication window, sent mail and replayed dead letters older than the mail window.
+// Removes records that have done their job: processed events, delivery counts and duplicates' arrivals older
+// than the deduplication window, sent mail and replayed dead letters older than the mail window.
 //
 // Small batched deletes, not time partitions: processed_event's key (source, id) must stay unique across
 // all rows, however old, for a redelivery to collide with its original. PostgreSQL requires a partitioned
@@ -12,7 +12,11 @@ import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { withClient } from '../db/checkout.js';
 import { EXPIRED_REPLAYED_DEAD_LETTERS } from '../events/deadLetter.js';
-import { EXPIRED_EVENT_ATTEMPTS, EXPIRED_PROCESSED_EVENTS } from '../events/inbox.js';
+import {
+  EXPIRED_DUPLICATE_ARRIVALS,
+  EXPIRED_EVENT_ATTEMPTS,
+  EXPIRED_PROCESSED_EVENTS,
+} from '../events/inbox.js';
 import { EXPIRED_SENT_MAILS } from '../notifications/mailOutbox.js';
 
 export interface RetentionDeps {
@@ -28,7 +32,12 @@ export interface RetentionDeps {
   batchSize?: number;
 }
 
-export type RetentionTarget = 'processedEvents' | 'eventAttempts' | 'sentMails' | 'replayedDeadLetters';
+export type RetentionTarget =
+  | 'processedEvents'
+  | 'eventAttempts'
+  | 'duplicateArrivals'
+  | 'sentMails'
+  | 'replayedDeadLetters';
 
 export interface RetentionReport {
   /** False when another instance held the lock, so this pass did nothing. */
@@ -52,6 +61,7 @@ export const RETENTION_LOCK = 7_346_113;
 const DELETES: Record<RetentionTarget, { cutoff: 'event' | 'mail'; sql: string }> = {
   processedEvents: { cutoff: 'event', sql: EXPIRED_PROCESSED_EVENTS },
   eventAttempts: { cutoff: 'event', sql: EXPIRED_EVENT_ATTEMPTS },
+  duplicateArrivals: { cutoff: 'event', sql: EXPIRED_DUPLICATE_ARRIVALS },
   sentMails: { cutoff: 'mail', sql: EXPIRED_SENT_MAILS },
   replayedDeadLetters: { cutoff: 'mail', sql: EXPIRED_REPLAYED_DEAD_LETTERS },
 };

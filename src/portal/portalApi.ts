@@ -42,10 +42,32 @@ export function classifyAnswer(answer: Pick<HttpAnswer, 'status' | 'body' | 'ret
   const { status } = answer;
   if (status >= 200 && status < 300) return { kind: 'pushed', status };
   if (status === 409 || status === 412) return { kind: 'conflict', status };
-  const reason = `portal answered ${status}: ${scrubAddresses(answer.body.slice(0, 200))}`;
+  const message = errorMessage(answer.body);
+  const reason = `portal answered ${status}${message === '' ? '' : `: ${message}`}`;
   if (TRANSIENT_4XX.has(status) || status >= 500 || status < 200)
     return { kind: 'transient', reason, retryAfterMs: parseRetryAfter(answer.retryAfter) };
   return { kind: 'parked', reason };
+}
+
+/**
+ * What an error answer says of itself: the `error` (or `error.message`, or `message`) string of a JSON body, without
+ * addresses and at most 200 characters. Never the body as such: it may echo the pushed row back.
+ */
+function errorMessage(body: string): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return '';
+  }
+  const { error, message } = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as {
+    error?: unknown;
+    message?: unknown;
+  };
+  const nested =
+    typeof error === 'object' && error !== null ? (error as { message?: unknown }).message : undefined;
+  const text = [error, nested, message].find((value): value is string => typeof value === 'string') ?? '';
+  return scrubAddresses(text).slice(0, 200);
 }
 
 export function portalBody(push: PortalPush): PortalBody {

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/loadConfig.js';
 import { type AdminDeps, adminRoutes } from '../http/adminRoutes.js';
+import { consoleRoutes } from '../http/consoleRoutes.js';
 import { requireEventHubToken } from '../http/eventHubAuth.js';
 import { eventHubRoutes } from '../http/eventHubRoutes.js';
 import { webhookRoutes } from '../http/webhookRoutes.js';
@@ -47,6 +48,7 @@ export function httpRoutes(
       wakeMailSender: deps.wakeMailSender,
       wakePortalSender: deps.wakePortalSender,
     }),
+    consoleRoutes,
   );
   return plugins;
 }

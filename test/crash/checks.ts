@@ -2,7 +2,7 @@
 // Each check returns findings (one line per violation) instead of throwing, so one run reports everything.
 import type pg from 'pg';
 import type { ReceivedMail } from '../../sandbox/smtpServer.js';
-import type { OutboxRow } from './emailEndings.js';
+import type { QueuedMail } from './emailEndings.js';
 import type { expectedPortal } from './scenario.js';
 
 export type ExpectedPortal = ReturnType<typeof expectedPortal>;
@@ -39,8 +39,8 @@ export async function checkPortal(pool: pg.Pool, expected: Map<string, ExpectedP
   return findings;
 }
 
-export async function outboxRows(pool: pg.Pool): Promise<OutboxRow[]> {
-  const { rows } = await pool.query<OutboxRow>(
+export async function outboxRows(pool: pg.Pool): Promise<QueuedMail[]> {
+  const { rows } = await pool.query<QueuedMail>(
     `select message_id as "messageId", sales_order as "salesOrder", state, attempts, last_error as "lastError",
             created_at as "queuedAt"
      from mail_outbox`,
@@ -48,6 +48,7 @@ export async function outboxRows(pool: pg.Pool): Promise<OutboxRow[]> {
   return rows;
 }
 
+/** Mail still to go out; parked mail is not waited for: endRun.ts reports each one as a finding. */
 export async function pendingMail(pool: pg.Pool): Promise<number> {
   const { rows } = await pool.query<{ n: number }>(
     `select count(*)::int as "n" from mail_outbox where state = 'pending'`,
@@ -117,7 +118,7 @@ export function checkMail(
 /** The longest time from queueing an email to the relay's first acceptance of it. */
 export function longestDelay(
   accepted: Map<string, number[]>,
-  outbox: OutboxRow[],
+  outbox: QueuedMail[],
 ): { ms: number; messageId: string; salesOrder: string; claims: number } | undefined {
   let longest: ReturnType<typeof longestDelay>;
   for (const row of outbox) {

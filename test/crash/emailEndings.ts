@@ -4,7 +4,7 @@
 import type { Claim, Kill, Outage } from './holderCrash.js';
 import { judgeRepeats } from './holderCrash.js';
 
-export interface OutboxRow {
+export interface QueuedMail {
   messageId: string;
   salesOrder: string;
   state: string;
@@ -34,7 +34,7 @@ export interface MailEvidence {
 }
 
 export function checkEveryEmail(
-  outbox: OutboxRow[],
+  outbox: QueuedMail[],
   evidence: MailEvidence,
 ): { resends: Resend[]; findings: string[] } {
   const resends: Resend[] = [];

@@ -1,3 +1,4 @@
+// The crash run's waits: a phase settled, and the first email of an order.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { isIdle, queueCounts } from '../support/queueCounts.js';
@@ -49,4 +50,18 @@ export async function waitUntilSettled(
     await sleep(250);
   }
   return [`did not settle within ${timeoutMs} ms: still waiting for ${waitingFor}`];
+}
+
+/** Waits until the relay has an email of the order among `mails()`; false after `timeoutMs`. */
+export async function firstMailOf(
+  salesOrder: string,
+  mails: () => Array<{ headers: Record<string, string | undefined> }>,
+  timeoutMs = 10_000,
+): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (mails().some((mail) => mail.headers['x-sales-order'] === salesOrder)) return true;
+    await sleep(100);
+  }
+  return false;
 }

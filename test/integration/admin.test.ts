@@ -7,8 +7,10 @@ import { binaryEvent, S4_SOURCE, salesOrderEvent } from '../../sandbox/s4Events.
 import type { InboundMessage } from '../../src/events/cloudEvent.js';
 import type { Handled } from '../../src/events/handleEvent.js';
 import type { ServiceParts } from '../../src/service/buildService.js';
-import { buildTestService, eventually } from '../support/harness.js';
+import { adminCalls } from '../support/adminCalls.js';
+import { buildTestService } from '../support/harness.js';
 import { orderMaker } from '../support/orders.js';
+import { eventually } from '../support/waits.js';
 import { useWorld } from '../support/world.js';
 import { startXsuaaStub, type XsuaaStub, xsuaaEnv } from '../support/xsuaa.js';
 
@@ -42,16 +44,10 @@ afterAll(async () => {
   await stub.close();
 });
 
-const viewer = () => stub.token({ scopes: ['Viewer'] });
-const admin = () => stub.token({ scopes: ['Viewer', 'Admin'] });
-
-function call(method: 'GET' | 'POST', url: string, token?: string) {
-  return service.app.inject({
-    method,
-    url,
-    headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
-  });
-}
+const { viewer, admin, call } = adminCalls(
+  () => service.app,
+  () => stub,
+);
 
 const { newOrder } = orderMaker(() => world.s4, 5_000_000);
 

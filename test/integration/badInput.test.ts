@@ -4,11 +4,11 @@ import { describe, expect, it } from 'vitest';
 import { S4_SOURCE, salesOrderEvent } from '../../sandbox/s4Events.js';
 import { hostileMessages, metadataHostileMessages, paddedEvent } from '../fixtures/hostileMessages.js';
 import { openRheaConnection } from '../support/broker.js';
-import { eventually } from '../support/harness.js';
 import { observe } from '../support/observe.js';
 import { orderMaker } from '../support/orders.js';
 import { AMQP_URL } from '../support/services.js';
 import { useService } from '../support/useService.js';
+import { eventually } from '../support/waits.js';
 import { useWorld } from '../support/world.js';
 
 const MAX_MESSAGE_BYTES = 256 * 1024;

@@ -10,8 +10,9 @@ import type { LoggedRequest } from '../../sandbox/s4Server.js';
 import type { Service } from '../../src/service/buildService.js';
 import { createTestQueue, type TestQueue } from '../support/broker.js';
 import { type Gate, gate } from '../support/gate.js';
-import { eventually, startTestService } from '../support/harness.js';
+import { startTestService } from '../support/harness.js';
 import { orderMaker } from '../support/orders.js';
+import { eventually } from '../support/waits.js';
 import { useWorld } from '../support/world.js';
 
 const world = useWorld();

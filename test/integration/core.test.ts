@@ -4,11 +4,10 @@
 import { hostname } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { binaryEvent, salesOrderEvent } from '../../sandbox/s4Events.js';
-import { eventually } from '../support/harness.js';
 import { observe } from '../support/observe.js';
 import { orderMaker } from '../support/orders.js';
-import { settled as settledWorld } from '../support/settle.js';
 import { useService } from '../support/useService.js';
+import { eventually, settled } from '../support/waits.js';
 import { useWorld } from '../support/world.js';
 
 const world = useWorld();
@@ -21,14 +20,11 @@ afterEach(() => {
 });
 const running = useService(world, { queue: 'fon-core', perTest: true });
 
-const { newOrder, changeOrder: newOrderState } = orderMaker(() => world.s4, 4_000_000);
+const { newOrder, changeOrder } = orderMaker(() => world.s4, 4_000_000);
 
-/**
- * Waits until `expected` events of the order are processed, the queue holds nothing ready or in flight and the
- * order's mail is sent: every delivery is handled, so nothing read afterwards can still change.
- */
-function settled(expected: number, salesOrder: string): Promise<void> {
-  return settledWorld(view, [running.queue], [salesOrder], expected);
+/** `settled` for one order on this file's queue: nothing read afterwards about the order can still change. */
+function orderSettled(expected: number, salesOrder: string): Promise<void> {
+  return settled(view, [running.queue], [salesOrder], expected);
 }
 
 describe('processing S/4HANA sales-order events', () => {
@@ -38,7 +34,7 @@ describe('processing S/4HANA sales-order events', () => {
     await world.publisher.send(running.queue.address, [{ body: event }, { body: event }, { body: event }]);
 
     // Settled: all three copies are handled (none ready or in flight) and the outbox is sent.
-    await settled(1, salesOrder);
+    await orderSettled(1, salesOrder);
     expect(await view.processed({ salesOrder })).toHaveLength(1);
     expect(await view.portalRow(salesOrder)).toMatchObject({
       portalStatus: 'PartiallyDelivered',
@@ -61,7 +57,7 @@ describe('processing S/4HANA sales-order events', () => {
     const salesOrder = newOrder();
     await world.publisher.send(running.queue.address, [{ body: salesOrderEvent({ salesOrder }) }]);
 
-    await settled(1, salesOrder);
+    await orderSettled(1, salesOrder);
     const { rows } = await world.db.pool.query<{ leasedBy: string | null }>(
       `select leased_by as "leasedBy" from mail_outbox where sales_order = $1::text`,
       [salesOrder],
@@ -82,7 +78,7 @@ describe('processing S/4HANA sales-order events', () => {
       })),
     );
 
-    await settled(3, salesOrder);
+    await orderSettled(3, salesOrder);
     expect((await view.portalRow(salesOrder))?.portalStatus).toBe('InProcess');
     expect(await view.outbox(salesOrder)).toHaveLength(1);
     expect(view.mails(salesOrder)).toHaveLength(1);
@@ -91,23 +87,23 @@ describe('processing S/4HANA sales-order events', () => {
   it('emails again only when status or requested delivery date really change', async () => {
     const salesOrder = newOrder();
     await world.publisher.send(running.queue.address, [{ body: salesOrderEvent({ salesOrder }) }]);
-    await settled(1, salesOrder);
+    await orderSettled(1, salesOrder);
     expect(view.mails(salesOrder)).toHaveLength(1);
 
     // A change the fleet manager does not care about: no email.
-    newOrderState(salesOrder, { customerReference: 'PO-4712', lastChangeDateTime: '2026-11-30T11:00:00Z' });
+    changeOrder(salesOrder, { customerReference: 'PO-4712', lastChangeDateTime: '2026-11-30T11:00:00Z' });
     await world.publisher.send(running.queue.address, [{ body: salesOrderEvent({ salesOrder }) }]);
-    await settled(2, salesOrder);
+    await orderSettled(2, salesOrder);
     expect((await view.portalRow(salesOrder))?.customerReference).toBe('PO-4712');
     expect(await view.outbox(salesOrder)).toHaveLength(1);
 
     // The delivery date moves: one email.
-    newOrderState(salesOrder, {
+    changeOrder(salesOrder, {
       requestedDeliveryDate: '2026-12-20',
       lastChangeDateTime: '2026-11-30T12:00:00Z',
     });
     await world.publisher.send(running.queue.address, [{ body: salesOrderEvent({ salesOrder }) }]);
-    await settled(3, salesOrder);
+    await orderSettled(3, salesOrder);
     expect(await view.outbox(salesOrder)).toHaveLength(2);
     expect(view.mails(salesOrder).map((mail) => mail.headers['x-requested-delivery-date'])).toEqual([
       '2026-12-15',
@@ -124,7 +120,7 @@ describe('processing S/4HANA sales-order events', () => {
       { body: salesOrderEvent({ salesOrder, type: 'sap.s4.beh.salesorder.v1.SalesOrder.Deleted.v1' }) },
     ]);
 
-    await settled(1, salesOrder);
+    await orderSettled(1, salesOrder);
     expect(await view.processedCount({ salesOrder, outcome: 'not_found' })).toBe(1);
     expect(await view.portalRow(salesOrder)).toBeUndefined();
     expect(view.mails(salesOrder)).toHaveLength(0);
@@ -143,8 +139,8 @@ describe('processing S/4HANA sales-order events', () => {
       { body: salesOrderEvent({ salesOrder: after }) },
     ]);
 
-    await settled(1, before);
-    await settled(1, after);
+    await orderSettled(1, before);
+    await orderSettled(1, after);
     const letters = await eventually('two dead letters', async () => {
       const { rows } = await world.db.pool.query<{ reason: string; body: Buffer }>(
         `select reason, body from dead_letter where channel = 'amqp' order by id`,
@@ -174,7 +170,7 @@ describe('processing S/4HANA sales-order events', () => {
     world.s4.setFault((order, callNo) => (order === salesOrder && callNo <= 4 ? 'unavailable' : 'ok'));
     await world.publisher.send(running.queue.address, [{ body: salesOrderEvent({ salesOrder }) }]);
 
-    await settled(1, salesOrder);
+    await orderSettled(1, salesOrder);
     expect((await view.portalRow(salesOrder))?.portalStatus).toBe('Delivered');
     // 3 tries per delivery in this harness: the first delivery was released, the second succeeded.
     expect(world.s4.calls(salesOrder)).toBe(5);
@@ -184,12 +180,12 @@ describe('processing S/4HANA sales-order events', () => {
   it('keeps the newer portal state when an older S/4HANA state is read later', async () => {
     const salesOrder = newOrder({ overallDeliveryStatus: 'C', lastChangeDateTime: '2026-11-30T12:00:00Z' });
     await world.publisher.send(running.queue.address, [{ body: salesOrderEvent({ salesOrder }) }]);
-    await settled(1, salesOrder);
+    await orderSettled(1, salesOrder);
 
     // A lagging replica answers with an older version of the order.
-    newOrderState(salesOrder, { overallDeliveryStatus: 'B', lastChangeDateTime: '2026-11-30T09:00:00Z' });
+    changeOrder(salesOrder, { overallDeliveryStatus: 'B', lastChangeDateTime: '2026-11-30T09:00:00Z' });
     await world.publisher.send(running.queue.address, [{ body: salesOrderEvent({ salesOrder }) }]);
-    await settled(2, salesOrder);
+    await orderSettled(2, salesOrder);
 
     expect((await view.portalRow(salesOrder))?.portalStatus).toBe('Delivered');
     expect(await view.processedCount({ salesOrder, outcome: 'stale' })).toBe(1);
@@ -202,7 +198,7 @@ describe('processing S/4HANA sales-order events', () => {
     world.smtp.setRefuse((mail) => (mail.callNo === 1 ? 'transient' : 'accept'));
     await world.publisher.send(running.queue.address, [{ body: salesOrderEvent({ salesOrder }) }]);
 
-    await settled(1, salesOrder);
+    await orderSettled(1, salesOrder);
     const mails = view.mails(salesOrder);
     expect(mails).toHaveLength(1);
     expect(await view.outbox(salesOrder)).toMatchObject([
@@ -217,7 +213,7 @@ describe('processing S/4HANA sales-order events', () => {
       'cloudEvents:',
     );
     await world.publisher.send(running.queue.address, [{ body, properties: attributes }]);
-    await settled(1, salesOrder);
+    await orderSettled(1, salesOrder);
     expect((await view.portalRow(salesOrder))?.portalStatus).toBe('Open');
   });
 

@@ -10,7 +10,7 @@ import {
 } from '../../src/families/customerReturn/customerReturnApi.js';
 import { toWarrantyCase } from '../../src/families/customerReturn/warrantyCase.js';
 import { batchReads } from '../../src/s4/batchedReads.js';
-import { registerDestination } from '../support/harness.js';
+import { registerDestination } from '../support/destination.js';
 
 let s4: S4Server;
 let destination: string;

@@ -76,7 +76,7 @@ describe('effects of events one read answered', () => {
   it('go out as one statement that records every event, writes the state once and queues one email', async () => {
     const salesOrder = String(nextOrder++);
     const events = [event(salesOrder), event(salesOrder), event(salesOrder)];
-    for (const e of events) await checkInbox(db.pool, e);
+    for (const e of events) await checkInbox(db.pool, e, 'amqp');
     const answer = state(salesOrder);
     const { write, statements } = countingWriter();
 

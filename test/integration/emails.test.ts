@@ -5,9 +5,10 @@ import { describe, expect, it } from 'vitest';
 import { salesOrderEvent } from '../../sandbox/s4Events.js';
 import type { SalesOrderState } from '../../sandbox/s4Server.js';
 import type { ReceivedMail } from '../../sandbox/smtpServer.js';
-import { eventually, startTestService } from '../support/harness.js';
+import { startTestService } from '../support/harness.js';
 import { orderMaker } from '../support/orders.js';
 import { useService } from '../support/useService.js';
+import { eventually } from '../support/waits.js';
 import { useWorld } from '../support/world.js';
 
 const world = useWorld();

@@ -9,8 +9,9 @@ import type { Service } from '../../src/service/buildService.js';
 import { createTestQueue, type TestQueue } from '../support/broker.js';
 import { brokerTls } from '../support/brokerTls.js';
 import { type EventMeshStub, startEventMeshStub } from '../support/eventMeshStub.js';
-import { eventually, startTestService } from '../support/harness.js';
+import { startTestService } from '../support/harness.js';
 import { orderMaker } from '../support/orders.js';
+import { eventually } from '../support/waits.js';
 import { useWorld } from '../support/world.js';
 
 const world = useWorld();

@@ -9,9 +9,10 @@ import { binaryEvent, s4Event } from '../../sandbox/s4Events.js';
 import { createNoAuth } from '../../src/http/auth.js';
 import { requireEventHubToken } from '../../src/http/eventHubAuth.js';
 import type { Service } from '../../src/service/buildService.js';
-import { eventually, startTestService } from '../support/harness.js';
+import { startTestService } from '../support/harness.js';
 import { eventHubBindings, type IasStub, startIasStub } from '../support/ias.js';
 import { orderMaker } from '../support/orders.js';
+import { eventually } from '../support/waits.js';
 import { useWorld } from '../support/world.js';
 
 const PATH = '/event-hub/events';

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ensureEventMeshQueue } from '../../src/messaging/eventMeshSetup.js';
-import { settlesWithin } from '../support/harness.js';
+import { doesNotHang } from '../support/waits.js';
 
 // A local stand-in for the XSUAA token endpoint and the Event Mesh management API: it keeps queues and
 // subscriptions in memory, answers PUT with 201 (created) or 200 (updated) like the real API, and records
@@ -211,7 +211,7 @@ describe('ensureEventMeshQueue', () => {
     override = (req) => (req.method === 'PUT' ? 'no answer' : undefined);
 
     const started = Date.now();
-    const error = await settlesWithin(
+    const error = await doesNotHang(
       'the setup to give up',
       failureOf(ensureEventMeshQueue(options({ timeoutMs: 200 }))),
     );

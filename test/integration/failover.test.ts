@@ -11,11 +11,12 @@ import { MIGRATION_LOCK } from '../../src/db/migrate.js';
 import { type Executor, withTransaction } from '../../src/db/transaction.js';
 import { classify, TransientError } from '../../src/errors.js';
 import { createTestQueue, type TestQueue } from '../support/broker.js';
-import { eventually, startTestService } from '../support/harness.js';
+import { startTestService } from '../support/harness.js';
 import { orderMaker } from '../support/orders.js';
 import { serviceEnv } from '../support/serviceEnv.js';
 import { type ServiceProcess, spawnServiceProcess } from '../support/serviceProcess.js';
 import { startTcpProxy } from '../support/tcpProxy.js';
+import { eventually } from '../support/waits.js';
 import { useWorld } from '../support/world.js';
 
 const world = useWorld();

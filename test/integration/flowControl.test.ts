@@ -7,10 +7,10 @@ import { loadConfig } from '../../src/config/loadConfig.js';
 import type { Handled, HandleEvent } from '../../src/events/handleEvent.js';
 import { createAmqpConsumer } from '../../src/messaging/amqpConsumer.js';
 import { createPublisher, createTestQueue, type Publisher, type TestQueue } from '../support/broker.js';
-import { eventually } from '../support/harness.js';
 import { guardedLogger } from '../support/logGuard.js';
 import { serviceEnv } from '../support/serviceEnv.js';
 import { expectAmqp10 } from '../support/services.js';
+import { eventually } from '../support/waits.js';
 
 const PREFETCH = 20;
 const logger = guardedLogger();

@@ -4,8 +4,9 @@
 // make them pass or fail by chance.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Service } from '../../src/service/buildService.js';
-import { eventually, startTestService } from '../support/harness.js';
+import { startTestService } from '../support/harness.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcpProxy.js';
+import { eventually } from '../support/waits.js';
 import { useWorld } from '../support/world.js';
 
 const world = useWorld();

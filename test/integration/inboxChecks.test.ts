@@ -4,7 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ParsedEvent } from '../../src/events/cloudEvent.js';
 import { checkIdentityBatched as batchInboxChecks } from '../../src/events/identityCheck.js';
-import { checkInbox, recordProcessed } from '../../src/events/inbox.js';
+import { checkInbox } from '../../src/events/inbox.js';
+import { recordProcessed } from '../../src/events/processedRecord.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { parsedEvent } from '../support/effects.js';
 
@@ -38,13 +39,13 @@ describe('identity checks asked for in one turn', () => {
     const processed = event();
     const seenOnce = event();
     const fresh = event();
-    await checkInbox(db.pool, processed);
+    await checkInbox(db.pool, processed, 'amqp');
     await recordProcessed(db.pool, processed, 'not_found');
-    await checkInbox(db.pool, seenOnce);
+    await checkInbox(db.pool, seenOnce, 'amqp');
     const check = batchInboxChecks(db.pool);
 
     const { result, statements } = await counted(() =>
-      Promise.all([check(processed), check(seenOnce), check(fresh)]),
+      Promise.all([check(processed, 'amqp'), check(seenOnce, 'amqp'), check(fresh, 'amqp')]),
     );
 
     expect(statements).toBe(1);
@@ -62,15 +63,15 @@ describe('identity checks asked for in one turn', () => {
       [event(), event(), event()],
     ] as const;
     for (const [processed, seenOnce] of [alone, together]) {
-      await checkInbox(db.pool, processed);
+      await checkInbox(db.pool, processed, 'amqp');
       await recordProcessed(db.pool, processed, 'not_found');
-      await checkInbox(db.pool, seenOnce);
+      await checkInbox(db.pool, seenOnce, 'amqp');
     }
     const check = batchInboxChecks(db.pool);
 
     const lone = [];
-    for (const each of alone) lone.push(await counted(() => check(each)));
-    const shared = await counted(() => Promise.all(together.map(check)));
+    for (const each of alone) lone.push(await counted(() => check(each, 'amqp')));
+    const shared = await counted(() => Promise.all(together.map((each) => check(each, 'amqp'))));
 
     expect(lone.map((checked) => checked.statements)).toEqual([1, 1, 1]);
     expect(shared.statements).toBe(1);
@@ -90,7 +91,9 @@ describe('identity checks asked for in one turn', () => {
     const check = batchInboxChecks(db.pool);
     const events = [event('/default/sap.s4.beh/0000001'), event('/default/sap.s4.beh/0000002'), event()];
 
-    const { result, statements } = await counted(() => Promise.all(events.map(check)));
+    const { result, statements } = await counted(() =>
+      Promise.all(events.map((each) => check(each, 'amqp'))),
+    );
 
     expect(statements).toBe(3);
     expect(result.map((entry) => entry.attempts)).toEqual([1, 1, 1]);
@@ -101,7 +104,7 @@ describe('identity checks asked for in one turn', () => {
     const twice = event();
 
     const { result, statements } = await counted(() =>
-      Promise.all([check(twice), check(twice), check(event())]),
+      Promise.all([check(twice, 'amqp'), check(twice, 'amqp'), check(event(), 'amqp')]),
     );
 
     expect(statements).toBe(2);
@@ -114,10 +117,10 @@ describe('identity checks asked for in one turn', () => {
     const unstorable = { ...event(), id: 'checked-\u0000' };
     const valid = event();
 
-    const results = await Promise.allSettled([check(valid), check(unstorable)]);
+    const results = await Promise.allSettled([check(valid, 'amqp'), check(unstorable, 'amqp')]);
 
     expect(results.map((settled) => settled.status)).toEqual(['rejected', 'rejected']);
     // Nothing of the failed statement was written: the valid event is counted once its own check runs.
-    expect((await check(valid)).attempts).toBe(1);
+    expect((await check(valid, 'amqp')).attempts).toBe(1);
   });
 });

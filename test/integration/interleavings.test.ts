@@ -9,15 +9,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PortalServer, startPortalServer } from '../../sandbox/portalServer.js';
 import { applyEffect } from '../../src/events/applyEffect.js';
 import type { ParsedEvent } from '../../src/events/cloudEvent.js';
-import { checkInbox, checkInboxes, recordProcessed } from '../../src/events/inbox.js';
+import { checkInbox, checkInboxes } from '../../src/events/inbox.js';
+import { recordProcessed } from '../../src/events/processedRecord.js';
 import { createPortalApi, type PortalApi } from '../../src/portal/portalApi.js';
 import { createPortalSender, type PushResult } from '../../src/portal/portalSender.js';
 import type { PortalOrder } from '../../src/portal/portalStatus.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { registerDestination } from '../support/destination.js';
 import { EFFECT_MAIL, parsedEvent } from '../support/effects.js';
 import { gate } from '../support/gate.js';
-import { eventually, registerDestination } from '../support/harness.js';
 import { guardedLogger } from '../support/logGuard.js';
+import { eventually } from '../support/waits.js';
 
 let db: TestDatabase;
 /** The other instance: one connection whose transaction the test opens and ends. */
@@ -219,7 +221,7 @@ describe('the identity check against another transaction', () => {
     await recordInOtherTransaction(delivered);
 
     // The check does not wait for the other transaction: it reads what is committed and counts this delivery.
-    expect(await checkInbox(db.pool, delivered)).toEqual({
+    expect(await checkInbox(db.pool, delivered, 'amqp')).toEqual({
       processedHash: null,
       attempts: 1,
       lastError: null,
@@ -233,7 +235,7 @@ describe('the identity check against another transaction', () => {
     });
     expect((await rowsOf(salesOrder)).portal).toEqual([]);
     // Once the record is committed, the next delivery is told it is processed and counts nothing.
-    expect(await checkInbox(db.pool, delivered)).toEqual({
+    expect(await checkInbox(db.pool, delivered, 'amqp')).toEqual({
       processedHash: delivered.payloadHash,
       attempts: 0,
       lastError: null,
@@ -245,7 +247,7 @@ describe('the identity check against another transaction', () => {
   async function notFoundRecordedFirstElsewhere(end: 'commit' | 'rollback') {
     const salesOrder = String(nextOrder++);
     const delivered = event(salesOrder);
-    await checkInbox(db.pool, delivered);
+    await checkInbox(db.pool, delivered, 'amqp');
     await recordInOtherTransaction(delivered);
     const recording = pending(recordProcessed(db.pool, delivered, 'not_found'));
     await waitingOnLocks(1);
@@ -283,7 +285,7 @@ describe('the identity check against another transaction', () => {
 
   it('counts both of two deliveries of one event checked at once', async () => {
     const delivered = event(String(nextOrder++));
-    expect((await checkInbox(db.pool, delivered)).attempts).toBe(1);
+    expect((await checkInbox(db.pool, delivered, 'amqp')).attempts).toBe(1);
     // Another instance counts a delivery and has not committed yet.
     await other.query('begin');
     await other.query(`update event_attempt set attempts = attempts + 1 where source = $1 and id = $2`, [
@@ -291,7 +293,7 @@ describe('the identity check against another transaction', () => {
       delivered.id,
     ]);
 
-    const waiting = pending(checkInbox(db.pool, delivered));
+    const waiting = pending(checkInbox(db.pool, delivered, 'amqp'));
     await waitingOnLocks(1);
     expect(waiting.finished()).toBe(false);
     await other.query('commit');
@@ -301,7 +303,7 @@ describe('the identity check against another transaction', () => {
 
   it('counts the deliveries of two instances checking the same events together, listed in opposite orders', async () => {
     const [a, b] = [event(String(nextOrder++)), event(String(nextOrder++))] as [ParsedEvent, ParsedEvent];
-    for (const delivered of [a, b]) await checkInbox(db.pool, delivered);
+    for (const delivered of [a, b]) await checkInbox(db.pool, delivered, 'amqp');
     await other.query('begin');
     await other.query(`update event_attempt set attempts = attempts + 1 where source = $1 and id = $2`, [
       a.source,
@@ -310,9 +312,9 @@ describe('the identity check against another transaction', () => {
 
     // Both statements count a and b in the order of their keys: each waits for a holding nothing. Taken as
     // listed, the second would hold b while waiting for a, and the first, once it had a, would wait for b.
-    const first = pending(checkInboxes(db.pool, a.source, [a.id, b.id], [a.payloadHash, b.payloadHash]));
+    const first = pending(checkInboxes(db.pool, a.source, [a, b], 'amqp'));
     await waitingOnLocks(1);
-    const second = pending(checkInboxes(db.pool, a.source, [b.id, a.id], [b.payloadHash, a.payloadHash]));
+    const second = pending(checkInboxes(db.pool, a.source, [b, a], 'amqp'));
     await waitingOnLocks(2);
     await other.query('commit');
 

@@ -10,9 +10,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { salesOrderEvent } from '../../sandbox/s4Events.js';
 import type { ReceivedMail } from '../../sandbox/smtpServer.js';
 import type { Service } from '../../src/service/buildService.js';
-import { eventually, registerDestination, startTestService } from '../support/harness.js';
+import { registerDestination } from '../support/destination.js';
+import { startTestService } from '../support/harness.js';
 import { orderMaker } from '../support/orders.js';
 import { serviceEnv } from '../support/serviceEnv.js';
+import { eventually } from '../support/waits.js';
 import { useWorld } from '../support/world.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));

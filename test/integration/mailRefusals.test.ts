@@ -7,10 +7,11 @@ import { salesOrderEvent } from '../../sandbox/s4Events.js';
 import { startSmtpServer } from '../../sandbox/smtpServer.js';
 import type { Service } from '../../src/service/buildService.js';
 import { createTestDatabase } from '../support/database.js';
-import { eventually, startTestService } from '../support/harness.js';
+import { startTestService } from '../support/harness.js';
 import { watchLogFor } from '../support/logGuard.js';
 import { orderMaker } from '../support/orders.js';
 import { useService } from '../support/useService.js';
+import { eventually } from '../support/waits.js';
 import { useWorld } from '../support/world.js';
 
 const world = useWorld();

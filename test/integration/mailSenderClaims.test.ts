@@ -9,8 +9,8 @@ import { createMailSender, type MailResult, type MailSender } from '../../src/no
 import { type MailTransport, smtpTransport } from '../../src/notifications/mailTransport.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { gate } from '../support/gate.js';
-import { eventually } from '../support/harness.js';
 import { guardedLogger } from '../support/logGuard.js';
+import { eventually } from '../support/waits.js';
 
 const POLL_MS = 60_000;
 /** Well below the poll: an email sent within it was claimed by a wake. */

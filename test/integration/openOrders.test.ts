@@ -4,8 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { salesOrderEvent } from '../../sandbox/s4Events.js';
 import type { SalesOrderState } from '../../sandbox/s4Server.js';
 import { observe } from '../support/observe.js';
-import { settled } from '../support/settle.js';
 import { useService } from '../support/useService.js';
+import { settled } from '../support/waits.js';
 import { useWorld } from '../support/world.js';
 
 const world = useWorld();

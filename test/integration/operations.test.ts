@@ -5,8 +5,9 @@ import amqplib from 'amqplib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { salesOrderEvent } from '../../sandbox/s4Events.js';
 import { createTestQueue } from '../support/broker.js';
-import { eventually, startTestService } from '../support/harness.js';
+import { startTestService } from '../support/harness.js';
 import { AMQP_URL } from '../support/services.js';
+import { eventually } from '../support/waits.js';
 import { useWorld } from '../support/world.js';
 
 const world = useWorld();

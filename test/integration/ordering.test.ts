@@ -21,9 +21,9 @@ import type { SalesOrderState } from '../../sandbox/s4Server.js';
 import type { Service } from '../../src/service/buildService.js';
 import { createTestQueue, type TestQueue } from '../support/broker.js';
 import { type Gate, gate } from '../support/gate.js';
-import { eventually, startTestService } from '../support/harness.js';
+import { startTestService } from '../support/harness.js';
 import { observe } from '../support/observe.js';
-import { settled } from '../support/settle.js';
+import { eventually, settled } from '../support/waits.js';
 import { useWorld } from '../support/world.js';
 
 const world = useWorld();

@@ -3,12 +3,12 @@
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { S4_SOURCE, salesOrderEvent } from '../../sandbox/s4Events.js';
 import { createTestQueue, type TestQueue } from '../support/broker.js';
-import { eventually } from '../support/harness.js';
 import { observe } from '../support/observe.js';
 import { orderMaker } from '../support/orders.js';
 import { serviceEnv } from '../support/serviceEnv.js';
 import { type ServiceProcess, spawnServiceProcess } from '../support/serviceProcess.js';
 import { useService } from '../support/useService.js';
+import { eventually } from '../support/waits.js';
 import { useWorld } from '../support/world.js';
 
 const world = useWorld();

@@ -11,9 +11,10 @@ import { salesOrderEvent } from '../../sandbox/s4Events.js';
 import type { SalesOrderState } from '../../sandbox/s4Server.js';
 import type { Service } from '../../src/service/buildService.js';
 import { createTestQueue, type TestQueue } from '../support/broker.js';
-import { eventually, registerDestination, startTestService } from '../support/harness.js';
+import { registerDestination } from '../support/destination.js';
+import { startTestService } from '../support/harness.js';
 import { observe } from '../support/observe.js';
-import { settled } from '../support/settle.js';
+import { eventually, settled } from '../support/waits.js';
 import { useWorld } from '../support/world.js';
 
 const world = useWorld();

@@ -8,7 +8,6 @@ import { CloudEvent, HTTP } from 'cloudevents';
 import { describe, expect, it } from 'vitest';
 import { s4Event } from '../../sandbox/s4Events.js';
 import type { OutgoingEvent } from '../support/broker.js';
-import { eventually } from '../support/harness.js';
 import {
   CAPIRE_EVENT,
   HAND_MADE_CHANGED,
@@ -17,6 +16,7 @@ import {
   SCRIPT_EVENT,
 } from '../support/realSamples.js';
 import { useService } from '../support/useService.js';
+import { eventually } from '../support/waits.js';
 import { useWorld } from '../support/world.js';
 
 const CONFLICT = 'conflict: this source and id were processed with a different payload';

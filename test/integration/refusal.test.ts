@@ -6,7 +6,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { S4_SOURCE, salesOrderEvent } from '../../sandbox/s4Events.js';
 import { createTestQueue, type TestQueue } from '../support/broker.js';
-import { buildTestService, eventually, startTestService } from '../support/harness.js';
+import { buildTestService, startTestService } from '../support/harness.js';
+import { eventually } from '../support/waits.js';
 import { useWorld } from '../support/world.js';
 
 const MAX_DELIVERIES = 2;

@@ -12,10 +12,11 @@ import { refuse } from '../../src/events/refuse.js';
 import type { Service, ServiceParts } from '../../src/service/buildService.js';
 import { type AmqpTestBroker, type Settlement, startAmqpTestBroker } from '../support/amqpTestBroker.js';
 import { createTestQueue, type TestQueue } from '../support/broker.js';
-import { buildTestService, eventually, startTestService } from '../support/harness.js';
+import { buildTestService, startTestService } from '../support/harness.js';
 import { guardedLogger } from '../support/logGuard.js';
 import { observe } from '../support/observe.js';
 import { orderMaker } from '../support/orders.js';
+import { eventually } from '../support/waits.js';
 import { useWorld } from '../support/world.js';
 
 const MAX_DELIVERIES = 2;

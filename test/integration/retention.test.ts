@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { classify, TransientError } from '../../src/errors.js';
 import { createRetention, RETENTION_LOCK, type RetentionDeps } from '../../src/maintenance/retention.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { eventually } from '../support/harness.js';
 import { guardedLogger } from '../support/logGuard.js';
+import { eventually } from '../support/waits.js';
 
 let db: TestDatabase;
 
@@ -94,6 +94,13 @@ describe('retention', () => {
       [source],
     );
     await db.pool.query(
+      `insert into duplicate_arrival (source, id, channel, arrived_at) values
+         ($1, 'old-1', 'amqp', now() - interval '8 days'),
+         ($1, 'old-2', 'webhook', now() - interval '9 days'),
+         ($1, 'young-1', 'amqp', now() - interval '1 day')`,
+      [source],
+    );
+    await db.pool.query(
       `insert into mail_outbox (sales_order, portal_status, recipients, message_id, state, created_at, sent_at)
        values ('R1', 'Open', '{a@fleet.example}', '<r1@x>', 'sent', now() - interval '32 days', now() - interval '31 days'),
               ('R2', 'Open', '{a@fleet.example}', '<r2@x>', 'sent', now() - interval '32 days', now() - interval '31 days'),
@@ -112,8 +119,15 @@ describe('retention', () => {
 
     expect(report).toMatchObject({
       ran: true,
-      deleted: { processedEvents: 3, eventAttempts: 3, sentMails: 2, replayedDeadLetters: 1 },
+      deleted: {
+        processedEvents: 3,
+        eventAttempts: 3,
+        duplicateArrivals: 2,
+        sentMails: 2,
+        replayedDeadLetters: 1,
+      },
     });
+    expect(await ids('select id from duplicate_arrival where source = $1', [source])).toEqual(['young-1']);
     expect(await ids('select id from processed_event where source = $1', [source])).toEqual([
       'young-1',
       'young-2',
@@ -147,7 +161,13 @@ describe('retention', () => {
       const second = await retention({ batchSize: 10 }).runOnce();
       expect(second).toMatchObject({
         ran: false,
-        deleted: { processedEvents: 0, eventAttempts: 0, sentMails: 0, replayedDeadLetters: 0 },
+        deleted: {
+          processedEvents: 0,
+          eventAttempts: 0,
+          duplicateArrivals: 0,
+          sentMails: 0,
+          replayedDeadLetters: 0,
+        },
       });
 
       await unlock();

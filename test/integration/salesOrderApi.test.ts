@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type S4Server, startS4Server } from '../../sandbox/s4Server.js';
 import { classify, PermanentError, TransientError } from '../../src/errors.js';
 import { createSalesOrderApi } from '../../src/s4/salesOrderApi.js';
-import { registerDestination, settlesWithin } from '../support/harness.js';
+import { registerDestination } from '../support/destination.js';
+import { doesNotHang } from '../support/waits.js';
 
 let s4: S4Server;
 let api: ReturnType<typeof createSalesOrderApi>;
@@ -74,7 +75,7 @@ describe('reading A_SalesOrder', () => {
     s4.setOrder({ salesOrder: '5040001', lastChangeDateTime: '2026-11-30T10:00:00Z' });
     s4.setFault(() => 'hang');
     const started = Date.now();
-    const err = await settlesWithin('the read to give up', failure(api.read('5040001')));
+    const err = await doesNotHang('the read to give up', failure(api.read('5040001')));
     s4.setFault(undefined);
     // The client's own timeout (300 ms here) ended the read: not earlier, and not some other failure.
     expect((err.cause as { code?: string }).code).toBe('ECONNABORTED');

@@ -7,7 +7,8 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { salesOrderEvent } from '../../sandbox/s4Events.js';
 import { createTestQueue, type TestQueue } from '../support/broker.js';
-import { eventually, startTestService } from '../support/harness.js';
+import { startTestService } from '../support/harness.js';
+import { eventually } from '../support/waits.js';
 import { useWorld } from '../support/world.js';
 
 interface OtlpSpan {

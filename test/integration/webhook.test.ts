@@ -6,9 +6,10 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { binaryEvent, S4_SOURCE, salesOrderEvent } from '../../sandbox/s4Events.js';
 import type { ServiceParts } from '../../src/service/buildService.js';
-import { buildTestService, eventually, type TestServiceOptions } from '../support/harness.js';
+import { buildTestService, type TestServiceOptions } from '../support/harness.js';
 import { observe } from '../support/observe.js';
 import { orderMaker } from '../support/orders.js';
+import { eventually } from '../support/waits.js';
 import { useWorld } from '../support/world.js';
 import {
   type ServiceKey,

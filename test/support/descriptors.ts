@@ -23,6 +23,7 @@ export interface Mta {
     properties: Record<string, unknown>;
     'properties-metadata'?: Record<string, { optional?: boolean; overwritable?: boolean }>;
     requires: MtaRequired[];
+    provides?: { name: string; properties: Record<string, unknown> }[];
   }[];
   resources: {
     name: string;

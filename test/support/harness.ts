@@ -1,7 +1,5 @@
 // Starts the real service in this process against the real PostgreSQL and RabbitMQ, a local S/4HANA
 // stand-in and a real SMTP receiver, configured through the same loadConfig as production.
-import { randomBytes } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { type Config, loadConfig } from '../../src/config/loadConfig.js';
 import type { RetryPolicy } from '../../src/retry.js';
@@ -13,17 +11,11 @@ import {
   startService,
 } from '../../src/service/buildService.js';
 import { createLogger } from '../../src/telemetry/logger.js';
+import { registerDestination } from './destination.js';
 import { guardedDestination, guardedLevel, watchServiceEnv } from './logGuard.js';
 import { tracked } from './running.js';
 import { type LocalEndpoints, serviceEnv } from './serviceEnv.js';
-
-/** Makes the SDK's `destinations` variable name a destination for this S/4HANA stand-in; returns its name. */
-export function registerDestination(url: string): string {
-  const name = `S4_${randomBytes(4).toString('hex')}`;
-  const existing = JSON.parse(process.env.destinations ?? '[]') as unknown[];
-  process.env.destinations = JSON.stringify([...existing, { name, url }]);
-  return name;
-}
+import { eventually } from './waits.js';
 
 export interface TestServiceOptions extends LocalEndpoints {
   env?: Record<string, string>;
@@ -73,43 +65,4 @@ export async function startTestService(options: TestServiceOptions): Promise<Ser
     await eventually('the receiver to attach', async () => service.amqp?.isAttached());
   }
   return service;
-}
-
-/**
- * `work`, or a failure naming `what` if it has not settled within `ms`. For waits that would otherwise never end
- * (a hung socket, a missing timeout): the bound is far above any real duration, so it checks "does not hang",
- * never "is fast", and a busy machine cannot make it fail.
- */
-export async function settlesWithin<T>(what: string, work: Promise<T>, ms = 10_000): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const limit = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not happen within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([work, limit]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** Polls `check` until it returns a value other than undefined/false, or fails with `what` after the timeout. */
-export async function eventually<T>(
-  what: string,
-  check: () => Promise<T | undefined | false>,
-  timeoutMs = 15_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await check();
-      if (value !== undefined && value !== false) return value;
-    } catch (err) {
-      last = err;
-    }
-    await sleep(50);
-  }
-  throw new Error(
-    `timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`,
-  );
 }

@@ -92,6 +92,15 @@ export function observe(world: { db: TestDatabase; smtp: SmtpSink }) {
       return rows[0]?.n ?? 0;
     },
 
+    /** Portal pushes of the orders still to go: due, waiting to retry, or leased to a sender awaiting the portal. */
+    async pendingPushes(salesOrders: string[]): Promise<number> {
+      const { rows } = await pool().query<{ n: number }>(
+        `select count(*)::int as "n" from portal_push where sales_order = any($1::text[]) and state = 'pending'`,
+        [salesOrders],
+      );
+      return rows[0]?.n ?? 0;
+    },
+
     async processedOf(salesOrders: string[]): Promise<number> {
       const { rows } = await pool().query<{ n: number }>(
         `select count(*)::int as "n" from processed_event where sales_order = any($1::text[])`,

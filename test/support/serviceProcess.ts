@@ -4,8 +4,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { eventually } from './harness.js';
 import { checkLogLine, watchServiceEnv } from './logGuard.js';
+import { eventually } from './waits.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 

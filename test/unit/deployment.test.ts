@@ -8,6 +8,7 @@ import { loadConfig } from '../../src/config/loadConfig.js';
 import { CUSTOMER_RETURN_TYPES } from '../../src/families/customerReturn/events.js';
 import { EVENT_HUB_PATH } from '../../src/http/eventHubRoutes.js';
 import { SCOPES } from '../../src/http/scopes.js';
+import { approuterAccepts, type Destination, xsAppSchema } from '../support/approuter.js';
 import {
   type Binding,
   deployment,
@@ -83,6 +84,8 @@ const instanceOf = (label: string): string => {
   return String(resource?.parameters['service-name'] ?? resource?.name);
 };
 
+const APPROUTER = 'fleet-order-notifier-approuter';
+
 const NAMESPACE = '$' + '{namespace}'; // the descriptor's own placeholder, not a template literal
 
 /** Whether an Event Mesh rule (`+` = one segment, trailing `*` = any rest) admits every name `name` can match. */
@@ -149,7 +152,8 @@ function satisfies(range: string, version: string): boolean {
 
 describe('mta.yaml and manifest.yml', () => {
   it('describe one app with the same name', () => {
-    expect(otherModules).toEqual([]);
+    // The approuter is an application of its own (see 'the approuter' below).
+    expect(otherModules.map((module) => module.name)).toEqual([APPROUTER]);
     expect(otherApps).toEqual([]);
     expect(mta['_schema-version']).toBe('3.1');
     expect(mtaModule.name).toBe('fleet-order-notifier');
@@ -646,5 +650,137 @@ describe('the XSUAA instance under every descriptor', () => {
 
   it('is created from xs-security.json alone by cf push, which names no instance', () => {
     expect(instancesNamedIn(xsSecurity)).toEqual([]);
+  });
+});
+
+describe('the approuter', () => {
+  const xsApp = JSON.parse(read('approuter/xs-app.json')) as {
+    welcomeFile: string;
+    authenticationMethod: string;
+    routes: { source: string; target: string; destination: string; authenticationType: string }[];
+  };
+  const approuterPkg = JSON.parse(read('approuter/package.json')) as {
+    scripts: { start: string };
+    dependencies: Record<string, string>;
+    engines: { node: string };
+  };
+  const rootPkg = JSON.parse(read('package.json')) as { devDependencies: Record<string, string> };
+  const module = mta.modules.find((candidate) => candidate.name === APPROUTER);
+  const destinationsOf = (module?.requires ?? []) as Array<{
+    name: string;
+    group?: string;
+    properties?: Record<string, unknown>;
+  }>;
+  const mtaDestination = destinationsOf.find((required) => required.group === 'destinations');
+  const pushed = interpolate(
+    parse(read('approuter/manifest.yml')),
+    { service_url: 'https://fleet-order-notifier.cfapps.eu10.hana.ondemand.com' },
+    new Set(),
+  ) as { applications: Array<Record<string, unknown> & { env: { destinations: string } }> };
+  const [pushedApp, ...otherPushedApps] = pushed.applications;
+  const pushedDestinations = JSON.parse(pushedApp?.env.destinations ?? '[]') as Destination[];
+
+  it('has an xs-app.json valid against the schema @sap/approuter ships', () => {
+    const valid = xsAppSchema();
+    expect(valid(xsApp), JSON.stringify(valid.errors)).toBe(true);
+    // The schema is strict: a route property it does not know is refused.
+    expect(valid({ ...xsApp, routes: [{ ...xsApp.routes[0], forwardAuthToken: true }] })).toBe(false);
+  });
+
+  it('logs users in through XSUAA and sends /console/ and /api/ to the service, welcoming them on the console', () => {
+    expect(xsApp.authenticationMethod).toBe('route');
+    expect(xsApp.welcomeFile).toBe('/console/');
+    expect(xsApp.routes.map(({ source, target }) => [source, target])).toEqual([
+      ['^/console/(.*)$', '/console/$1'],
+      ['^/api/(.*)$', '/api/$1'],
+    ]);
+    for (const route of xsApp.routes) {
+      expect(route.authenticationType).toBe('xsuaa');
+      expect(route.destination).toBe(mtaDestination?.properties?.name);
+    }
+  });
+
+  it("keeps mta.yaml, with the approuter's module, valid under SchemaStore's schema", REAL.options, () => {
+    const ajv = new Ajv({ strict: false, allErrors: true });
+    ajv.addSchema(JSON.parse(REAL.read('schemas/mtad.json')));
+    const validMta = ajv.compile(JSON.parse(REAL.read('schemas/mta.json')));
+    expect(validMta(mta), JSON.stringify(validMta.errors)).toBe(true);
+  });
+
+  it("is a module of mta.yaml, bound to the service's XSUAA instance, with the service as a destination that forwards the token", () => {
+    expect(module).toMatchObject({ type: 'approuter.nodejs', path: 'approuter' });
+    expect(destinationsOf.map((required) => required.name)).toEqual(['fon-uaa', 'fon-api']);
+    expect(mtaDestination).toEqual({
+      name: 'fon-api',
+      group: 'destinations',
+      properties: { name: 'fleet-order-notifier', url: '~{url}', forwardAuthToken: true },
+    });
+    // fon-api is what the service's module provides: its own URL.
+    expect(mtaModule.provides).toContainEqual({
+      name: 'fon-api',
+      properties: { url: '$' + '{default-url}' },
+    });
+    // The service's own archive leaves the approuter's folder out.
+    expect(mtaModule['build-parameters'].ignore).toContain('approuter/');
+  });
+
+  it('starts as the approuter accepts, with the destination mta.yaml or a cf push gives it', () => {
+    const fromMta = {
+      ...(mtaDestination?.properties as object),
+      url: 'https://fon.example.com',
+    } as Destination;
+    expect(() => approuterAccepts(xsApp, [fromMta], 'approuter')).not.toThrow();
+    expect(() => approuterAccepts(xsApp, pushedDestinations, 'approuter')).not.toThrow();
+    // A destination the routes do not name is a start-up failure, so the check can fail.
+    expect(() => approuterAccepts(xsApp, [{ ...fromMta, name: 'elsewhere' }], 'approuter')).toThrow(
+      /unknown destination/,
+    );
+  });
+
+  itIsValidUnder(
+    'cloudfoundry-application-manifest',
+    "Cloud Foundry manifest (the approuter's)",
+    () => pushed,
+  );
+
+  it('has a cf push variant binding the same XSUAA instance, with the same destination', () => {
+    expect(otherPushedApps).toEqual([]);
+    expect(pushedApp).toMatchObject({
+      name: APPROUTER,
+      services: [instanceOf('xsuaa')],
+      memory: module?.parameters.memory,
+      disk_quota: module?.parameters['disk-quota'],
+    });
+    expect(pushedDestinations).toEqual([
+      {
+        name: 'fleet-order-notifier',
+        url: 'https://fleet-order-notifier.cfapps.eu10.hana.ondemand.com',
+        forwardAuthToken: true,
+      },
+    ]);
+  });
+
+  it('starts @sap/approuter, the version whose schema these tests apply', () => {
+    expect(approuterPkg.scripts.start).toBe('node node_modules/@sap/approuter/approuter.js');
+    expect(pushedApp?.command).toBe(approuterPkg.scripts.start);
+    expect(approuterPkg.dependencies['@sap/approuter']).toBe(rootPkg.devDependencies['@sap/approuter']);
+    expect(approuterPkg.engines.node).toBe(pkg.engines.node);
+  });
+
+  it("offers a role collection for Viewer and one for Admin, to assign to the console's users", () => {
+    const scopesOf = (collection: string) =>
+      xsSecurity['role-collections']
+        .find((candidate) => candidate.name === collection)
+        ?.['role-template-references'].flatMap(
+          (reference) =>
+            xsSecurity['role-templates'].find((template) => `$XSAPPNAME.${template.name}` === reference)?.[
+              'scope-references'
+            ] ?? [],
+        );
+    expect(scopesOf('FleetNotifierViewer')).toEqual([`$XSAPPNAME.${SCOPES.viewer}`]);
+    expect(scopesOf('FleetNotifierAdmin')).toEqual([
+      `$XSAPPNAME.${SCOPES.viewer}`,
+      `$XSAPPNAME.${SCOPES.admin}`,
+    ]);
   });
 });

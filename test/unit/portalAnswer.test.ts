@@ -17,6 +17,19 @@ describe('the meaning of a portal answer', () => {
   it.each([400, 401, 403, 404, 410, 413, 422])('parks %i for an operator', (status) => {
     expect(classifyAnswer(answer(status)).kind).toBe('parked');
   });
+  it("states the answer's own error message, never its body", () => {
+    const reason = (body: string) => {
+      const parsed = classifyAnswer({ status: 400, body, retryAfter: undefined });
+      return parsed.kind === 'parked' ? parsed.reason : undefined;
+    };
+    expect(reason('{"error":"bad field"}')).toBe('portal answered 400: bad field');
+    expect(reason('{"error":{"message":"no such order"}}')).toBe('portal answered 400: no such order');
+    expect(reason('{"message":"refused for fleet@customer.example"}')).toBe(
+      'portal answered 400: refused for [address]',
+    );
+    expect(reason('{"salesOrder":"1","soldToParty":"17100001"}')).toBe('portal answered 400');
+    expect(reason('<html>refused for fleet@customer.example</html>')).toBe('portal answered 400');
+  });
   it('keeps what Retry-After asked for, as seconds or an HTTP date', () => {
     expect(classifyAnswer(answer(503, '7'))).toMatchObject({ kind: 'transient', retryAfterMs: 7000 });
     const later = new Date(Date.now() + 60_000).toUTCString();

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { simpleParser } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually } from '../support/harness.js';
+import { eventually } from '../support/waits.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const START_TIMEOUT_MS = 120_000;
@@ -75,6 +75,17 @@ afterAll(async () => {
 });
 
 describe('npm run demo -- --serve', () => {
+  it("prints the console's URL, which serves the page and, without login, the admin API that grants every action", async () => {
+    const consoleUrl = printedUrl(/console +(http:\/\/127\.0\.0\.1:\d+\/console\/)/);
+    const page = await fetch(consoleUrl);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect(await page.text()).toContain('<script type="module" src="console.js"></script>');
+    const me = await fetch(new URL('/api/me', consoleUrl));
+    expect(await me.json()).toEqual({ scopes: ['Viewer', 'Admin'] });
+  });
+
   it('stays up after the story: an event, an order change in the sandbox and a second event give a second email, and Ctrl-C stops it cleanly', async () => {
     expect(stdout).toContain('Demo OK');
     const webhook = printedUrl(/POST (http:\/\/127\.0\.0\.1:\d+\/events)/);

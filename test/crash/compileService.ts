@@ -11,15 +11,17 @@ const run = promisify(execFile);
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /**
- * Builds `source` (a checkout: src/, db/, tsconfig.build.json, package.json) into `<dir>/dist` beside links
- * to its db/ and the repository's node_modules/ and a copy of package.json (ESM): the repository's layout, so
- * the compiled code finds its migrations and dependencies. Returns the path of the compiled main.js.
+ * Builds `source` (a checkout: src/, db/, console/, tsconfig.build.json, package.json) into `<dir>/dist` beside
+ * links to its db/ and console/ and the repository's node_modules/ and a copy of package.json (ESM): the
+ * repository's layout, so the compiled code finds its migrations, the console's files and its dependencies.
+ * Returns the path of the compiled main.js.
  */
-export async function buildService(dir: string, source: string = REPO_ROOT): Promise<string> {
+export async function compileService(dir: string, source: string = REPO_ROOT): Promise<string> {
   await mkdir(dir, { recursive: true });
   await copyFile(join(source, 'package.json'), join(dir, 'package.json'));
   await symlink(join(REPO_ROOT, 'node_modules'), join(dir, 'node_modules'));
   await symlink(join(source, 'db'), join(dir, 'db'));
+  await symlink(join(source, 'console'), join(dir, 'console'));
   const tsc = join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
   const outDir = join(dir, 'dist');
   try {

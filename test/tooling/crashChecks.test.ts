@@ -5,13 +5,13 @@ import { describe, expect, it } from 'vitest';
 import type { PortalRequest } from '../../sandbox/portalServer.js';
 import type { ReceivedMail } from '../../sandbox/smtpServer.js';
 import { checkMail, longestDelay } from '../crash/checks.js';
-import { checkEveryEmail, type OutboxRow } from '../crash/emailEndings.js';
+import { checkEveryEmail, type QueuedMail } from '../crash/emailEndings.js';
 import type { Claim } from '../crash/holderCrash.js';
 import { checkPortalPuts } from '../crash/portalChecks.js';
 import { expectedStatus } from '../crash/portalStatusTable.js';
 
 const ID = '<resent@fleet.example>';
-const row: OutboxRow = {
+const row: QueuedMail = {
   messageId: ID,
   salesOrder: '8100001',
   state: 'sent',
@@ -32,7 +32,7 @@ const claims: Claim[] = [
 function judge(
   receivedAt: number[],
   kills: Array<{ pid: number; at: number }>,
-  options: { rows?: OutboxRow[]; restarts?: Array<{ from: number; to: number }> } = {},
+  options: { rows?: QueuedMail[]; restarts?: Array<{ from: number; to: number }> } = {},
 ) {
   return checkEveryEmail(options.rows ?? outbox, {
     accepted: new Map(receivedAt.length > 0 ? [[ID, receivedAt]] : []),

@@ -1,0 +1,80 @@
+// The plain consumer (plainConsumer.ts) as a process of its own, measured from the outside like the service.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+import { DEPLOYED_NODE_FLAGS } from '../scripts/startCommand.js';
+import { PLAIN_PREFETCH } from './plainConsumer.js';
+import { type CpuSampler, cpuSeconds, peakRssBytes, sampleCpu } from './processStats.js';
+
+const ENTRY = new URL('./plainConsumer.ts', import.meta.url).pathname;
+
+/** What the benchmark needs of either consumer: its CPU, when it takes messages, and its peak memory. */
+export interface ConsumerProcess {
+  cpu: CpuSampler<'service'>;
+  ready(timeoutMs?: number): Promise<void>;
+  stop(): Promise<{ peakRssBytes: number }>;
+}
+
+export function startPlainProcess(options: {
+  databaseUrl: string;
+  s4Url: string;
+  queue: string;
+  amqpHost: string;
+  amqpPort: number;
+  logFile: string;
+}): ConsumerProcess {
+  const child: ChildProcess = spawn(
+    process.execPath,
+    // The service's heap ceiling, and tsx to load TypeScript (its cost is at start, before the window).
+    [
+      ...DEPLOYED_NODE_FLAGS,
+      '--import',
+      'tsx',
+      ENTRY,
+      ...['--database-url', options.databaseUrl, '--s4-url', options.s4Url, '--queue', options.queue],
+      ...['--amqp-host', options.amqpHost, '--amqp-port', String(options.amqpPort)],
+      ...['--prefetch', String(PLAIN_PREFETCH)],
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const pid = child.pid;
+  if (pid === undefined) throw new Error('the plain consumer did not start');
+  const log = createWriteStream(options.logFile, { flags: 'a' });
+  child.stderr?.pipe(log);
+  let attached = false;
+  child.stdout?.on('data', (chunk: Buffer) => {
+    log.write(chunk);
+    if (chunk.toString('utf8').includes('attached')) attached = true;
+  });
+  let exitCode: number | null | undefined;
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', (code) => {
+      exitCode = code;
+      resolve();
+    }),
+  );
+  const cpu = sampleCpu({ service: () => cpuSeconds(pid) });
+  return {
+    cpu,
+    async ready(timeoutMs = 20_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (!attached) {
+        if (exitCode !== undefined) throw new Error(`the plain consumer exited; see ${options.logFile}`);
+        if (Date.now() > deadline)
+          throw new Error(`the plain consumer did not attach; see ${options.logFile}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    },
+    async stop() {
+      const peak = exitCode === undefined ? peakRssBytes(pid) : 0;
+      if (exitCode === undefined) {
+        child.kill('SIGTERM');
+        const killed = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        await exited;
+        clearTimeout(killed);
+      }
+      cpu.stop();
+      log.end();
+      return { peakRssBytes: peak };
+    },
+  };
+}

@@ -1,0 +1,245 @@
+// The console's pages. Each reads the admin API and renders; an action button appears only for a caller whose
+// token grants Admin, and every action is a POST whose answer re-renders the page.
+import { get, post } from './api.js';
+import { h, table, tag, when } from './dom.js';
+import { storyOf } from './story.js';
+
+const SALES_ORDER = /^[A-Za-z0-9]{1,10}$/;
+
+/**
+ * A button that runs `action` once; `done` re-renders the page with the action's answer, which a failure shows
+ * beside the button instead.
+ */
+function actionButton(label, action, done) {
+  const status = h('span', { class: 'detail', role: 'status' });
+  const button = h('button', { type: 'button' }, label);
+  button.addEventListener('click', async () => {
+    button.disabled = true;
+    try {
+      await done(await action());
+    } catch (err) {
+      status.textContent = ` ${err.message}`;
+      button.disabled = false;
+    }
+  });
+  return h('span', {}, button, status);
+}
+
+/** The answer of the last action, above the page it changed: none or one element, to spread. */
+function answered(message) {
+  return message === undefined ? [] : [h('p', { class: 'notice', role: 'status' }, message)];
+}
+
+export async function ordersPage(main, salesOrder) {
+  const input = h('input', {
+    name: 'salesOrder',
+    placeholder: 'Sales order, e.g. 1000473',
+    value: salesOrder ?? '',
+    pattern: SALES_ORDER.source,
+    required: true,
+    'aria-label': 'Sales order',
+  });
+  const form = h('form', { role: 'search' }, input, h('button', { type: 'submit' }, 'Show timeline'));
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    location.hash = `#/orders/${encodeURIComponent(input.value.trim())}`;
+  });
+  main.replaceChildren(h('h2', {}, 'Orders'), form);
+  if (salesOrder === undefined) return;
+  if (!SALES_ORDER.test(salesOrder)) {
+    main.append(h('p', { class: 'error' }, 'A sales order number is 1 to 10 letters or digits.'));
+    return;
+  }
+  const timeline = await get(`orders/${salesOrder}/timeline`);
+  const items = storyOf(timeline).map((entry) =>
+    h(
+      'li',
+      { 'data-tag': entry.tag },
+      h('span', { class: 'when' }, when(entry.at)),
+      tag(entry.tag),
+      h(
+        'div',
+        {},
+        h('div', {}, entry.title),
+        ...entry.details.map((line) => h('div', { class: 'detail' }, line)),
+        entry.deadLetterId
+          ? h('a', { href: `#/dead-letters/${entry.deadLetterId}` }, `dead letter ${entry.deadLetterId}`)
+          : null,
+      ),
+    ),
+  );
+  main.append(h('h3', {}, `Timeline of sales order ${salesOrder}`), h('ol', { class: 'story' }, ...items));
+}
+
+export async function deadLettersPage(main) {
+  const page = await get('dead-letters?limit=200');
+  const rows = page.items.map((letter) =>
+    h(
+      'tr',
+      { 'data-id': letter.id },
+      h('td', {}, h('a', { href: `#/dead-letters/${letter.id}` }, letter.id)),
+      h('td', { class: 'when' }, when(letter.receivedAt)),
+      h('td', {}, letter.channel),
+      h('td', {}, letter.reason),
+      h('td', {}, letter.eventId ?? '–'),
+      h('td', {}, letter.replayedAt === null ? tag('dead_lettered') : tag('replayed')),
+    ),
+  );
+  main.replaceChildren(
+    h('h2', {}, 'Dead letters'),
+    rows.length === 0
+      ? h('p', {}, 'No dead letters.')
+      : table(['Id', 'Received', 'Channel', 'Reason', 'Event id', 'State'], rows),
+  );
+}
+
+export async function deadLetterPage(main, id, me, message) {
+  const letter = await get(`dead-letters/${id}`);
+  const state =
+    letter.replayedAt === null
+      ? h('p', {}, tag('dead_lettered'), ' not replayed')
+      : h('p', {}, tag('replayed'), ` ${when(letter.replayedAt)}`);
+  main.replaceChildren(
+    h('h2', {}, `Dead letter ${letter.id}`),
+    ...answered(message),
+    state,
+    table(
+      ['Field', 'Value'],
+      [
+        ['Reason', letter.reason],
+        ['Channel', letter.channel],
+        ['Received', when(letter.receivedAt)],
+        ['Source', letter.source ?? '–'],
+        ['Event id', letter.eventId ?? '–'],
+        ['Content type', letter.contentType ?? '–'],
+      ].map(([name, value]) => h('tr', {}, h('th', {}, name), h('td', {}, value))),
+    ),
+  );
+  if (letter.replayedAt === null && me.admin) {
+    main.append(
+      actionButton(
+        'Replay',
+        async () => {
+          const result = await post(`dead-letters/${id}/replay`);
+          return result.outcome === 'accept'
+            ? `replayed: ${result.result}`
+            : `refused again: ${result.reason}`;
+        },
+        (answer) => deadLetterPage(main, id, me, answer),
+      ),
+    );
+  }
+  main.append(
+    h('h3', {}, `Body (${letter.bodyEncoding})`),
+    h('pre', {}, letter.body),
+    h('h3', {}, 'Attributes'),
+    h('pre', {}, JSON.stringify(letter.attributes, null, 2)),
+    h('h3', {}, 'Transport headers'),
+    h('pre', {}, JSON.stringify(letter.headers, null, 2)),
+  );
+}
+
+/** A row of an outbox item that needs attention: its key cells, what it says, and Retry for an Admin. */
+function attentionRow(me, attributes, keyCells, item, retry, reload) {
+  return h(
+    'tr',
+    attributes,
+    ...keyCells,
+    h('td', {}, `${item.portalStatus}, ${item.requestedDeliveryDate ?? 'no date'}`),
+    h('td', {}, tag(item.state === 'parked' ? 'parked' : 'failing')),
+    h('td', {}, item.attempts),
+    h('td', {}, item.lastError ?? '–'),
+    h(
+      'td',
+      {},
+      me.admin
+        ? actionButton(
+            'Retry',
+            async () => `${retry.what} retried: ${(await post(retry.path)).state}`,
+            reload,
+          )
+        : null,
+    ),
+  );
+}
+
+export async function parkedPage(main, me, message) {
+  const [mail, pushes] = await Promise.all([get('mail?limit=200'), get('portal-pushes?limit=200')]);
+  const reload = (answer) => parkedPage(main, me, answer);
+  const order = (item) => h('td', {}, h('a', { href: `#/orders/${item.salesOrder}` }, item.salesOrder));
+  const mailRows = mail.items.map((item) =>
+    attentionRow(
+      me,
+      { 'data-mail': item.id },
+      [h('td', {}, item.id), order(item)],
+      item,
+      { what: `Email ${item.id}`, path: `mail/${item.id}/retry` },
+      reload,
+    ),
+  );
+  const pushRows = pushes.items.map((item) =>
+    attentionRow(
+      me,
+      { 'data-push': item.salesOrder },
+      [order(item)],
+      item,
+      { what: `Portal push of ${item.salesOrder}`, path: `portal-pushes/${item.salesOrder}/retry` },
+      reload,
+    ),
+  );
+  main.replaceChildren(
+    ...answered(message),
+    h('h2', {}, 'Parked emails'),
+    mailRows.length === 0
+      ? h('p', {}, 'No email needs attention.')
+      : table(['Id', 'Order', 'Says', 'State', 'Attempts', 'Last error', ''], mailRows),
+    h('h2', {}, 'Parked portal pushes'),
+    pushRows.length === 0
+      ? h('p', {}, 'No portal push needs attention.')
+      : table(['Order', 'State to push', 'State', 'Attempts', 'Last error', ''], pushRows),
+  );
+}
+
+function figure(label, value) {
+  return h('div', { class: 'figure' }, h('strong', {}, value), label);
+}
+
+function age(seconds) {
+  if (seconds < 90) return `${Math.round(seconds)} s`;
+  if (seconds < 5400) return `${Math.round(seconds / 60)} min`;
+  return `${(seconds / 3600).toFixed(1)} h`;
+}
+
+export async function summaryPage(main) {
+  const summary = await get('summary');
+  const { mail, portalPush } = summary.backlog;
+  main.replaceChildren(
+    h('h2', {}, 'Summary'),
+    h(
+      'div',
+      { class: 'figures' },
+      ...Object.entries(summary.ordersByPortalStatus).map(([status, count]) =>
+        figure(`orders ${status}`, count),
+      ),
+    ),
+    h(
+      'div',
+      { class: 'figures' },
+      figure('emails pending', summary.outboxByState.pending),
+      figure('emails parked', summary.outboxByState.parked),
+      figure('emails sent (kept)', summary.outboxByState.sent),
+      figure('oldest pending email', age(mail.oldestPendingSeconds)),
+      figure('portal pushes pending', portalPush.pending),
+      figure('portal pushes parked', portalPush.parked),
+      figure('oldest pending push', age(portalPush.oldestPendingSeconds)),
+      figure('dead letters not replayed', summary.deadLettersNotReplayed),
+    ),
+    h('h3', {}, 'Open orders per sold-to party'),
+    table(
+      ['Sold-to party', 'Open orders'],
+      summary.openOrdersBySoldToParty.map((row) =>
+        h('tr', {}, h('td', {}, row.soldToParty ?? '–'), h('td', {}, row.openOrders)),
+      ),
+    ),
+  );
+}

@@ -1,0 +1,89 @@
+// Recording events as processed: on their own (no effect beyond the record), or inside the effect's single
+// statement, which embeds recordProcessedSql. The record takes over what the delivery count knew.
+import type { Executor } from '../db/transaction.js';
+import type { ParsedEvent } from './cloudEvent.js';
+
+/**
+ * What processing an event came to, kept in processed_event.outcome (the column and the admin API keep that
+ * name). Not to be confused with handleEvent's Outcome, the decision how to settle the message.
+ */
+export type ProcessedResult = 'applied' | 'stale' | 'not_found' | 'ignored';
+
+/**
+ * Records an event that has no effect beyond its record (not found in S/4HANA, or of a type the portal ignores)
+ * and forgets its delivery count, in one statement. Returns false when the identity is already recorded: another
+ * delivery won the race. Events with an effect are recorded by applyEffect.ts, in the effect's statement.
+ */
+export async function recordProcessed(
+  tx: Executor,
+  event: ParsedEvent,
+  result: ProcessedResult,
+): Promise<boolean> {
+  const recorded = await unlessRecordedAlready(
+    tx.query({
+      name: 'record-processed',
+      text: `with ${recordProcessedSql({ outcome: '$6::text' })} select`,
+      values: [...identityValues([event]), event.salesOrder ?? null, result],
+    }),
+  );
+  return recorded !== undefined;
+}
+
+/** What an effect's statement saw and decided, as SQL over its own parameters and tables. */
+export interface ReadAndDecision {
+  portalStatus: string;
+  requestedDeliveryDate: string;
+  changedAt: string;
+  /** 'new', 'changed' or 'unchanged'; null when the read was stale. */
+  notification: string;
+}
+
+/**
+ * Records events as processed inside a larger statement: `cleared` forgets their delivery counts, `recorded`
+ * inserts a record per event with what the count knew (channel, first delivery, deliveries, last error) and, from
+ * an effect, what its S/4HANA read saw and the notification decision. An identity recorded already fails the whole
+ * statement: the first delivery stands alone. $1 to $4 as identityValues gives them, $5 the sales order, the
+ * outcome as SQL (docs/processing.md, The flow).
+ */
+export function recordProcessedSql(sql: { outcome: string; read?: ReadAndDecision }): string {
+  const read = sql.read;
+  const seen = read
+    ? `${read.portalStatus}, ${read.requestedDeliveryDate}, ${read.changedAt}, ${read.notification}`
+    : 'null, null::date, null::timestamptz, null';
+  return `cleared as (
+       delete from event_attempt where source = $1::text and id = any($2::text[])
+       returning id, channel, first_seen_at, attempts, last_error
+     ), recorded as (
+       insert into processed_event (source, id, type, sales_order, outcome, payload_hash, channel, received_at,
+         attempts, last_error, read_portal_status, read_requested_delivery_date, read_changed_at, notification)
+       select $1::text, e.id, e.type, $5::text, ${sql.outcome}, e.payload_hash, c.channel, c.first_seen_at,
+              c.attempts, c.last_error, ${seen}
+       from unnest($2::text[], $3::text[], $4::text[]) as e(id, type, payload_hash) left join cleared c using (id)
+     )`;
+}
+
+/** $1 to $4 of a statement embedding recordProcessedSql: the events' source, and their ids, types and hashes. */
+export function identityValues(events: ParsedEvent[]): [string, string[], string[], string[]] {
+  const [{ source }] = events as [ParsedEvent];
+  if (events.some((event) => event.source !== source)) throw new Error('events of one record share a source');
+  return [
+    source,
+    events.map((event) => event.id),
+    events.map((event) => event.type),
+    events.map((event) => event.payloadHash),
+  ];
+}
+
+/**
+ * What a statement embedding recordProcessedSql returns, or undefined when it failed because another delivery had
+ * recorded the identity first (a unique violation on processed_event_pkey). Any other failure is thrown.
+ */
+export async function unlessRecordedAlready<T>(statement: Promise<T>): Promise<T | undefined> {
+  try {
+    return await statement;
+  } catch (err) {
+    const { code, constraint } = err as { code?: unknown; constraint?: unknown };
+    if (code === '23505' && constraint === 'processed_event_pkey') return undefined;
+    throw err;
+  }
+}

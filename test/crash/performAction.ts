@@ -1,0 +1,58 @@
+// The faults a phase plans, done to the running rig: a SIGKILL and restart, a database failover, a PostgreSQL
+// restart or dropped broker connections. Each is counted in the run's report.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { dropBrokerConnections } from './brokerControl.js';
+import type { RunState } from './runState.js';
+import type { PlannedAction } from './scenario.js';
+import { terminateSessions } from './sessionTerminator.js';
+import type { Rig } from './startRig.js';
+
+export async function performAction(
+  rig: Rig,
+  run: RunState,
+  action: PlannedAction,
+  progress: (line: string) => void,
+): Promise<void> {
+  const { fleet } = rig;
+  const { report } = run;
+  if (action.kind === 'kill') {
+    const running = fleet.slots.filter((slot) => fleet.isRunning(slot));
+    const slot = running[action.pick % Math.max(1, running.length)];
+    if (slot === undefined || !(await fleet.kill(slot))) return;
+    await sleep(action.pauseMs);
+    await fleet.restart(slot);
+  } else if (action.kind === 'terminate sessions') {
+    // A failover planned while the suite restarts PostgreSQL finds no server to ask: that one is skipped.
+    const done = await terminateSessions(rig.pool, action.aim ?? 'any', rig.nextMailAcceptance).catch(
+      (err) => {
+        progress(`database failover skipped: ${(err as Error).message} (PostgreSQL is restarting)`);
+        return undefined;
+      },
+    );
+    if (done === undefined) return;
+    const { faults } = report;
+    faults.sessionTerminations++;
+    faults.sessionsTerminated += done.sessions;
+    faults.terminatedWhile.transaction += done.inTransaction;
+    faults.terminatedWhile.retention += done.retention;
+    if (done.aim === 'mail' && done.hit) faults.atMailAcceptance++;
+    progress(
+      `database failover (${done.aim}${done.hit ? '' : ', moment not seen'}): ${done.sessions} sessions ` +
+        `terminated, ${done.inTransaction} in a transaction, ${done.retention} in a retention pass`,
+    );
+  } else if (action.kind === 'postgres restart') {
+    const from = Date.now();
+    await rig.postgres.restart(action.pauseMs);
+    run.restarts.push({ from, to: Date.now() });
+    report.faults.postgresRestarts++;
+    report.faults.postgresDownMs += Date.now() - from;
+  } else {
+    const dropped = await dropBrokerConnections(() => fleet.pids());
+    report.faults.brokerDrops++;
+    report.faults.brokerConnectionsDropped += dropped.destroyed;
+    progress(
+      `broker drop: ${dropped.destroyed} connections of ports ${dropped.ports.join(', ')} ` +
+        `(named by the broker: ${dropped.seenByBroker.join(', ') || 'none'})`,
+    );
+  }
+}

@@ -1,0 +1,115 @@
+// One phase of a crash run: S/4HANA takes on the phase's changes, its events are published while its planned
+// faults strike, and once everything settled the portal, the portal's API, the new emails and the dead letters
+// are checked. Findings and counts go to the run's state.
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  checkDeadLetters,
+  checkMail,
+  checkPortal,
+  type ExpectedPortal,
+  unprocessedIdentities,
+} from './checks.js';
+import { performAction } from './performAction.js';
+import { checkPortalApi } from './portalChecks.js';
+import type { RunState } from './runState.js';
+import { expectedPortal, type Phase } from './scenario.js';
+import { firstMailOf, waitUntilSettled } from './settle.js';
+import type { Rig } from './startRig.js';
+
+export interface PhaseOptions {
+  settleTimeoutMs: number;
+  progress: (line: string) => void;
+}
+
+export async function runPhase(rig: Rig, run: RunState, phase: Phase, options: PhaseOptions): Promise<void> {
+  const { s4, smtp, portal, pool, queue } = rig;
+  const { report } = run;
+  const phaseStarted = Date.now();
+  const mailsBefore = smtp.messages.length;
+  const changed = expectChanges(rig, run, phase);
+  for (const { salesOrder, failingCalls } of phase.s4Outages) rig.s4Faults.outage(salesOrder, failingCalls);
+
+  const actions = phase.actions.map(async (action) => {
+    await sleep(action.atMs);
+    await performAction(rig, run, action, options.progress);
+  });
+  const publishing = phase.batches.map(async (batch, b) => {
+    await sleep(b * phase.batchGapMs);
+    // The aimed order's follow-up waits for the email of its first state: two emails of one order, in order.
+    if (b === phase.batches.length - 1 && phase.aimedOrder !== undefined) {
+      const mailed = await firstMailOf(phase.aimedOrder, () => smtp.messages.slice(mailsBefore));
+      if (!mailed)
+        options.progress(`phase ${phase.index}: no email of ${phase.aimedOrder} before its follow-up`);
+    }
+    for (const change of phase.changes) if (change.batch === b && b > 0) s4.setOrder(change.state);
+    await rig.publisher.send(
+      queue.address,
+      batch.map((message) => ({ body: message.body, contentType: message.contentType })),
+    );
+  });
+  await Promise.all([...actions, ...publishing]);
+  await rig.fleet.allReady(60_000);
+
+  const settleStarted = Date.now();
+  const unsettled = await waitUntilSettled(pool, queue.name, phase.identities, options.settleTimeoutMs);
+  const settleMs = Date.now() - settleStarted;
+  const phaseFindings = [...unsettled];
+  phaseFindings.push(...(await checkPortal(pool, run.expected)));
+  phaseFindings.push(...checkPortalApi(portal, run.expected));
+  const phaseMails = smtp.messages.slice(mailsBefore);
+  phaseFindings.push(...checkMail(phaseMails, changed, run.knownMail));
+  for (const salesOrder of changed.keys()) {
+    const ids = new Set(
+      phaseMails.filter((m) => m.headers['x-sales-order'] === salesOrder).map((m) => m.messageId),
+    );
+    if (ids.size > 1) report.emails.ordersWithTwoInAPhase++;
+    if (ids.size > 1 && salesOrder === phase.aimedOrder) report.emails.aimedOrdersMailedTwice++;
+  }
+  const letters = await checkDeadLetters(
+    pool,
+    await queue.drainDeadLetters(),
+    phase.malformed,
+    run.deadLetterId,
+  );
+  run.deadLetterId = letters.lastId;
+  phaseFindings.push(...letters.findings);
+  const lost = await unprocessedIdentities(pool, phase.identities);
+  report.events.lost += lost.length;
+  run.findings.push(...phaseFindings.map((finding) => `phase ${phase.index}: ${finding}`));
+
+  report.events.distinct += phase.counts.events;
+  report.events.published += phase.counts.copies + phase.malformed.length;
+  report.events.duplicateCopies += phase.counts.duplicateCopies;
+  report.events.malformed += phase.malformed.length;
+  report.events.ofOtherTypes += phase.counts.eventsOfOtherTypes;
+  report.emails.expected += [...changed.values()].reduce((n, states) => n + states.length, 0);
+  report.phases.push({
+    index: phase.index,
+    changes: changed.size,
+    settleMs,
+    findings: phaseFindings.length,
+  });
+  options.progress(
+    `phase ${phase.index}: ${phase.counts.copies + phase.malformed.length} messages, ${changed.size} emailed ` +
+      `changes, ${phase.actions.map((a) => a.kind).join(', ')}; settled in ${settleMs} ms, ` +
+      `${Date.now() - phaseStarted} ms in all, ${phaseFindings.length} findings`,
+  );
+}
+
+/**
+ * Sets the first batch's states in S/4HANA and records what the portal must show afterwards. Returns, per order,
+ * the states of this phase that are real changes, in the order S/4HANA takes them on.
+ */
+function expectChanges(rig: Rig, run: RunState, phase: Phase): Map<string, ExpectedPortal[]> {
+  const changed = new Map<string, ExpectedPortal[]>();
+  for (const { state, batch } of phase.changes) {
+    if (batch === 0) rig.s4.setOrder(state);
+    const before = run.expected.get(state.salesOrder);
+    const after = expectedPortal(state);
+    run.expected.set(state.salesOrder, after);
+    if (before === undefined || before.portalStatus !== after.portalStatus || before.date !== after.date) {
+      changed.set(state.salesOrder, [...(changed.get(state.salesOrder) ?? []), after]);
+    }
+  }
+  return changed;
+}

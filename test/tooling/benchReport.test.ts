@@ -1,0 +1,224 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import {
+  generatedBlock,
+  PERFORMANCE_DOC,
+  PUBLISHED,
+  performanceSection,
+  withPerformanceSection,
+} from '../../bench/performanceDocs.js';
+import { report } from '../../bench/report.js';
+import {
+  type BenchResults,
+  type DrainFigures,
+  RESULTS_SCHEMA,
+  type RunResult,
+  type ScenarioRun,
+} from '../../bench/results.js';
+import { scenarioName } from '../../bench/scenarios.js';
+import { judge, spread } from '../../bench/targets.js';
+import { type BenchEvent, newEvents, randomSource, withDuplicates } from '../../bench/workload.js';
+
+function drain(newPerSecond: number, more: Partial<DrainFigures> = {}): DrainFigures {
+  return {
+    newPerSecond,
+    newEvents: 10_000,
+    duplicates: 3_000,
+    s4RequestsPerNew: 1,
+    cpuMsPerNew: 1,
+    peakRssMb: 150,
+    mailsQueued: 8_000,
+    ...more,
+  };
+}
+
+function scenario(
+  s4LatencyMs: number,
+  pgDelayMs: number,
+  service: DrainFigures,
+  plainRate: number,
+): ScenarioRun {
+  return {
+    name: scenarioName(s4LatencyMs, pgDelayMs),
+    s4LatencyMs,
+    pgDelayMs,
+    service,
+    plain: drain(plainRate),
+  };
+}
+
+function run(number: number, scenarios: ScenarioRun[], steady?: RunResult['steady']): RunResult {
+  return { run: number, loadAverageAtStart: 1, scenarios, ...(steady && { steady }) };
+}
+
+function results(runs: RunResult[]): BenchResults {
+  return {
+    schema: RESULTS_SCHEMA,
+    startedAt: '2030-01-02T03:04:05.000Z',
+    machine: { cpus: 2, cpuModel: 'test CPU', memoryGb: 8, node: 'v24.0.0', postgres: '15.20' },
+    settings: {
+      runs: runs.length,
+      newEvents: 10_000,
+      orders: 8_000,
+      duplicates: 3_000,
+      plainPrefetch: 50,
+      steadyRate: 200,
+      steadySeconds: 60,
+    },
+    runs,
+    durationSeconds: 100,
+  };
+}
+
+const verdict = (r: Pick<BenchResults, 'runs'>, start: string) => {
+  const found = judge(r).find((v) => v.name.startsWith(start));
+  if (found === undefined) throw new Error(`no target "${start}"`);
+  return found;
+};
+
+describe('the side-by-side figures and their targets', () => {
+  it('gives a figure as the median of the runs with its range, leaving out runs that did not measure it', () => {
+    expect(spread([3, 1, 2])).toEqual({ median: 2, min: 1, max: 3, runs: [3, 1, 2] });
+    expect(spread([4, 1, Number.NaN, 2, 3]).median).toBe(2.5);
+    expect(spread([Number.NaN]).median).toBeNaN();
+  });
+
+  it('judges the headline as the median of the per-run ratios of service to plain consumer', () => {
+    const runs = [500, 900, 1000].map((rate, i) => run(i + 1, [scenario(50, 1, drain(rate), 400)]));
+    const headline = verdict({ runs }, 'service ÷ plain consumer, S/4HANA 50 ms, PostgreSQL +1 ms');
+    expect(headline.value).toBe(2.25);
+    expect(headline.spread).toMatchObject({ min: 1.25, max: 2.5 });
+    expect(headline.met).toBe(true);
+    const slower = [700, 790, 900].map((rate, i) => run(i + 1, [scenario(50, 1, drain(rate), 400)]));
+    expect(verdict({ runs: slower }, 'service ÷ plain consumer, S/4HANA 50 ms').met).toBe(false);
+  });
+
+  it('judges latency hidden at 200 ms against the service’s own 0 ms rate at the same PostgreSQL delay', () => {
+    const runs = [run(1, [scenario(0, 0, drain(1000), 500), scenario(200, 0, drain(590), 240)])];
+    expect(verdict({ runs }, 'service at S/4HANA 200 ms ÷ itself at 0 ms, PostgreSQL local')).toMatchObject({
+      value: 0.59,
+      met: false,
+    });
+    expect(
+      verdict({ runs }, 'service at S/4HANA 200 ms ÷ itself at 0 ms, PostgreSQL +1 ms').met,
+    ).toBeUndefined();
+  });
+
+  it('judges S/4HANA requests per new event at 50 ms on the worse PostgreSQL delay of each run', () => {
+    const runs = [
+      run(1, [
+        scenario(50, 0, drain(600, { s4RequestsPerNew: 0.04 }), 300),
+        scenario(50, 1, drain(600, { s4RequestsPerNew: 0.12 }), 300),
+      ]),
+    ];
+    expect(verdict({ runs }, 'S/4HANA requests per new event')).toMatchObject({ value: 0.12, met: false });
+  });
+
+  it('judges peak RSS on the largest of every scenario and steady window, and the steady window at its rate only', () => {
+    const steady = {
+      perSecond: 200,
+      events: 12_000,
+      pgDelayMs: 1,
+      s4LatencyMs: 0,
+      p50Ms: 5,
+      p99Ms: 40,
+      maxMs: 90,
+      cpuMicrosPerEvent: 1_500,
+      tracedCpuMicrosPerEvent: 1_580,
+      peakRssMb: 140,
+      tracedPeakRssMb: 205,
+    };
+    const runs = [run(1, [scenario(0, 1, drain(700), 400)], steady)];
+    expect(verdict({ runs }, 'peak RSS')).toMatchObject({ value: 205, met: false });
+    expect(verdict({ runs }, 'p99 publish to commit')).toMatchObject({ value: 40, met: true });
+    expect(verdict({ runs }, 'service CPU per event, every delivery traced')).toMatchObject({
+      value: 80,
+      met: false,
+    });
+    // A lighter window says nothing about the latency at the target's rate.
+    const lighter = [run(1, [], { ...steady, perSecond: 100, p99Ms: 10 })];
+    expect(verdict({ runs: lighter }, 'p99 publish to commit').met).toBeUndefined();
+  });
+
+  it('shows every target as not measured when a run measured none of its figures', () => {
+    const verdicts = judge({ runs: [] });
+    expect(verdicts.length).toBeGreaterThanOrEqual(8);
+    for (const v of verdicts) expect(v.met).toBeUndefined();
+  });
+
+  it('prints the side-by-side row and each verdict as computed', () => {
+    const runs = [400, 420, 430].map((plainRate, i) => run(i + 1, [scenario(50, 1, drain(840), plainRate)]));
+    const text = report(results(runs));
+    expect(text).toContain('| 50 ms | +1 ms | 840 | 420 (400–430) | 2 (1.95–2.1) |');
+    expect(text).toMatch(
+      /\| service ÷ plain consumer, S\/4HANA 50 ms, PostgreSQL \+1 ms \| ≥ 2\.0 \| 2 \|.*\| met \|/,
+    );
+    expect(text).toMatch(
+      /\| service ÷ plain consumer, S\/4HANA 0 ms, PostgreSQL \+1 ms \|.*\| not measured \|/,
+    );
+  });
+});
+
+describe('the benchmark load', () => {
+  const ids = (events: BenchEvent[]) => events.map((event) => event.id);
+
+  it('gives every order one new event before any gets a second, each second right after its first', () => {
+    const orders = Array.from({ length: 80 }, (_, i) => String(1000 + i));
+    const events = newEvents(orders, 100, randomSource(1));
+    expect(events).toHaveLength(100);
+    expect(new Set(ids(events)).size).toBe(100);
+    expect(new Set(events.map((event) => event.salesOrder))).toEqual(new Set(orders));
+    const firstSeen = new Map<string | undefined, number>();
+    events.forEach((event, i) => {
+      const first = firstSeen.get(event.salesOrder);
+      if (first === undefined) firstSeen.set(event.salesOrder, i);
+      else expect(events[i - 1]?.salesOrder).toBe(event.salesOrder);
+    });
+  });
+
+  it('mixes in duplicates, each the same event again and after its original', () => {
+    const events = newEvents(['1', '2', '3', '4', '5', '6', '7', '8'], 10, randomSource(2));
+    const load = withDuplicates(events, 30, randomSource(3));
+    expect(load).toHaveLength(40);
+    const seen = new Set<BenchEvent>();
+    for (const event of load) {
+      if (!events.includes(event)) throw new Error('a duplicate that is no copy of a sent event');
+      if (seen.has(event)) continue;
+      // Originals keep their order; a repeat is only ever of one already sent.
+      expect(events.indexOf(event)).toBe(seen.size);
+      seen.add(event);
+    }
+  });
+});
+
+describe('published benchmark figures', () => {
+  const published: unknown = JSON.parse(readFileSync(PUBLISHED, 'utf8'));
+
+  it('docs/performance.md shows exactly the figures of the JSON its generated block names', () => {
+    const { block, source } = generatedBlock(readFileSync(PERFORMANCE_DOC, 'utf8'));
+    const named: unknown = JSON.parse(readFileSync(new URL(`../../${source}`, import.meta.url), 'utf8'));
+    // After changing what the block shows: npm run bench:docs -- <that JSON>
+    expect(block, `docs/performance.md out of step: npm run bench:docs -- ${source}`).toBe(
+      performanceSection(named, source),
+    );
+  });
+
+  it('says plainly that no side-by-side run is published while the JSON is of the earlier benchmark', () => {
+    const earlier = { startedAt: '2026-12-04T15:32:00.000Z', runs: [] };
+    const block = performanceSection(earlier);
+    expect(block).toContain('No run of the side-by-side benchmark is published yet');
+    expect(block.match(/\| not measured \|/g)).toHaveLength(judge({ runs: [] }).length);
+  });
+
+  it('replaces only the generated block of a document, and refuses a document without one', () => {
+    const doc = ['# Performance', 'method by hand', performanceSection(published), 'bounds by hand'].join(
+      '\n',
+    );
+    const replaced = withPerformanceSection(doc, results([run(1, [scenario(50, 1, drain(840), 420)])]));
+    expect(replaced.startsWith('# Performance\nmethod by hand\n')).toBe(true);
+    expect(replaced.endsWith('\nbounds by hand')).toBe(true);
+    expect(replaced).toContain('Run of 2030-01-02');
+    expect(replaced).not.toContain('No run of the side-by-side benchmark');
+    expect(() => withPerformanceSection('# Performance\nno block', published)).toThrow(/bench:begin/);
+  });
+});
