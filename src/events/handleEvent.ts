@@ -1,6 +1,7 @@
 // The whole per-message path, in the README's numbered steps: parse → check identity → read S/4HANA → one
-// transaction → the outcome to settle, a refusal stored first. It returns what should happen to the message; only the transport adapters (AMQP,
-// webhook, Event Hub) act on it. Read top-down: the handler first, each step below the one that calls it.
+// transaction → the outcome to settle, a refusal stored first. It returns what should happen to the message;
+// only the transport adapters (AMQP, webhook, Event Hub) act on it. Read top-down: the handler first, each step
+// below the one that calls it.
 
 import type { Pool } from 'pg';
 import { classify, failureReason } from '../errors.js';
@@ -11,14 +12,13 @@ import type { Family, Queued } from './family.js';
 import { type CheckIdentity, checkIdentityBatched } from './identityCheck.js';
 import { noteAttemptError } from './inbox.js';
 import { accept, type Channel, type HandleEvent, type Outcome, reject } from './outcome.js';
-import { recordProcessed } from './processedRecord.js';
-
-export type { HandleContext, Handled, HandleEvent } from './outcome.js';
-
 import { type Observers, observed } from './outcomeReport.js';
 import { isLegacyHash, samePayload } from './payloadHash.js';
+import { recordProcessed } from './processedRecord.js';
 import { refuseInvalid, refuseRejected } from './refuse.js';
 import { keyedSerializer } from './serializeByKey.js';
+
+export type { HandleContext, Handled, HandleEvent } from './outcome.js';
 
 export interface EventHandlerDeps extends Observers {
   pool: Pool;
