@@ -160,12 +160,18 @@ export function checkResentContent(mails: ReceivedMail[]): string[] {
   return findings;
 }
 
-/** The dead-letter queue and table hold the phase's malformed messages, each once, and nothing else. */
+/**
+ * The dead-letter table holds the phase's malformed messages, each once, and nothing else; the dead-letter queue
+ * holds each once too, unless the rejection was lost with its connection: the broker then sent the message again,
+ * the service took it as already refused, and the broker forgot it. So a malformed message missing from the queue
+ * needs an `already_refused` taking of the phase (`alreadyRefused`) to account for it.
+ */
 export async function checkDeadLetters(
   pool: pg.Pool,
   drained: Array<{ body: string }>,
   malformed: string[],
   afterId: number,
+  alreadyRefused: number,
 ): Promise<{ findings: string[]; lastId: number; validDeadLettered: number }> {
   const findings: string[] = [];
   const markerOf = (body: string) => /malformed-p\d+-\d+-[0-9a-f]{8}/.exec(body)?.[0];
@@ -177,10 +183,18 @@ export async function checkDeadLetters(
       findings.push(`a valid event went to the dead-letter queue: ${letter.body.slice(0, 160)}`);
     }
   }
+  const missing: string[] = [];
   for (const marker of malformed) {
     const copies = inQueue.filter((found) => found === marker).length;
-    if (copies !== 1)
+    if (copies === 0) missing.push(marker);
+    else if (copies > 1)
       findings.push(`malformed message ${marker} is in the dead-letter queue ${copies} times`);
+  }
+  if (missing.length > alreadyRefused) {
+    findings.push(
+      `${missing.length} malformed messages are not in the dead-letter queue (${missing.join(', ')}), ` +
+        `but only ${alreadyRefused} refused messages were taken again`,
+    );
   }
   const { rows } = await pool.query<{ id: number; reason: string; body: Buffer }>(
     `select id::int as "id", reason, body from dead_letter where id > $1::bigint order by id`,
@@ -195,8 +209,9 @@ export async function checkDeadLetters(
     }
   }
   for (const marker of malformed) {
-    if (!rows.some((row) => row.body.toString('utf8').includes(marker)))
-      findings.push(`malformed message ${marker} has no dead_letter row with its reason`);
+    const stored = rows.filter((row) => row.body.toString('utf8').includes(marker)).length;
+    if (stored === 0) findings.push(`malformed message ${marker} has no dead_letter row with its reason`);
+    if (stored > 1) findings.push(`malformed message ${marker} has ${stored} dead_letter rows, not one`);
   }
   return { findings, lastId: rows.at(-1)?.id ?? afterId, validDeadLettered };
 }

@@ -52,7 +52,8 @@ export async function checkRun(rig: Rig, run: RunState): Promise<void> {
   }
 
   const { tally } = fleet;
-  report.events.deliveriesHandled = tally.processed + tally.duplicates + tally.released + tally.rejected;
+  report.events.deliveriesHandled =
+    tally.processed + tally.duplicates + tally.released + tally.rejected + tally.alreadyRefused;
   report.events.redeliveries = report.events.deliveriesHandled - report.events.published;
   report.events.released = tally.released;
   report.events.releaseReasons = tally.releaseReasons;

@@ -15,6 +15,8 @@ export interface LogTally {
   duplicates: number;
   released: number;
   rejected: number;
+  /** A refused message that came again and was taken, its dead letter standing: its broker copy is gone. */
+  alreadyRefused: number;
   /** Why deliveries were released, by the first words of the reason. */
   releaseReasons: Record<string, number>;
   amqpReconnects: number;
@@ -101,6 +103,7 @@ export function createFleet(options: {
     duplicates: 0,
     released: 0,
     rejected: 0,
+    alreadyRefused: 0,
     releaseReasons: {},
     amqpReconnects: 0,
     mailSent: 0,
@@ -145,6 +148,9 @@ export function createFleet(options: {
         break;
       case 'event rejected':
         tally.rejected++;
+        break;
+      case 'message refused before arrived again; taken, its dead letter stands':
+        tally.alreadyRefused++;
         break;
       case 'AMQP disconnected; reconnecting':
         tally.amqpReconnects++;

@@ -26,6 +26,7 @@ export async function runPhase(rig: Rig, run: RunState, phase: Phase, options: P
   const { report } = run;
   const phaseStarted = Date.now();
   const mailsBefore = smtp.messages.length;
+  const alreadyRefusedBefore = rig.fleet.tally.alreadyRefused;
   const changed = expectChanges(rig, run, phase);
   for (const { salesOrder, failingCalls } of phase.s4Outages) rig.s4Faults.outage(salesOrder, failingCalls);
 
@@ -70,6 +71,7 @@ export async function runPhase(rig: Rig, run: RunState, phase: Phase, options: P
     await queue.drainDeadLetters(),
     phase.malformed,
     run.deadLetterId,
+    rig.fleet.tally.alreadyRefused - alreadyRefusedBefore,
   );
   run.deadLetterId = letters.lastId;
   phaseFindings.push(...letters.findings);
