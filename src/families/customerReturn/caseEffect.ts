@@ -1,0 +1,121 @@
+// The effect of new customer-return events of one return, in one statement, as applyEffect.ts writes an order's:
+// record the events as processed, upsert the warranty case unless the stored state is newer, and move the
+// notification ledger on a real change of the case's status. A return that is not a warranty case is recorded
+// with an outcome that says so, and writes no case.
+import { randomUUID } from 'node:crypto';
+import type { Pool } from 'pg';
+import { withClient } from '../../db/checkout.js';
+import type { EffectMail, EffectResult } from '../../events/applyEffect.js';
+import type { ParsedEvent } from '../../events/cloudEvent.js';
+import {
+  identityValues,
+  notificationSql,
+  recordProcessedSql,
+  unlessRecordedAlready,
+} from '../../events/processedRecord.js';
+import type { WarrantyCase } from './warrantyCase.js';
+
+/** A return as read: its case's values, and whether WARRANTY_RETURN_REASONS makes it a warranty case. */
+export interface CaseState extends WarrantyCase {
+  isCase: boolean;
+}
+
+// A withdrawal (the return is gone) knows only the status: the case keeps the values it had.
+const DETAILS = ['sold_to_party', 'customer_reference', 'sales_order', 'return_reasons', 's4_changed_at'];
+const KEEP_DETAILS_ON_WITHDRAWAL = DETAILS.map(
+  (column) =>
+    `${column} = case when excluded.case_status = 'Withdrawn' then current.${column} else excluded.${column} end`,
+).join(',\n        ');
+
+const OUTCOME = `case when not $13::boolean then 'not_warranty_case'
+      when exists (select from kase) then 'applied'
+      when $6::text = 'Withdrawn' then 'not_found'
+      else 'stale' end`;
+
+// `before` locks the case's row first, so that the ledger compares with the latest committed status; a case
+// this statement inserts is new, one it updates changed when its notified status differs. A return once gone
+// stays withdrawn: S/4HANA never gives its number to another return.
+export const CASE_EFFECT = `with before as (
+      select customer_return, notified_case_status from warranty_case
+      where source_system = $1::text and customer_return = $5::text
+      for update
+    ), kase as (
+      insert into warranty_case as current (source_system, customer_return, case_status, sold_to_party,
+        customer_reference, sales_order, return_reasons, s4_changed_at, s4_read_at, notified_case_status,
+        thread_message_id, notified_at)
+      select $1::text, $5::text, $6::text, $7::text, $8::text, $9::text, $10::text[], $11::timestamptz,
+             $12::timestamptz, $6::text, $14::text, now()
+      from (select 1) one left join before b on true
+      where $13::boolean and ($6::text <> 'Withdrawn' or b.customer_return is not null)
+      on conflict (source_system, customer_return) do update set
+        case_status = excluded.case_status,
+        ${KEEP_DETAILS_ON_WITHDRAWAL},
+        s4_read_at = excluded.s4_read_at,
+        updated_at = now(),
+        previous_notified_case_status = case
+          when current.notified_case_status is distinct from excluded.case_status
+          then current.notified_case_status else current.previous_notified_case_status end,
+        notified_at = case
+          when current.notified_case_status is distinct from excluded.case_status
+          then now() else current.notified_at end,
+        notified_case_status = excluded.case_status,
+        thread_message_id = coalesce(current.thread_message_id, excluded.thread_message_id)
+      where case when excluded.case_status = 'Withdrawn' then true
+        else current.case_status <> 'Withdrawn'
+          and (coalesce(excluded.s4_changed_at, '-infinity'), excluded.s4_read_at)
+           >= (coalesce(current.s4_changed_at, '-infinity'), current.s4_read_at) end
+      returning case_status, previous_notified_case_status, thread_message_id, (xmax = 0) as inserted
+    ), changed as (
+      select k.* from kase k
+      where k.inserted or exists (
+        select from before b where b.notified_case_status is distinct from k.case_status
+      )
+    ), ${recordProcessedSql({
+      outcome: OUTCOME,
+      salesOrder: 'null::text',
+      customerReturn: '$5::text',
+      read: {
+        portalStatus: 'null::text',
+        requestedDeliveryDate: 'null::date',
+        changedAt: '$11::timestamptz',
+        notification: notificationSql('kase', 'previous_notified_case_status'),
+      },
+    })}
+    select ${OUTCOME} as "result", false as "mailQueued", false as "pushQueued"`;
+
+const STATEMENT = { name: 'warranty-case-effect', text: CASE_EFFECT };
+
+/**
+ * The effect of events of one return answered by one read, in one auto-committed statement; a record committed
+ * meanwhile by another delivery fails it all, and the events are a duplicate.
+ */
+export async function writeCase(
+  pool: Pool,
+  events: ParsedEvent[],
+  state: CaseState,
+  mail: EffectMail,
+): Promise<EffectResult> {
+  const answer = await unlessRecordedAlready(
+    withClient(pool, (client) =>
+      client.query<EffectResult>({
+        ...STATEMENT,
+        values: [
+          ...identityValues(events),
+          state.customerReturn,
+          state.caseStatus,
+          state.soldToParty,
+          state.customerReference,
+          state.salesOrder,
+          state.returnReasons,
+          state.changedAt,
+          state.readAt,
+          state.isCase,
+          // Fixed here, so that the case's first email starts its conversation.
+          `<${randomUUID()}@${mail.messageIdDomain}>`,
+        ],
+      }),
+    ),
+  );
+  const row = answer?.rows[0];
+  return row ?? { result: 'duplicate', mailQueued: false, pushQueued: false };
+}
