@@ -7,3 +7,26 @@ create index processed_event_customer_return on processed_event (customer_return
 alter table processed_event drop constraint processed_event_outcome_check;
 alter table processed_event add constraint processed_event_outcome_check
   check (outcome in ('applied', 'stale', 'not_found', 'ignored', 'not_warranty_case'));
+
+-- The mail outbox carries a warranty case's emails beside the orders': `kind` says which, so that the sender
+-- renders the right one. A case's email holds the case's status, the status told before, the sales order the
+-- return refers to and its reasons; the sales-order columns stay null on it.
+alter table mail_outbox
+  add column kind text not null default 'order' check (kind in ('order', 'warranty_case')),
+  add column customer_return text,
+  add column case_status text,
+  add column previous_case_status text,
+  add column case_sales_order text,
+  add column return_reasons text[],
+  alter column sales_order drop not null,
+  alter column portal_status drop not null,
+  add constraint mail_outbox_kind_fields check (case kind
+    when 'order' then sales_order is not null and portal_status is not null
+    else customer_return is not null and case_status is not null end);
+-- Emails of one conversation (an order, or a case) go out in outbox order: the claim orders by this key.
+alter table mail_outbox
+  add column conversation text not null generated always as
+    (coalesce('return:' || customer_return, sales_order)) stored;
+drop index mail_outbox_pending_order;
+create index mail_outbox_pending_order on mail_outbox (conversation, id) where state = 'pending';
+create index mail_outbox_customer_return on mail_outbox (customer_return) where customer_return is not null;

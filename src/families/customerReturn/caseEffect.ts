@@ -1,7 +1,7 @@
 // The effect of new customer-return events of one return, in one statement, as applyEffect.ts writes an order's:
 // record the events as processed, upsert the warranty case unless the stored state is newer, and move the
-// notification ledger on a real change of the case's status. A return that is not a warranty case is recorded
-// with an outcome that says so, and writes no case.
+// notification ledger and queue one email on a real change of the case's status. A return that is not a
+// warranty case is recorded with an outcome that says so, and writes no case.
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { withClient } from '../../db/checkout.js';
@@ -64,12 +64,23 @@ export const CASE_EFFECT = `with before as (
         else current.case_status <> 'Withdrawn'
           and (coalesce(excluded.s4_changed_at, '-infinity'), excluded.s4_read_at)
            >= (coalesce(current.s4_changed_at, '-infinity'), current.s4_read_at) end
-      returning case_status, previous_notified_case_status, thread_message_id, (xmax = 0) as inserted
+      returning case_status, sold_to_party, customer_reference, sales_order, return_reasons,
+        previous_notified_case_status, thread_message_id, (xmax = 0) as inserted
     ), changed as (
       select k.* from kase k
       where k.inserted or exists (
         select from before b where b.notified_case_status is distinct from k.case_status
       )
+    ), queued as (
+      insert into mail_outbox
+        (kind, customer_return, case_status, previous_case_status, case_sales_order, return_reasons,
+         sold_to_party, customer_reference, recipients, message_id, change, locale, in_reply_to, trace_parent)
+      select 'warranty_case', $5::text, c.case_status, c.previous_notified_case_status, c.sales_order,
+             c.return_reasons, c.sold_to_party, c.customer_reference, coalesce(r.recipients, $15::text[]),
+             $14::text, case when c.previous_notified_case_status is null then 'new' else 'changed' end,
+             coalesce(r.locale, $16::text), nullif(c.thread_message_id, $14::text), $17::text
+      from changed c left join mail_recipient r on r.sold_to_party = c.sold_to_party
+      returning 1
     ), ${recordProcessedSql({
       outcome: OUTCOME,
       salesOrder: 'null::text',
@@ -81,7 +92,7 @@ export const CASE_EFFECT = `with before as (
         notification: notificationSql('kase', 'previous_notified_case_status'),
       },
     })}
-    select ${OUTCOME} as "result", false as "mailQueued", false as "pushQueued"`;
+    select ${OUTCOME} as "result", exists (select from queued) as "mailQueued", false as "pushQueued"`;
 
 const STATEMENT = { name: 'warranty-case-effect', text: CASE_EFFECT };
 
@@ -94,6 +105,8 @@ export async function writeCase(
   events: ParsedEvent[],
   state: CaseState,
   mail: EffectMail,
+  /** The transaction's span as a `traceparent`, if traced: the mail send links back to it. */
+  traceParent: string | null = null,
 ): Promise<EffectResult> {
   const answer = await unlessRecordedAlready(
     withClient(pool, (client) =>
@@ -110,8 +123,11 @@ export async function writeCase(
           state.changedAt,
           state.readAt,
           state.isCase,
-          // Fixed here, so that the case's first email starts its conversation.
+          // Fixed here, so a resend after a crash reuses it; the case's first one starts its conversation.
           `<${randomUUID()}@${mail.messageIdDomain}>`,
+          mail.to,
+          mail.locale,
+          traceParent,
         ],
       }),
     ),

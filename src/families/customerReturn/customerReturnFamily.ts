@@ -8,7 +8,7 @@ import { groupEffects } from '../../events/effectGroups.js';
 import { type Family, type FamilyDeps, familyReadOptions } from '../../events/family.js';
 import { waitedSinceFirstSeen } from '../../events/inbox.js';
 import { batchReads } from '../../s4/batchedReads.js';
-import { inSpan, SpanKind } from '../../telemetry/tracing.js';
+import { inSpan, SpanKind, traceparentOf } from '../../telemetry/tracing.js';
 import { type CaseState, writeCase } from './caseEffect.js';
 import { createCustomerReturnApi } from './customerReturnApi.js';
 import { returnChangeOf } from './events.js';
@@ -49,7 +49,9 @@ export function createCustomerReturnFamily(deps: CustomerReturnFamilyDeps): Fami
       if (found === null) return missing(event, customerReturn, readAt);
       return { ...toWarrantyCase(found, readAt), isCase: isWarrantyCase(found, s4.warrantyReturnReasons) };
     },
-    writeEffect: groupEffects<CaseState>((events, state) => writeCase(pool, events, state, mail)),
+    writeEffect: groupEffects<CaseState>((events, state, trace) =>
+      writeCase(pool, events, state, mail, traceparentOf(trace)),
+    ),
   };
 }
 
