@@ -30,3 +30,23 @@ alter table mail_outbox
 drop index mail_outbox_pending_order;
 create index mail_outbox_pending_order on mail_outbox (conversation, id) where state = 'pending';
 create index mail_outbox_customer_return on mail_outbox (customer_return) where customer_return is not null;
+
+-- The push outbox carries a warranty case's state beside the orders' (PUT /warranty-cases/<customerReturn>),
+-- one row per case as per order. `resource` names the row whatever its kind, and the claim, lease and booking
+-- go by it; an order's row is still found by its sales order, a case's by its customer return.
+alter table portal_push
+  add column kind text not null default 'order' check (kind in ('order', 'warranty_case')),
+  add column customer_return text unique,
+  add column case_status text,
+  add column case_sales_order text,
+  add column return_reasons text[],
+  alter column portal_status drop not null,
+  add constraint portal_push_kind_fields check (case kind
+    when 'order' then sales_order is not null and portal_status is not null
+    else customer_return is not null and case_status is not null end);
+alter table portal_push drop constraint portal_push_pkey;
+alter table portal_push alter column sales_order drop not null, add constraint portal_push_sales_order unique (sales_order);
+alter table portal_push
+  add column resource text generated always as
+    (coalesce('warranty-cases/' || customer_return, 'orders/' || sales_order)) stored,
+  add primary key (resource);

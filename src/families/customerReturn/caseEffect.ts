@@ -32,10 +32,40 @@ const OUTCOME = `case when not $13::boolean then 'not_warranty_case'
       when $6::text = 'Withdrawn' then 'not_found'
       else 'stale' end`;
 
+// The case's state as the portal is told it (pushResource.ts), in portal_push's columns.
+const PUSHED = [
+  'case_status',
+  'sold_to_party',
+  'customer_reference',
+  'case_sales_order',
+  'return_reasons',
+  's4_changed_at',
+];
+const pushedOf = (row: string) => `(${PUSHED.map((column) => `${row}.${column}`).join(', ')})`;
+
+/**
+ * With PORTAL_DESTINATION set: queue the case's new state as its one push row (a new Idempotency-Key, $18),
+ * unless the row holds that state already, queued or pushed. A newer state replaces a pending one.
+ */
+const QUEUE_PUSH = `, pushed as (
+      insert into portal_push as p (kind, customer_return, ${PUSHED.join(', ')}, push_id)
+      select 'warranty_case', $5::text, k.case_status, k.sold_to_party, k.customer_reference, k.sales_order,
+             k.return_reasons, k.s4_changed_at, $18::uuid
+      from kase k
+      on conflict (customer_return) do update set
+        ${PUSHED.map((column) => `${column} = excluded.${column}`).join(', ')},
+        push_id = excluded.push_id, state = 'pending', result = null, done_at = null, attempts = 0,
+        next_attempt_at = now(), last_error = null,
+        pending_since = case when p.state = 'pending' then p.pending_since else now() end
+      where ${pushedOf('p')} is distinct from ${pushedOf('excluded')}
+      returning 1
+    )`;
+
 // `before` locks the case's row first, so that the ledger compares with the latest committed status; a case
 // this statement inserts is new, one it updates changed when its notified status differs. A return once gone
 // stays withdrawn: S/4HANA never gives its number to another return.
-export const CASE_EFFECT = `with before as (
+function caseEffectSql(pushToPortal: boolean): string {
+  return `with before as (
       select customer_return, notified_case_status from warranty_case
       where source_system = $1::text and customer_return = $5::text
       for update
@@ -64,7 +94,7 @@ export const CASE_EFFECT = `with before as (
         else current.case_status <> 'Withdrawn'
           and (coalesce(excluded.s4_changed_at, '-infinity'), excluded.s4_read_at)
            >= (coalesce(current.s4_changed_at, '-infinity'), current.s4_read_at) end
-      returning case_status, sold_to_party, customer_reference, sales_order, return_reasons,
+      returning case_status, sold_to_party, customer_reference, sales_order, return_reasons, s4_changed_at,
         previous_notified_case_status, thread_message_id, (xmax = 0) as inserted
     ), changed as (
       select k.* from kase k
@@ -81,7 +111,7 @@ export const CASE_EFFECT = `with before as (
              coalesce(r.locale, $16::text), nullif(c.thread_message_id, $14::text), $17::text
       from changed c left join mail_recipient r on r.sold_to_party = c.sold_to_party
       returning 1
-    ), ${recordProcessedSql({
+    )${pushToPortal ? QUEUE_PUSH : ''}, ${recordProcessedSql({
       outcome: OUTCOME,
       salesOrder: 'null::text',
       customerReturn: '$5::text',
@@ -92,9 +122,12 @@ export const CASE_EFFECT = `with before as (
         notification: notificationSql('kase', 'previous_notified_case_status'),
       },
     })}
-    select ${OUTCOME} as "result", exists (select from queued) as "mailQueued", false as "pushQueued"`;
+    select ${OUTCOME} as "result", exists (select from queued) as "mailQueued",
+      ${pushToPortal ? 'exists (select from pushed)' : 'false'} as "pushQueued"`;
+}
 
-const STATEMENT = { name: 'warranty-case-effect', text: CASE_EFFECT };
+const STATEMENT = { name: 'warranty-case-effect', text: caseEffectSql(false) };
+const STATEMENT_WITH_PUSH = { name: 'warranty-case-effect-push', text: caseEffectSql(true) };
 
 /**
  * The effect of events of one return answered by one read, in one auto-committed statement; a record committed
@@ -105,13 +138,14 @@ export async function writeCase(
   events: ParsedEvent[],
   state: CaseState,
   mail: EffectMail,
+  pushToPortal: boolean,
   /** The transaction's span as a `traceparent`, if traced: the mail send links back to it. */
   traceParent: string | null = null,
 ): Promise<EffectResult> {
   const answer = await unlessRecordedAlready(
     withClient(pool, (client) =>
       client.query<EffectResult>({
-        ...STATEMENT,
+        ...(pushToPortal ? STATEMENT_WITH_PUSH : STATEMENT),
         values: [
           ...identityValues(events),
           state.customerReturn,
@@ -128,6 +162,8 @@ export async function writeCase(
           mail.to,
           mail.locale,
           traceParent,
+          // The Idempotency-Key of the push this state may queue, the same on every retry of it.
+          ...(pushToPortal ? [randomUUID()] : []),
         ],
       }),
     ),

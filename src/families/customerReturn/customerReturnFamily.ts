@@ -50,7 +50,7 @@ export function createCustomerReturnFamily(deps: CustomerReturnFamilyDeps): Fami
       return { ...toWarrantyCase(found, readAt), isCase: isWarrantyCase(found, s4.warrantyReturnReasons) };
     },
     writeEffect: groupEffects<CaseState>((events, state, trace) =>
-      writeCase(pool, events, state, mail, traceparentOf(trace)),
+      writeCase(pool, events, state, mail, deps.pushToPortal, traceparentOf(trace)),
     ),
   };
 }
