@@ -6,6 +6,8 @@ import type { Pool } from 'pg';
 import { SALES_ORDER_KEY } from '../events/cloudEvent.js';
 import type { HandleEvent } from '../events/outcome.js';
 import { replayDeadLetter } from '../events/replay.js';
+import { CUSTOMER_RETURN_KEY, customerReturnKey } from '../families/customerReturn/events.js';
+import { returnOverview } from '../families/customerReturn/returnOverview.js';
 import { pushesNeedingAttention, retryPush } from '../portal/pushOutbox.js';
 import {
   eventHistory,
@@ -29,6 +31,13 @@ export interface AdminDeps {
   /** Lets a retried portal push go now. */
   wakePortalSender: () => void;
 }
+
+// The same rule the event parser applies to data.CustomerReturn before its leading zeros go.
+const customerReturnParams = {
+  type: 'object',
+  required: ['customerReturn'],
+  properties: { customerReturn: { type: 'string', pattern: CUSTOMER_RETURN_KEY.source } },
+} as const;
 
 // The same rule the event parser applies to data.SalesOrder.
 const salesOrderParams = {
@@ -98,6 +107,19 @@ export function adminRoutes(deps: AdminDeps): (app: FastifyInstance) => Promise<
       async ({ params: { salesOrder } }, reply) =>
         (await orderTimeline(pool, salesOrder)) ??
         notFound(reply, `nothing is known about sales order ${salesOrder}`),
+    );
+
+    app.get<{ Params: { customerReturn: string } }>(
+      '/api/returns/:customerReturn',
+      { ...viewer, schema: { params: customerReturnParams } },
+      async ({ params }, reply) => {
+        // The key as every table holds it: `0060000000` is return 60000000.
+        const customerReturn = customerReturnKey(params.customerReturn) ?? params.customerReturn;
+        return (
+          (await returnOverview(pool, customerReturn)) ??
+          notFound(reply, `nothing is known about customer return ${customerReturn}`)
+        );
+      },
     );
 
     // What the caller may do, so that the console shows a Viewer no button it may not use.

@@ -3,13 +3,14 @@
 
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { binaryEvent, S4_SOURCE, salesOrderEvent } from '../../sandbox/s4Events.js';
+import { binaryEvent, customerReturnEvent, S4_SOURCE, salesOrderEvent } from '../../sandbox/s4Events.js';
 import type { InboundMessage } from '../../src/events/cloudEvent.js';
 import type { Handled } from '../../src/events/handleEvent.js';
 import type { ServiceParts } from '../../src/service/buildService.js';
 import { adminCalls } from '../support/adminCalls.js';
 import { buildTestService } from '../support/harness.js';
 import { orderMaker } from '../support/orders.js';
+import { returnState } from '../support/returns.js';
 import { eventually } from '../support/waits.js';
 import { useWorld } from '../support/world.js';
 import { startXsuaaStub, type XsuaaStub, xsuaaEnv } from '../support/xsuaa.js';
@@ -198,6 +199,49 @@ describe('reading what the service did', () => {
     expect((await call('GET', '/api/orders/4242424242', viewer())).statusCode).toBe(404);
     for (const key of ['ab-c', '12345678901', encodeURIComponent("1')")]) {
       expect((await call('GET', `/api/orders/${key}`, viewer())).statusCode).toBe(400);
+    }
+  });
+
+  it('returns what is known about a customer return to a Viewer: its case, its emails and its events', async () => {
+    const customerReturn = '64000001';
+    world.s4.returns.setReturn(returnState(customerReturn, { overallSDProcessStatus: 'B' }));
+    const created = await deliver({ body: json(customerReturnEvent(customerReturn, 'Created')) });
+    await deliver({ body: json(customerReturnEvent(customerReturn, 'ItemChanged')) });
+    const [mail] = await eventually('the case email', async () => {
+      const sent = world.smtp.messages.filter((m) => m.headers['x-customer-return'] === customerReturn);
+      return sent.length === 1 ? sent : undefined;
+    });
+
+    expect((await call('GET', `/api/returns/${customerReturn}`)).statusCode).toBe(401);
+    // The key as an event may carry it, with leading zeros, names the same return.
+    const res = await call('GET', `/api/returns/00${customerReturn}`, viewer());
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body.customerReturn).toBe(customerReturn);
+    expect(body.cases).toEqual([
+      expect.objectContaining({
+        sourceSystem: S4_SOURCE,
+        caseStatus: 'InProcess',
+        salesOrder: '1000473',
+        returnReasons: ['009', '103'],
+        notifiedCaseStatus: 'InProcess',
+        threadMessageId: mail?.messageId,
+      }),
+    ]);
+    expect(body.mails).toEqual([
+      expect.objectContaining({ caseStatus: 'InProcess', change: 'new', messageId: mail?.messageId }),
+    ]);
+    expect(body.mails[0]).not.toHaveProperty('recipients');
+    expect(body.events).toHaveLength(2);
+    expect(body.events).toContainEqual(
+      expect.objectContaining({ id: created.event?.id, outcome: 'applied', notification: 'new' }),
+    );
+  });
+
+  it('answers 404 for a return nothing is known about and 400 for a key the parser would refuse', async () => {
+    expect((await call('GET', '/api/returns/4242424242', viewer())).statusCode).toBe(404);
+    for (const key of ['ab-c', '12345678901', encodeURIComponent("1')")]) {
+      expect((await call('GET', `/api/returns/${key}`, viewer())).statusCode).toBe(400);
     }
   });
 

@@ -79,6 +79,11 @@ describe('warranty-case emails', () => {
     expect(third.headers['in-reply-to']).toBe(first.messageId);
     expect(third.text).toContain('Status: In process → Withdrawn');
     expect(mailsFor(customerReturn)).toHaveLength(3);
+
+    const metrics = await running.service.app.inject({ method: 'GET', url: '/metrics' });
+    expect(metrics.body).toMatch(
+      /^fon_events_total\{channel="webhook",outcome="applied",reason="",family="customer_return"\} [1-9]/m,
+    );
   });
 
   it('sends nothing for a return that is gone before its first read after Deleted', async () => {
