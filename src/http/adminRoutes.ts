@@ -162,19 +162,31 @@ export function adminRoutes(deps: AdminDeps): (app: FastifyInstance) => Promise<
 
     pagedList('/api/portal-pushes', pushesNeedingAttention);
 
-    app.post<{ Params: { salesOrder: string } }>(
+    /** A parked or failing push back in line: an order's by its sales order, a case's by its customer return. */
+    const pushRetry =
+      (key: 'salesOrder' | 'customerReturn', what: string) =>
+      async (request: FastifyRequest<{ Params: Record<string, string> }>, reply: FastifyReply) => {
+        const value = request.params[key] as string;
+        const result = await retryPush(
+          pool,
+          value,
+          key === 'customerReturn' ? 'customer_return' : 'sales_order',
+        );
+        audit(request, { [key]: value, result: result.kind }, 'admin: portal push retry');
+        if (result.kind === 'not_found') return notFound(reply, `no portal push for ${what} ${value}`);
+        if (result.kind === 'done') return conflict(reply, `the portal push of ${value} is done`);
+        deps.wakePortalSender();
+        return { [key]: value, state: 'pending', pushId: result.identity };
+      };
+    app.post<{ Params: Record<string, string> }>(
       '/api/portal-pushes/:salesOrder/retry',
       { ...admin, schema: { params: salesOrderParams } },
-      async (request, reply) => {
-        const { salesOrder } = request.params;
-        const result = await retryPush(pool, salesOrder);
-        audit(request, { salesOrder, result: result.kind }, 'admin: portal push retry');
-        if (result.kind === 'not_found')
-          return notFound(reply, `no portal push for sales order ${salesOrder}`);
-        if (result.kind === 'done') return conflict(reply, `the portal push of ${salesOrder} is done`);
-        deps.wakePortalSender();
-        return { salesOrder, state: 'pending', pushId: result.identity };
-      },
+      pushRetry('salesOrder', 'sales order'),
+    );
+    app.post<{ Params: Record<string, string> }>(
+      '/api/portal-pushes/warranty-cases/:customerReturn/retry',
+      { ...admin, schema: { params: customerReturnParams } },
+      pushRetry('customerReturn', 'customer return'),
     );
 
     pagedList('/api/dead-letters', listDeadLetters);

@@ -194,7 +194,12 @@ export async function pushesNeedingAttention(db: Executor, limit: number, offset
  * Puts a parked or failing push back in line with the same Idempotency-Key: it is the same state. A lease in
  * force (leased_until) is kept, so a push in flight is not doubled.
  */
-export function retryPush(db: Executor, salesOrder: string): Promise<Requeued<'done'>> {
-  const of = { table: 'portal_push', key: 'sales_order', done: 'done', identity: 'push_id' } as const;
-  return requeue(db, of, salesOrder);
+export function retryPush(
+  db: Executor,
+  key: string,
+  /** An order's push by its sales order, a warranty case's by its customer return. */
+  by: 'sales_order' | 'customer_return' = 'sales_order',
+): Promise<Requeued<'done'>> {
+  const of = { table: 'portal_push', key: by, done: 'done', identity: 'push_id' } as const;
+  return requeue(db, of, key);
 }

@@ -144,6 +144,28 @@ describe('portal pushes through the admin API', () => {
     expect((await call('POST', '/api/portal-pushes/4242424242/retry', admin())).statusCode).toBe(404);
     expect((await call('POST', "/api/portal-pushes/not'a-key/retry", admin())).statusCode).toBe(400);
   });
+
+  it('puts a parked warranty-case push back in line for an Admin, with the same Idempotency-Key', async () => {
+    const customerReturn = '64000002';
+    const pushId = '0b6c2f4e-3a1d-4e8b-9c7f-5d2e1a0b9c8d';
+    await world.db.pool.query(
+      `insert into portal_push (kind, customer_return, case_status, push_id, state, attempts, last_error)
+       values ('warranty_case', $1, 'Open', $2::uuid, 'parked', 1, 'portal answered 400: bad field')`,
+      [customerReturn, pushId],
+    );
+    const url = `/api/portal-pushes/warranty-cases/${customerReturn}/retry`;
+    expect((await call('POST', url, viewer())).statusCode).toBe(403);
+    const retried = await call('POST', url, admin());
+    expect(retried.statusCode).toBe(200);
+    expect(retried.json()).toEqual({ customerReturn, state: 'pending', pushId });
+    const { rows } = await world.db.pool.query(
+      `select state, attempts from portal_push where customer_return = $1`,
+      [customerReturn],
+    );
+    expect(rows).toEqual([{ state: 'pending', attempts: 0 }]);
+    const unknown = '/api/portal-pushes/warranty-cases/4242424242/retry';
+    expect((await call('POST', unknown, admin())).statusCode).toBe(404);
+  });
 });
 
 describe('reading what the service did', () => {
