@@ -165,6 +165,8 @@ async function transaction(pool: pg.Pool): Promise<void> {
     source: '/default/sap.s4.beh/244572008',
     id: randomUUID(),
     type: 'sap.s4.beh.salesorder.v1.SalesOrder.Changed.v1',
+    family: 'salesOrder',
+    key: salesOrder,
     salesOrder,
     payloadHash: `m1:${randomBytes(32).toString('hex')}`,
     legacyPayloadHash: () => '',

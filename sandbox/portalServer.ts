@@ -1,6 +1,7 @@
 /**
  * Stand-in for the fleet portal's HTTP API: `PUT /orders/<salesOrder>` with the JSON body of the push contract
- * stores the order's latest state, and `GET /orders` lists what it holds. Like a careful portal it refuses a state
+ * stores the order's latest state, and `GET /orders` lists what it holds; `PUT /warranty-cases/<customerReturn>`
+ * does the same for warranty cases (caseState, caseRequests), with the same answers. Like a careful portal it refuses a state
  * older than the one it holds (409) and answers a repeated Idempotency-Key as it answered the first time.
  *
  * Tests, the crash suite, the benchmark and the demo steer it: the next answers of an order (or of any order) can
@@ -9,6 +10,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { WarrantyCaseBody } from '../src/families/customerReturn/pushResource.js';
 import type { PortalBody } from '../src/portal/portalApi.js';
 
 /** The body of a push, as the contract states it. */
@@ -18,13 +20,14 @@ export type PortalFault = 'unavailable' | 'hang' | 'conflict' | 'badRequest';
 
 export type PortalFaultFn = (salesOrder: string, callNo: number) => PortalFault | undefined;
 
-export interface PortalRequest {
+export interface PortalRequest<Body = PortalState> {
   /** Date.now() when the request arrived. */
   at: number;
+  /** The key in the path: the sales order (or, of a case's request, the customer return). */
   salesOrder: string;
   idempotencyKey: string | undefined;
   contentType: string | undefined;
-  body: PortalState | undefined;
+  body: Body | undefined;
   /** The status answered; 0 for a request left hanging. */
   status: number;
   /** The key was seen before: a retry of the same push. */
@@ -44,6 +47,10 @@ export interface PortalServer {
   failAlways(salesOrder: string, fault: PortalFault | undefined): void;
   /** Decides a fault for every PUT (`callNo`: 1-based, per order); undefined answers normally. */
   setFault(fn: PortalFaultFn | undefined): void;
+  /** The latest state accepted for a warranty case. */
+  caseState(customerReturn: string): WarrantyCaseBody | undefined;
+  /** Every PUT of warranty cases (of one, if given), in arrival order. */
+  caseRequests(customerReturn?: string): Array<PortalRequest<WarrantyCaseBody>>;
   close(): Promise<void>;
 }
 
@@ -58,6 +65,8 @@ export async function startPortalServer(
 ): Promise<PortalServer> {
   const held = new Map<string, PortalState>();
   const log: PortalRequest[] = [];
+  const heldCases = new Map<string, WarrantyCaseBody>();
+  const caseLog: Array<PortalRequest<WarrantyCaseBody>> = [];
   const answered = new Map<string, number>();
   const once: Array<{ fault: PortalFault; left: number; salesOrder: string | undefined }> = [];
   const always = new Map<string, PortalFault>();
@@ -78,7 +87,7 @@ export async function startPortalServer(
   }
 
   function answer(req: IncomingMessage, res: ServerResponse, text: string): void {
-    const match = /^\/orders\/([^/?]+)$/.exec(req.url ?? '');
+    const match = /^\/(orders|warranty-cases)\/([^/?]+)$/.exec(req.url ?? '');
     if (req.method === 'GET' && req.url === '/orders') {
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify([...held.values()]));
       return;
@@ -87,7 +96,8 @@ export async function startPortalServer(
       res.writeHead(404).end();
       return;
     }
-    const salesOrder = decodeURIComponent(match[1] as string);
+    const cases = match[1] === 'warranty-cases';
+    const salesOrder = decodeURIComponent(match[2] as string);
     const key = req.headers['idempotency-key'];
     const idempotencyKey = Array.isArray(key) ? key[0] : key;
     let body: PortalState | undefined;
@@ -105,35 +115,48 @@ export async function startPortalServer(
       status: 0,
       repeated: idempotencyKey !== undefined && answered.has(idempotencyKey),
     };
-    log.push(entry);
+    if (cases) caseLog.push(entry as unknown as PortalRequest<WarrantyCaseBody>);
+    else log.push(entry);
     const fault = faultFor(salesOrder);
     // A hang: the client's timeout fires, or close() destroys the socket.
     if (fault === 'hang') return;
-    const reply = decide(salesOrder, idempotencyKey, body, fault);
+    const reply = cases
+      ? decide(
+          heldCases,
+          salesOrder,
+          idempotencyKey,
+          body as unknown as WarrantyCaseBody,
+          fault,
+          'customerReturn',
+        )
+      : decide(held, salesOrder, idempotencyKey, body, fault, 'salesOrder');
     entry.status = reply.status;
     res.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers }).end(reply.body);
   }
 
-  function decide(
+  /** The answer to a PUT of `key` into `store`, whose bodies name their key in `keyField`. */
+  function decide<Body extends { s4ChangedAt: string | null }>(
+    store: Map<string, Body>,
     salesOrder: string,
     idempotencyKey: string | undefined,
-    body: PortalState | undefined,
+    body: Body | undefined,
     fault: Exclude<PortalFault, 'hang'> | undefined,
+    keyField: keyof Body,
   ): { status: number; headers?: Record<string, string>; body?: string } {
     if (fault === 'unavailable')
       return { status: 503, headers: { 'retry-after': '1' }, body: '{"error":"maintenance"}' };
     if (fault !== undefined) return { status: FAULT_STATUS[fault], body: `{"error":"${fault}"}` };
     const previous = idempotencyKey === undefined ? undefined : answered.get(idempotencyKey);
     if (previous !== undefined) return { status: previous };
-    if (body === undefined || body.salesOrder !== salesOrder || idempotencyKey === undefined)
+    if (body === undefined || body[keyField] !== salesOrder || idempotencyKey === undefined)
       return {
         status: 400,
         body: '{"error":"a JSON body of this order and an Idempotency-Key are required"}',
       };
-    const current = held.get(salesOrder);
+    const current = store.get(salesOrder);
     const status =
       current !== undefined && (body.s4ChangedAt ?? '') < (current.s4ChangedAt ?? '') ? 409 : 200;
-    if (status === 200) held.set(salesOrder, body);
+    if (status === 200) store.set(salesOrder, body);
     answered.set(idempotencyKey, status);
     return { status };
   }
@@ -161,6 +184,9 @@ export async function startPortalServer(
     setFault(fn) {
       faultFn = fn;
     },
+    caseState: (customerReturn) => heldCases.get(customerReturn),
+    caseRequests: (customerReturn) =>
+      caseLog.filter((entry) => customerReturn === undefined || entry.salesOrder === customerReturn),
     failAlways(salesOrder, fault) {
       if (fault === undefined) always.delete(salesOrder);
       else always.set(salesOrder, fault);

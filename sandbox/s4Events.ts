@@ -43,6 +43,17 @@ export function s4Event(spec: S4EventSpec = {}): Record<string, unknown> {
   };
 }
 
+export const CUSTOMER_RETURN_TYPE = 'sap.s4.beh.customerreturn.v1.CustomerReturn.';
+
+/** A customer-return event as S/4HANA writes it: `change` such as `Created` or `ItemChanged`. */
+export function customerReturnEvent(customerReturn: string, change: string, spec: S4EventSpec = {}): string {
+  return salesOrderEvent({
+    ...spec,
+    type: `${CUSTOMER_RETURN_TYPE}${change}.v1`,
+    data: { CustomerReturn: customerReturn, EventRaisedDateTime: spec.time ?? '2026-03-03T13:19:54Z' },
+  });
+}
+
 /** A structured-mode event body (JSON text). */
 export function salesOrderEvent(spec: S4EventSpec = {}): string {
   return JSON.stringify(s4Event(spec));

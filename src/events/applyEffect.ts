@@ -8,7 +8,13 @@ import { withClient } from '../db/checkout.js';
 import { type PortalOrder, SET_STATE_FROM_EXCLUDED, STATE_COLUMNS } from '../portal/portalStatus.js';
 import { queuePushSql } from '../portal/pushOutbox.js';
 import type { ParsedEvent } from './cloudEvent.js';
-import { identityValues, recordProcessedSql, unlessRecordedAlready } from './processedRecord.js';
+import {
+  identityValues,
+  notificationSql,
+  type ProcessedResult,
+  recordProcessedSql,
+  unlessRecordedAlready,
+} from './processedRecord.js';
 
 /** What the effect needs to queue an email: default recipients and language, and the Message-ID's domain. */
 export interface EffectMail {
@@ -19,7 +25,8 @@ export interface EffectMail {
 }
 
 export interface EffectResult {
-  result: 'applied' | 'stale' | 'duplicate';
+  /** A family's effect may settle an event as not found or, for a return, as not a warranty case. */
+  result: ProcessedResult | 'duplicate';
   /** An email was queued in the outbox: wake the sender. */
   mailQueued: boolean;
   /** A push of the order's state to the portal's API was queued: wake the portal sender. */
@@ -81,10 +88,7 @@ function effectSql(pushToPortal: boolean): string {
         requestedDeliveryDate: '$7::date',
         changedAt: '$10::timestamptz',
         // A new order's first notification has no previous pair (changed's insert returns null there).
-        notification: `case when not exists (select from portal) then null
-          when not exists (select from changed) then 'unchanged'
-          when exists (select from changed where previous_portal_status is null) then 'new'
-          else 'changed' end`,
+        notification: notificationSql('portal', 'previous_portal_status'),
       },
     })}
     select exists (select from portal) as "applied",

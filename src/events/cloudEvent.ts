@@ -4,10 +4,11 @@
 // - binary: attributes travel beside the body (AMQP application-properties `cloudEvents:*`, HTTP `ce-*`
 //   headers), and the body is the event's data.
 // The body is read by strictJson.ts, which refuses what two JSON parsers could read differently.
+import { customerReturnEvent, isCustomerReturnType } from '../families/customerReturn/events.js';
 import { attributeValues } from './binaryAttributes.js';
 import { checkContentType } from './contentType.js';
 import { type PayloadHashes, payloadHashes } from './payloadHash.js';
-import { clip, fail, show, UNPRINTABLE } from './reasonText.js';
+import { clip, type Failure, fail, show, UNPRINTABLE } from './reasonText.js';
 import { parseStrictJson } from './strictJson.js';
 
 export interface InboundMessage {
@@ -25,12 +26,18 @@ export interface ParsedEvent extends PayloadHashes {
   source: string;
   id: string;
   type: string;
-  /** The S/4HANA sales order key, validated for use inside an OData key; undefined for other event types. */
+  /** The event family the type belongs to, which reads and writes its effect; undefined: only recorded. */
+  family: EventFamily | undefined;
+  /** What the event names in its family (a sales order, a customer return), valid inside an OData key. */
+  key: string | undefined;
+  /** The key of a sales-order event; undefined for other event types. */
   salesOrder: string | undefined;
   /** The CloudEvents distributed-tracing extension, when present and well-formed: the producer's trace. */
   traceparent?: string;
   tracestate?: string;
 }
+
+export type EventFamily = 'salesOrder' | 'customerReturn';
 
 export type ParseResult = { ok: true; event: ParsedEvent } | { ok: false; reason: string };
 
@@ -97,22 +104,43 @@ function parse(message: InboundMessage, maxBytes: number): ParseResult {
   }
   const { id, source, type } = event as { id: string; source: string; type: string };
 
-  let salesOrder: string | undefined;
+  const named = familyKey(type, own(event, 'data'));
+  if (!named.ok) return named;
+  const { family, key } = named;
+  // In binary mode the content type is the event's datacontenttype (as the CloudEvents bindings define), so the
+  // hashes of one event agree whatever the mode.
+  return {
+    ok: true,
+    event: {
+      source,
+      id,
+      type,
+      family,
+      key,
+      salesOrder: family === 'salesOrder' ? key : undefined,
+      ...traceContext(event),
+      ...payloadHashes(event),
+    },
+  };
+}
+
+type Named = { family: EventFamily; key: string } | { family: undefined; key: undefined };
+
+/** The family of a type handled here and the key its data names, or why an event of a family is refused. */
+function familyKey(type: string, data: unknown): ({ ok: true } & Named) | Failure {
   if (type.startsWith(SALES_ORDER_TYPE_PREFIX)) {
-    const data = own(event, 'data');
     if (!isObject(data)) return fail(`data must be a JSON object, got ${show(data)}`);
     const key = own(data, 'SalesOrder');
     if (typeof key !== 'string' || !SALES_ORDER_KEY.test(key)) {
       return fail(`data.SalesOrder must be 1 to 10 letters or digits, got ${show(key)}`);
     }
-    salesOrder = key;
+    return { ok: true, family: 'salesOrder', key };
   }
-  // In binary mode the content type is the event's datacontenttype (as the CloudEvents bindings define), so the
-  // hashes of one event agree whatever the mode.
-  return {
-    ok: true,
-    event: { source, id, type, salesOrder, ...traceContext(event), ...payloadHashes(event) },
-  };
+  if (isCustomerReturnType(type)) {
+    const named = customerReturnEvent(type, data);
+    return named.ok ? { ok: true, family: 'customerReturn', key: named.customerReturn } : named;
+  }
+  return { ok: true, family: undefined, key: undefined };
 }
 
 /**

@@ -7,19 +7,23 @@ import type { EffectResult } from './applyEffect.js';
 import type { ParsedEvent } from './cloudEvent.js';
 import { perTurn } from './perTurn.js';
 
-/** Writes the effect of `events`, all of one order with the same state, in one statement (applyEffect). */
-export type WriteGroup = (events: ParsedEvent[], order: PortalOrder, trace: Context) => Promise<EffectResult>;
-
-/** Writes the effect of one event, in a statement shared with the events whose states equal its own. */
-export type GroupedWriteEffect = (
-  event: ParsedEvent,
-  order: PortalOrder,
+/** Writes the effect of `events`, all of one order (or return) with the same state, in one statement (applyEffect). */
+export type WriteGroup<State = PortalOrder> = (
+  events: ParsedEvent[],
+  order: State,
   trace: Context,
 ) => Promise<EffectResult>;
 
-interface Member {
+/** Writes the effect of one event, in a statement shared with the events whose states equal its own. */
+export type GroupedWriteEffect<State = PortalOrder> = (
+  event: ParsedEvent,
+  order: State,
+  trace: Context,
+) => Promise<EffectResult>;
+
+interface Member<State> {
   event: ParsedEvent;
-  order: PortalOrder;
+  order: State;
   trace: Context;
   resolve: (result: EffectResult) => void;
   reject: (err: unknown) => void;
@@ -32,9 +36,9 @@ interface Member {
  * the race, and the statement wrote nothing), each event is written on its own, so only that one is a
  * duplicate. A failure fails every event of the group; each retries on its own (handleEvent.ts).
  */
-export function groupEffects(write: WriteGroup): GroupedWriteEffect {
-  async function flush(members: Member[]): Promise<void> {
-    const [first] = members as [Member];
+export function groupEffects<State = PortalOrder>(write: WriteGroup<State>): GroupedWriteEffect<State> {
+  async function flush(members: Array<Member<State>>): Promise<void> {
+    const [first] = members as [Member<State>];
     const { order } = first;
     try {
       // The first event's transaction span is the one the queued email links back to.
@@ -55,7 +59,7 @@ export function groupEffects(write: WriteGroup): GroupedWriteEffect {
       write([member.event], order, member.trace).then(member.resolve, member.reject);
   }
 
-  const gather = perTurn<Member>((members) => void flush(members));
+  const gather = perTurn<Member<State>>((members) => void flush(members));
   return (event, order, trace) =>
     new Promise((resolve, reject) =>
       gather(JSON.stringify([event.source, order]), { event, order, trace, resolve, reject }),

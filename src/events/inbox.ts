@@ -119,6 +119,16 @@ export async function noteAttemptError(db: Executor, event: ParsedEvent, error: 
   ]);
 }
 
+/** How long ago, in milliseconds by the database's clock, the event's first counted delivery arrived (0: none). */
+export async function waitedSinceFirstSeen(db: Executor, event: ParsedEvent): Promise<number> {
+  const { rows } = await db.query<{ ms: number }>(
+    `select (extract(epoch from now() - first_seen_at) * 1000)::float8 as "ms"
+     from event_attempt where source = $1::text and id = $2::text`,
+    [event.source, event.id],
+  );
+  return rows[0]?.ms ?? 0;
+}
+
 /**
  * Forgets an event's delivery count, so that it starts again with a full budget: when it is dead-lettered (in
  * the same transaction as the dead letter) and when an operator replays it.

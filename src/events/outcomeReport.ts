@@ -59,7 +59,11 @@ function eventFields(channel: Channel, event: ParsedEvent | undefined) {
 }
 
 export function identityFields(event: ParsedEvent | undefined) {
-  return event ? { source: event.source, id: event.id, type: event.type, salesOrder: event.salesOrder } : {};
+  if (event === undefined) return {};
+  const { source, id, type, salesOrder } = event;
+  return event.family === 'customerReturn'
+    ? { source, id, type, customerReturn: event.key }
+    : { source, id, type, salesOrder };
 }
 
 export function eventAttributes(channel: Channel, event: ParsedEvent | undefined) {
@@ -71,6 +75,7 @@ export function eventAttributes(channel: Channel, event: ParsedEvent | undefined
         'cloudevents.event_id': event.id,
         'cloudevents.event_type': event.type,
         ...(event.salesOrder === undefined ? {} : { 'sap.sales_order': event.salesOrder }),
+        ...(event.family === 'customerReturn' ? { 'sap.customer_return': event.key } : {}),
       };
 }
 

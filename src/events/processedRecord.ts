@@ -7,7 +7,7 @@ import type { ParsedEvent } from './cloudEvent.js';
  * What processing an event came to, kept in processed_event.outcome (the column and the admin API keep that
  * name). Not to be confused with handleEvent's Outcome, the decision how to settle the message.
  */
-export type ProcessedResult = 'applied' | 'stale' | 'not_found' | 'ignored';
+export type ProcessedResult = 'applied' | 'stale' | 'not_found' | 'ignored' | 'not_warranty_case';
 
 /**
  * Records an event that has no effect beyond its record (not found in S/4HANA, or of a type the portal ignores)
@@ -22,8 +22,13 @@ export async function recordProcessed(
   const recorded = await unlessRecordedAlready(
     tx.query({
       name: 'record-processed',
-      text: `with ${recordProcessedSql({ outcome: '$6::text' })} select`,
-      values: [...identityValues([event]), event.salesOrder ?? null, result],
+      text: `with ${recordProcessedSql({ outcome: '$6::text', customerReturn: '$7::text' })} select`,
+      values: [
+        ...identityValues([event]),
+        event.salesOrder ?? null,
+        result,
+        event.family === 'customerReturn' ? event.key : null,
+      ],
     }),
   );
   return recorded !== undefined;
@@ -31,6 +36,7 @@ export async function recordProcessed(
 
 /** What an effect's statement saw and decided, as SQL over its own parameters and tables. */
 export interface ReadAndDecision {
+  /** The order's values; a family without them passes typed nulls. */
   portalStatus: string;
   requestedDeliveryDate: string;
   changedAt: string;
@@ -42,10 +48,15 @@ export interface ReadAndDecision {
  * Records events as processed inside a larger statement: `cleared` forgets their delivery counts, `recorded`
  * inserts a record per event with what the count knew (channel, first delivery, deliveries, last error) and, from
  * an effect, what its S/4HANA read saw and the notification decision. An identity recorded already fails the whole
- * statement: the first delivery stands alone. $1 to $4 as identityValues gives them, $5 the sales order, the
- * outcome as SQL (docs/processing.md, The flow).
+ * statement: the first delivery stands alone. $1 to $4 as identityValues gives them, $5 the sales order (or the
+ * SQL of `salesOrder`), the customer return as SQL, the outcome as SQL (docs/processing.md, The flow).
  */
-export function recordProcessedSql(sql: { outcome: string; read?: ReadAndDecision }): string {
+export function recordProcessedSql(sql: {
+  outcome: string;
+  read?: ReadAndDecision;
+  salesOrder?: string;
+  customerReturn?: string;
+}): string {
   const read = sql.read;
   const seen = read
     ? `${read.portalStatus}, ${read.requestedDeliveryDate}, ${read.changedAt}, ${read.notification}`
@@ -54,12 +65,24 @@ export function recordProcessedSql(sql: { outcome: string; read?: ReadAndDecisio
        delete from event_attempt where source = $1::text and id = any($2::text[])
        returning id, channel, first_seen_at, attempts, last_error
      ), recorded as (
-       insert into processed_event (source, id, type, sales_order, outcome, payload_hash, channel, received_at,
-         attempts, last_error, read_portal_status, read_requested_delivery_date, read_changed_at, notification)
-       select $1::text, e.id, e.type, $5::text, ${sql.outcome}, e.payload_hash, c.channel, c.first_seen_at,
-              c.attempts, c.last_error, ${seen}
+       insert into processed_event (source, id, type, sales_order, customer_return, outcome, payload_hash,
+         channel, received_at, attempts, last_error, read_portal_status, read_requested_delivery_date,
+         read_changed_at, notification)
+       select $1::text, e.id, e.type, ${sql.salesOrder ?? '$5::text'}, ${sql.customerReturn ?? 'null::text'},
+              ${sql.outcome}, e.payload_hash, c.channel, c.first_seen_at, c.attempts, c.last_error, ${seen}
        from unnest($2::text[], $3::text[], $4::text[]) as e(id, type, payload_hash) left join cleared c using (id)
      )`;
+}
+
+/**
+ * The notification decision of an effect as SQL, from its CTEs: null when `written` (the upsert) wrote nothing
+ * (stale), 'unchanged' when `changed` (the ledger's move) is empty, 'new' when the ledger had no `previous`.
+ */
+export function notificationSql(written: string, previous: string): string {
+  return `case when not exists (select from ${written}) then null
+          when not exists (select from changed) then 'unchanged'
+          when exists (select from changed where ${previous} is null) then 'new'
+          else 'changed' end`;
 }
 
 /** $1 to $4 of a statement embedding recordProcessedSql: the events' source, and their ids, types and hashes. */

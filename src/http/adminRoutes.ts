@@ -6,6 +6,8 @@ import type { Pool } from 'pg';
 import { SALES_ORDER_KEY } from '../events/cloudEvent.js';
 import type { HandleEvent } from '../events/outcome.js';
 import { replayDeadLetter } from '../events/replay.js';
+import { CUSTOMER_RETURN_KEY, customerReturnKey } from '../families/customerReturn/events.js';
+import { returnOverview } from '../families/customerReturn/returnOverview.js';
 import { pushesNeedingAttention, retryPush } from '../portal/pushOutbox.js';
 import {
   eventHistory,
@@ -29,6 +31,13 @@ export interface AdminDeps {
   /** Lets a retried portal push go now. */
   wakePortalSender: () => void;
 }
+
+// The same rule the event parser applies to data.CustomerReturn before its leading zeros go.
+const customerReturnParams = {
+  type: 'object',
+  required: ['customerReturn'],
+  properties: { customerReturn: { type: 'string', pattern: CUSTOMER_RETURN_KEY.source } },
+} as const;
 
 // The same rule the event parser applies to data.SalesOrder.
 const salesOrderParams = {
@@ -100,6 +109,19 @@ export function adminRoutes(deps: AdminDeps): (app: FastifyInstance) => Promise<
         notFound(reply, `nothing is known about sales order ${salesOrder}`),
     );
 
+    app.get<{ Params: { customerReturn: string } }>(
+      '/api/returns/:customerReturn',
+      { ...viewer, schema: { params: customerReturnParams } },
+      async ({ params }, reply) => {
+        // The key as every table holds it: `0060000000` is return 60000000.
+        const customerReturn = customerReturnKey(params.customerReturn) ?? params.customerReturn;
+        return (
+          (await returnOverview(pool, customerReturn)) ??
+          notFound(reply, `nothing is known about customer return ${customerReturn}`)
+        );
+      },
+    );
+
     // What the caller may do, so that the console shows a Viewer no button it may not use.
     app.get('/api/me', viewer, async (request) => ({
       scopes: await auth.grantedScopes(request, [SCOPES.viewer, SCOPES.admin]),
@@ -140,19 +162,31 @@ export function adminRoutes(deps: AdminDeps): (app: FastifyInstance) => Promise<
 
     pagedList('/api/portal-pushes', pushesNeedingAttention);
 
-    app.post<{ Params: { salesOrder: string } }>(
+    /** A parked or failing push back in line: an order's by its sales order, a case's by its customer return. */
+    const pushRetry =
+      (key: 'salesOrder' | 'customerReturn', what: string) =>
+      async (request: FastifyRequest<{ Params: Record<string, string> }>, reply: FastifyReply) => {
+        const value = request.params[key] as string;
+        const result = await retryPush(
+          pool,
+          value,
+          key === 'customerReturn' ? 'customer_return' : 'sales_order',
+        );
+        audit(request, { [key]: value, result: result.kind }, 'admin: portal push retry');
+        if (result.kind === 'not_found') return notFound(reply, `no portal push for ${what} ${value}`);
+        if (result.kind === 'done') return conflict(reply, `the portal push of ${value} is done`);
+        deps.wakePortalSender();
+        return { [key]: value, state: 'pending', pushId: result.identity };
+      };
+    app.post<{ Params: Record<string, string> }>(
       '/api/portal-pushes/:salesOrder/retry',
       { ...admin, schema: { params: salesOrderParams } },
-      async (request, reply) => {
-        const { salesOrder } = request.params;
-        const result = await retryPush(pool, salesOrder);
-        audit(request, { salesOrder, result: result.kind }, 'admin: portal push retry');
-        if (result.kind === 'not_found')
-          return notFound(reply, `no portal push for sales order ${salesOrder}`);
-        if (result.kind === 'done') return conflict(reply, `the portal push of ${salesOrder} is done`);
-        deps.wakePortalSender();
-        return { salesOrder, state: 'pending', pushId: result.identity };
-      },
+      pushRetry('salesOrder', 'sales order'),
+    );
+    app.post<{ Params: Record<string, string> }>(
+      '/api/portal-pushes/warranty-cases/:customerReturn/retry',
+      { ...admin, schema: { params: customerReturnParams } },
+      pushRetry('customerReturn', 'customer return'),
     );
 
     pagedList('/api/dead-letters', listDeadLetters);

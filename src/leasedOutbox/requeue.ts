@@ -3,11 +3,11 @@
 // message. What a retry means for a row in flight depends on how the table leases, which its module says.
 import type { Executor } from '../db/transaction.js';
 
-const KEY_TYPES = { id: 'bigint', sales_order: 'text' } as const;
+const KEY_TYPES = { id: 'bigint', sales_order: 'text', customer_return: 'text' } as const;
 
 export interface RequeueTable<Done extends string> {
   table: 'mail_outbox' | 'portal_push';
-  /** The row's key: a mail's id, a push's sales order. */
+  /** The row's key: a mail's id, a push's sales order or customer return. */
   key: keyof typeof KEY_TYPES;
   /** The state of rows that are finished with: a retry leaves them alone. */
   done: Done;

@@ -1,14 +1,18 @@
 // The mail outbox's SQL. A claimed row is leased, not locked: claiming moves its next_attempt_at a short lease
 // ahead, and the sender renews the lease while the send is in progress, so no transaction stays open during
 // SMTP, and a crash mid-send lets the lease run out within seconds and another instance (or this one,
-// restarted) send it again with the same Message-ID. Emails of one order go out in outbox order: only the
-// oldest unsent email of an order is ever claimable.
+// restarted) send it again with the same Message-ID. Emails of one order (or one warranty case: a conversation)
+// go out in outbox order: only the oldest unsent email of a conversation is ever claimable.
 import { deleteOldest } from '../db/deleteOldest.js';
 import type { Executor } from '../db/transaction.js';
 import { type Backlog, readBacklog } from '../leasedOutbox/backlog.js';
 
+/** An order's email, or (kind `warranty_case`) a case's: what the sender renders. */
+export type ClaimedMail = OutboxMail | OutboxCaseMail;
+
 export interface OutboxMail {
   id: string;
+  kind?: 'order';
   salesOrder: string;
   portalStatus: string;
   requestedDeliveryDate: string | null;
@@ -31,6 +35,31 @@ export interface OutboxMail {
   nextPending: boolean;
 }
 
+/** A warranty case's email: the order columns give way to the case's. */
+export interface OutboxCaseMail
+  extends Pick<
+    OutboxMail,
+    | 'id'
+    | 'soldToParty'
+    | 'customerReference'
+    | 'recipients'
+    | 'messageId'
+    | 'attempts'
+    | 'locale'
+    | 'inReplyTo'
+    | 'traceParent'
+    | 'nextPending'
+  > {
+  kind: 'warranty_case';
+  customerReturn: string;
+  /** The sales order the return refers to, if any. */
+  salesOrder: string | null;
+  caseStatus: string;
+  /** The status told before; null: the case's first email. */
+  previousCaseStatus: string | null;
+  returnReasons: string[];
+}
+
 // Each order's oldest pending email is found by a scalar subquery, one probe of mail_outbox_pending_order per
 // candidate, not by NOT EXISTS: PostgreSQL turns that into an anti join, which on a table without statistics (a
 // new deployment's, or one whose backlog grew faster than autovacuum analyzes) it can plan as a loop over every
@@ -44,14 +73,16 @@ export const CLAIM_DUE = `update mail_outbox m
        where state = 'pending' and next_attempt_at <= now()
          and id = (
            select min(oldest.id) from mail_outbox oldest
-           where oldest.sales_order = candidate.sales_order and oldest.state = 'pending'
+           where oldest.conversation = candidate.conversation and oldest.state = 'pending'
          )
        order by next_attempt_at, id
        limit $1::int
        for update skip locked
      ) due
      where m.id = due.id
-     returning m.id::text as "id", m.sales_order as "salesOrder", m.portal_status as "portalStatus",
+     returning m.id::text as "id", m.kind, coalesce(m.sales_order, m.case_sales_order) as "salesOrder",
+       m.portal_status as "portalStatus", m.customer_return as "customerReturn", m.case_status as "caseStatus",
+       m.previous_case_status as "previousCaseStatus", m.return_reasons as "returnReasons",
        to_char(m.requested_delivery_date, 'YYYY-MM-DD') as "requestedDeliveryDate",
        m.sold_to_party as "soldToParty", m.customer_reference as "customerReference",
        m.recipients, m.message_id as "messageId", m.attempts, m.change,
@@ -60,7 +91,7 @@ export const CLAIM_DUE = `update mail_outbox m
        m.locale, m.in_reply_to as "inReplyTo", m.trace_parent as "traceParent",
        exists (
          select from mail_outbox newer
-         where newer.sales_order = m.sales_order and newer.state = 'pending' and newer.id > m.id
+         where newer.conversation = m.conversation and newer.state = 'pending' and newer.id > m.id
        ) as "nextPending"`;
 
 /**
@@ -75,8 +106,8 @@ export async function claimDue(
   limit: number,
   leaseSeconds: number,
   holder: string | null = null,
-): Promise<OutboxMail[]> {
-  const { rows } = await db.query<OutboxMail>(CLAIM_DUE, [limit, leaseSeconds, holder]);
+): Promise<ClaimedMail[]> {
+  const { rows } = await db.query<ClaimedMail>(CLAIM_DUE, [limit, leaseSeconds, holder]);
   return rows;
 }
 

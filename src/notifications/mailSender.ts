@@ -1,16 +1,17 @@
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { classify, failureReason } from '../errors.js';
+import { renderCaseEmail } from '../families/customerReturn/caseEmail.js';
 import { createLeasedLoop, type LeasedLoop } from '../leasedOutbox/leasedLoop.js';
 import { whileBusy } from '../leasedOutbox/whileBusy.js';
 import { type RetryPolicy, retry } from '../retry.js';
 import { inSpan, linkTo, ROOT_CONTEXT, SpanKind } from '../telemetry/tracing.js';
 import { renderEmail } from './email.js';
 import {
+  type ClaimedMail,
   claimDue,
   type Lease,
   markSent,
-  type OutboxMail,
   park,
   renewLeases,
   scheduleRetry,
@@ -76,8 +77,16 @@ export function createMailSender(options: MailSenderOptions): MailSender {
   // database several times the CPU of a shared one.
   const recordSent = whileBusy((ids: string[]) => retry(() => markSent(pool, ids), MARK_RETRY));
 
-  async function deliver(mail: OutboxMail, slotDone: () => void): Promise<void> {
-    const log = logger.child({ salesOrder: mail.salesOrder, mailId: mail.id, messageId: mail.messageId });
+  // The outbox row says what it is: an order's email, or a warranty case's.
+  const render = (mail: ClaimedMail) =>
+    mail.kind === 'warranty_case' ? renderCaseEmail(mail, email) : renderEmail(mail, email);
+
+  async function deliver(mail: ClaimedMail, slotDone: () => void): Promise<void> {
+    const about =
+      mail.kind === 'warranty_case'
+        ? { customerReturn: mail.customerReturn }
+        : { salesOrder: mail.salesOrder };
+    const log = logger.child({ ...about, mailId: mail.id, messageId: mail.messageId });
     if (mail.locale !== null && catalogLanguage(mail.locale) === undefined) {
       log.warn(
         { locale: mail.locale, fallback: email.locale },
@@ -93,13 +102,15 @@ export function createMailSender(options: MailSenderOptions): MailSender {
           kind: SpanKind.CLIENT,
           links: linkTo(mail.traceParent),
           attributes: {
-            'sap.sales_order': mail.salesOrder,
+            ...(mail.kind === 'warranty_case'
+              ? { 'sap.customer_return': mail.customerReturn }
+              : { 'sap.sales_order': mail.salesOrder }),
             'fon.mail_id': mail.id,
             'fon.attempt': mail.attempts,
           },
         },
         ROOT_CONTEXT,
-        () => transport.send(renderEmail(mail, email)),
+        () => transport.send(render(mail)),
       );
     } catch (err) {
       slotDone();
@@ -135,7 +146,7 @@ export function createMailSender(options: MailSenderOptions): MailSender {
     options.onResult?.('sent');
   }
 
-  return createLeasedLoop<OutboxMail>({
+  return createLeasedLoop<ClaimedMail>({
     what: 'mail',
     claim: (free) => claimDue(pool, free, leaseSeconds, options.holder),
     key: (mail) => mail.id,

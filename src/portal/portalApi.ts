@@ -3,11 +3,12 @@
 // request again, with the same Idempotency-Key.
 import { executeHttpRequest } from '@sap-cloud-sdk/http-client';
 import { failureReason } from '../errors.js';
+import { warrantyCaseBody, warrantyCasePath } from '../families/customerReturn/pushResource.js';
 import { createDestinationTarget } from '../s4/destinationTarget.js';
 import { type HttpAnswer, httpExchange } from '../s4/httpGet.js';
 import { parseRetryAfter } from '../s4/s4Failure.js';
 import { scrubAddresses } from '../telemetry/scrubAddresses.js';
-import type { PortalPush } from './pushOutbox.js';
+import type { ClaimedPush, PortalPush } from './pushOutbox.js';
 
 /** The body of the PUT: the issue's contract, field for field. */
 export interface PortalBody {
@@ -31,7 +32,7 @@ export type PushAnswer =
   | { kind: 'parked'; reason: string };
 
 export interface PortalApi {
-  put(push: PortalPush): Promise<PushAnswer>;
+  put(push: ClaimedPush): Promise<PushAnswer>;
 }
 
 // The statuses that say "not now" rather than "not this": everything else from 400 to 499 parks.
@@ -81,10 +82,17 @@ export function portalBody(push: PortalPush): PortalBody {
   };
 }
 
+/** Where a push goes and what it says: an order's state, or a warranty case's (pushResource.ts). */
+function pathAndBody(push: ClaimedPush): [path: string, body: string] {
+  if (push.kind !== 'warranty_case')
+    return [`/orders/${encodeURIComponent(push.salesOrder)}`, JSON.stringify(portalBody(push))];
+  return [warrantyCasePath(push.customerReturn), JSON.stringify(warrantyCaseBody(push))];
+}
+
 export function createPortalApi(options: { destination: string; timeoutMs: number }): PortalApi {
   const target = createDestinationTarget(options.destination);
 
-  async function send(path: string, headers: Record<string, string>, body: string): Promise<HttpAnswer> {
+  async function send(path: string, body: string, headers: Record<string, string>): Promise<HttpAnswer> {
     const resolved = await target.get();
     if (resolved.kind === 'direct')
       return httpExchange(
@@ -119,11 +127,7 @@ export function createPortalApi(options: { destination: string; timeoutMs: numbe
       const headers = { 'content-type': 'application/json', 'idempotency-key': push.pushId };
       let answer: HttpAnswer;
       try {
-        answer = await send(
-          `/orders/${encodeURIComponent(push.salesOrder)}`,
-          headers,
-          JSON.stringify(portalBody(push)),
-        );
+        answer = await send(...pathAndBody(push), headers);
       } catch (err) {
         // A timeout, a refused or dropped connection, a destination that cannot be resolved right now.
         target.invalidate();

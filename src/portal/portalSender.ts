@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { createLeasedLoop, type LeasedLoop } from '../leasedOutbox/leasedLoop.js';
 import { type RetryPolicy, retry } from '../retry.js';
 import type { PortalApi, PushAnswer } from './portalApi.js';
-import { type Booking, bookPush, claimDuePushes, type PortalPush, renewPushLeases } from './pushOutbox.js';
+import { type Booking, bookPush, type ClaimedPush, claimDuePushes, renewPushLeases } from './pushOutbox.js';
 
 /** How one push's turn ended, as counted in fon_portal_push_total. */
 export type PushResult = 'pushed' | 'conflict' | 'retry' | 'parked';
@@ -65,8 +65,12 @@ export function createPortalSender(options: PortalSenderOptions): PortalSender {
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
   const pollMs = options.pollMs ?? 1000;
   const leaseSeconds = options.leaseSeconds ?? 15;
-  async function deliver(push: PortalPush): Promise<void> {
-    const log = logger.child({ salesOrder: push.salesOrder, pushId: push.pushId, attempts: push.attempts });
+  async function deliver(push: ClaimedPush): Promise<void> {
+    const about =
+      push.kind === 'warranty_case'
+        ? { customerReturn: push.customerReturn }
+        : { salesOrder: push.salesOrder };
+    const log = logger.child({ ...about, pushId: push.pushId, attempts: push.attempts });
     const answer = await portal.put(push);
     const booking = bookingOf(answer, push.attempts);
     // If the process dies right here, the lease runs out and the same PUT goes again.
@@ -84,10 +88,10 @@ export function createPortalSender(options: PortalSenderOptions): PortalSender {
     options.onResult?.(result);
   }
 
-  return createLeasedLoop<PortalPush>({
+  return createLeasedLoop<ClaimedPush>({
     what: 'portal push',
     claim: (free) => claimDuePushes(pool, free, leaseSeconds, options.holder),
-    key: (push) => push.salesOrder,
+    key: (push) => push.resource,
     deliver,
     renew: async (pushes) => renewPushLeases(pool, pushes, leaseSeconds),
     logger,

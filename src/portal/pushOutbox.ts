@@ -8,7 +8,13 @@ import { type Backlog, readBacklog } from '../leasedOutbox/backlog.js';
 import { type Requeued, requeue } from '../leasedOutbox/requeue.js';
 import { SET_STATE_FROM_EXCLUDED, SHOWN_COLUMNS, STATE_COLUMNS, shownOf } from './portalStatus.js';
 
+/** An order's push, or (kind `warranty_case`) a case's: what the portal API puts where. */
+export type ClaimedPush = PortalPush | CasePush;
+
 export interface PortalPush {
+  kind?: 'order';
+  /** The row's key whatever its kind: `orders/<salesOrder>` or `warranty-cases/<customerReturn>`. */
+  resource: string;
   salesOrder: string;
   portalStatus: string;
   requestedDeliveryDate: string | null;
@@ -20,6 +26,20 @@ export interface PortalPush {
   attempts: number;
   /** Identifies this claim: a lease that ran out and was claimed again has a higher one. */
   claims: number;
+}
+
+/** A warranty case's push: the order's columns give way to the case's. */
+export interface CasePush
+  extends Pick<
+    PortalPush,
+    'resource' | 'soldToParty' | 'customerReference' | 's4ChangedAt' | 'pushId' | 'attempts' | 'claims'
+  > {
+  kind: 'warranty_case';
+  customerReturn: string;
+  caseStatus: string;
+  /** The sales order the return refers to, if any. */
+  salesOrder: string | null;
+  returnReasons: string[];
 }
 
 // A state that may be withdrawn: pending, never tried since the state last pushed was booked (no claim since,
@@ -53,7 +73,9 @@ export function queuePushSql(pushId: string): string {
   )`;
 }
 
-const PUSH_COLUMNS = `p.sales_order as "salesOrder", p.portal_status as "portalStatus",
+const PUSH_COLUMNS = `p.resource, p.kind, coalesce(p.sales_order, p.case_sales_order) as "salesOrder",
+  p.customer_return as "customerReturn", p.case_status as "caseStatus", p.return_reasons as "returnReasons",
+  p.portal_status as "portalStatus",
   to_char(p.requested_delivery_date, 'YYYY-MM-DD') as "requestedDeliveryDate", p.sold_to_party as "soldToParty",
   p.customer_reference as "customerReference", p.s4_changed_at as "s4ChangedAt", p.push_id::text as "pushId"`;
 
@@ -67,40 +89,40 @@ export async function claimDuePushes(
   limit: number,
   leaseSeconds: number,
   holder: string | null = null,
-): Promise<PortalPush[]> {
-  const { rows } = await db.query<PortalPush>(
+): Promise<ClaimedPush[]> {
+  const { rows } = await db.query<ClaimedPush>(
     `update portal_push p set attempts = p.attempts + 1, claims = p.claims + 1,
        leased_until = now() + make_interval(secs => $2::int), leased_by = $3::text
      from (
-       select sales_order from portal_push
+       select resource from portal_push
        where state = 'pending' and next_attempt_at <= now() and (leased_until is null or leased_until <= now())
        order by next_attempt_at
        limit $1::int
        for update skip locked
      ) due
-     where p.sales_order = due.sales_order
+     where p.resource = due.resource
      returning ${PUSH_COLUMNS}, p.attempts, p.claims`,
     [limit, leaseSeconds, holder],
   );
   return rows;
 }
 
-export type PushClaim = Pick<PortalPush, 'salesOrder' | 'claims' | 'pushId'>;
+export type PushClaim = Pick<ClaimedPush, 'resource' | 'claims' | 'pushId'>;
 
-/** Extends the leases of pushes still waiting for the portal. Returns the orders whose lease is still held. */
+/** Extends the leases of pushes still waiting for the portal. Returns the resources whose lease is still held. */
 export async function renewPushLeases(
   db: Executor,
   claims: PushClaim[],
   leaseSeconds: number,
 ): Promise<Set<string>> {
-  const { rows } = await db.query<{ salesOrder: string }>(
+  const { rows } = await db.query<{ resource: string }>(
     `update portal_push p set leased_until = now() + make_interval(secs => $3::int)
-     from unnest($1::text[], $2::int[]) as held(sales_order, claims)
-     where p.sales_order = held.sales_order and p.claims = held.claims and p.state = 'pending'
-     returning p.sales_order as "salesOrder"`,
-    [claims.map((claim) => claim.salesOrder), claims.map((claim) => claim.claims), leaseSeconds],
+     from unnest($1::text[], $2::int[]) as held(resource, claims)
+     where p.resource = held.resource and p.claims = held.claims and p.state = 'pending'
+     returning p.resource`,
+    [claims.map((claim) => claim.resource), claims.map((claim) => claim.claims), leaseSeconds],
   );
-  return new Set(rows.map((row) => row.salesOrder));
+  return new Set(rows.map((row) => row.resource));
 }
 
 export type Booking =
@@ -135,9 +157,9 @@ export async function bookPush(db: Executor, claim: PushClaim, booking: Booking)
                               else p.next_attempt_at end,
        last_error = case when ${SAME} then $7::text else p.last_error end,
        ${RECORD_PUSHED}
-     where p.sales_order = $1::text and p.claims = $2::int`,
+     where p.resource = $1::text and p.claims = $2::int`,
     [
-      claim.salesOrder,
+      claim.resource,
       claim.claims,
       claim.pushId,
       booking.kind === 'done' ? 'done' : booking.kind === 'parked' ? 'parked' : 'pending',
@@ -172,7 +194,12 @@ export async function pushesNeedingAttention(db: Executor, limit: number, offset
  * Puts a parked or failing push back in line with the same Idempotency-Key: it is the same state. A lease in
  * force (leased_until) is kept, so a push in flight is not doubled.
  */
-export function retryPush(db: Executor, salesOrder: string): Promise<Requeued<'done'>> {
-  const of = { table: 'portal_push', key: 'sales_order', done: 'done', identity: 'push_id' } as const;
-  return requeue(db, of, salesOrder);
+export function retryPush(
+  db: Executor,
+  key: string,
+  /** An order's push by its sales order, a warranty case's by its customer return. */
+  by: 'sales_order' | 'customer_return' = 'sales_order',
+): Promise<Requeued<'done'>> {
+  const of = { table: 'portal_push', key: by, done: 'done', identity: 'push_id' } as const;
+  return requeue(db, of, key);
 }

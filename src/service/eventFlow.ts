@@ -1,11 +1,14 @@
-// The per-message path as the composition root configures it: the sales-order family (its S/4HANA reads and its
-// effect, salesOrderFamily.ts) chosen for events that name a sales order, and the outbox senders woken after a
-// commit that queued for them. The path itself is src/events/handleEvent.ts.
+// The per-message path as the composition root configures it: each event family (its S/4HANA reads and its
+// effect: salesOrderFamily.ts, src/families/customerReturn/) chosen by the family the parser named, and the outbox
+// senders woken after a commit that queued for them. The path itself is src/events/handleEvent.ts.
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from '../config/loadConfig.js';
+import type { EventFamily } from '../events/cloudEvent.js';
+import type { Family, FamilyDeps } from '../events/family.js';
 import { createEventHandler, type HandleEvent } from '../events/handleEvent.js';
 import { createSalesOrderFamily } from '../events/salesOrderFamily.js';
+import { createCustomerReturnFamily } from '../families/customerReturn/customerReturnFamily.js';
 import type { RetryPolicy } from '../retry.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import type { OutboxSenders } from './outboxSenders.js';
@@ -21,7 +24,7 @@ export interface EventFlowDeps {
 export function createEventFlow(config: Readonly<Config>, deps: EventFlowDeps): HandleEvent {
   const { pool, metrics, retryPolicy, logger } = deps;
   const { mailSender, portalSender } = deps.senders;
-  const salesOrders = createSalesOrderFamily({
+  const familyDeps: FamilyDeps = {
     pool,
     s4: config.s4,
     mail: { to: config.mail.to, locale: config.mail.locale, messageIdDomain: config.mail.messageIdDomain },
@@ -29,10 +32,14 @@ export function createEventFlow(config: Readonly<Config>, deps: EventFlowDeps): 
     retryPolicy,
     logger,
     observe: { observe: metrics.observeS4, onPause: metrics.s4Paused },
-  });
+  };
+  const families: Record<EventFamily, Family> = {
+    salesOrder: createSalesOrderFamily(familyDeps),
+    customerReturn: createCustomerReturnFamily(familyDeps),
+  };
   return createEventHandler({
     pool,
-    familyOf: (event) => (event.salesOrder === undefined ? undefined : salesOrders),
+    familyOf: (event) => (event.family === undefined ? undefined : families[event.family]),
     onQueued: ({ mailQueued, pushQueued }) => {
       if (mailQueued) mailSender.wake();
       if (pushQueued) portalSender?.wake();

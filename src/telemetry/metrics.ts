@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
 import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import type { EventFamily } from '../events/cloudEvent.js';
 import { oldestProcessedAgeSeconds } from '../events/inbox.js';
 import type { Channel, Handled } from '../events/outcome.js';
 import { outcomeLabel } from '../events/outcomeReport.js';
@@ -10,6 +11,13 @@ import type { PushResult } from '../portal/portalSender.js';
 import { pushBacklog } from '../portal/pushOutbox.js';
 import type { RequestResult } from '../s4/batchedReads.js';
 import { backlogGauges, scrapedGauge, scrapedGaugeByLabel } from './scrapedGauges.js';
+
+// The family label's values, in the snake case of the other labels.
+const FAMILY_LABELS: Record<EventFamily | 'none', string> = {
+  salesOrder: 'sales_order',
+  customerReturn: 'customer_return',
+  none: 'none',
+};
 
 export type Metrics = ReturnType<typeof createMetrics>;
 
@@ -33,8 +41,8 @@ export function createMetrics(pool: Pool, retentionDays: number, sources: Metric
 
   const events = counter(
     'fon_events_total',
-    'Events handled, by outcome: applied, stale, not_found, ignored, duplicate, already_refused (refused before, taken again), released, rejected',
-    ['channel', 'outcome', 'reason'],
+    'Events handled, by outcome: applied, stale, not_found, ignored, not_warranty_case, duplicate, already_refused (refused before, taken again), released, rejected; and by family: sales_order, customer_return, none (other types, and messages that did not parse)',
+    ['channel', 'outcome', 'reason', 'family'],
   );
   const duration = histogram(
     'fon_event_duration_seconds',
@@ -128,7 +136,7 @@ export function createMetrics(pool: Pool, retentionDays: number, sources: Metric
       const { outcome } = handled;
       const name = outcomeLabel(outcome);
       const reason = outcome.kind === 'accept' ? '' : outcome.code;
-      events.inc({ channel, outcome: name, reason });
+      events.inc({ channel, outcome: name, reason, family: FAMILY_LABELS[handled.event?.family ?? 'none'] });
       duration.observe({ outcome: name }, seconds);
     },
     observeS4({ result, keys, seconds }: { result: RequestResult; keys: number; seconds: number }): void {

@@ -3,13 +3,14 @@
 
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { binaryEvent, S4_SOURCE, salesOrderEvent } from '../../sandbox/s4Events.js';
+import { binaryEvent, customerReturnEvent, S4_SOURCE, salesOrderEvent } from '../../sandbox/s4Events.js';
 import type { InboundMessage } from '../../src/events/cloudEvent.js';
 import type { Handled } from '../../src/events/handleEvent.js';
 import type { ServiceParts } from '../../src/service/buildService.js';
 import { adminCalls } from '../support/adminCalls.js';
 import { buildTestService } from '../support/harness.js';
 import { orderMaker } from '../support/orders.js';
+import { returnState } from '../support/returns.js';
 import { eventually } from '../support/waits.js';
 import { useWorld } from '../support/world.js';
 import { startXsuaaStub, type XsuaaStub, xsuaaEnv } from '../support/xsuaa.js';
@@ -143,6 +144,28 @@ describe('portal pushes through the admin API', () => {
     expect((await call('POST', '/api/portal-pushes/4242424242/retry', admin())).statusCode).toBe(404);
     expect((await call('POST', "/api/portal-pushes/not'a-key/retry", admin())).statusCode).toBe(400);
   });
+
+  it('puts a parked warranty-case push back in line for an Admin, with the same Idempotency-Key', async () => {
+    const customerReturn = '64000002';
+    const pushId = '0b6c2f4e-3a1d-4e8b-9c7f-5d2e1a0b9c8d';
+    await world.db.pool.query(
+      `insert into portal_push (kind, customer_return, case_status, push_id, state, attempts, last_error)
+       values ('warranty_case', $1, 'Open', $2::uuid, 'parked', 1, 'portal answered 400: bad field')`,
+      [customerReturn, pushId],
+    );
+    const url = `/api/portal-pushes/warranty-cases/${customerReturn}/retry`;
+    expect((await call('POST', url, viewer())).statusCode).toBe(403);
+    const retried = await call('POST', url, admin());
+    expect(retried.statusCode).toBe(200);
+    expect(retried.json()).toEqual({ customerReturn, state: 'pending', pushId });
+    const { rows } = await world.db.pool.query(
+      `select state, attempts from portal_push where customer_return = $1`,
+      [customerReturn],
+    );
+    expect(rows).toEqual([{ state: 'pending', attempts: 0 }]);
+    const unknown = '/api/portal-pushes/warranty-cases/4242424242/retry';
+    expect((await call('POST', unknown, admin())).statusCode).toBe(404);
+  });
 });
 
 describe('reading what the service did', () => {
@@ -198,6 +221,49 @@ describe('reading what the service did', () => {
     expect((await call('GET', '/api/orders/4242424242', viewer())).statusCode).toBe(404);
     for (const key of ['ab-c', '12345678901', encodeURIComponent("1')")]) {
       expect((await call('GET', `/api/orders/${key}`, viewer())).statusCode).toBe(400);
+    }
+  });
+
+  it('returns what is known about a customer return to a Viewer: its case, its emails and its events', async () => {
+    const customerReturn = '64000001';
+    world.s4.returns.setReturn(returnState(customerReturn, { overallSDProcessStatus: 'B' }));
+    const created = await deliver({ body: json(customerReturnEvent(customerReturn, 'Created')) });
+    await deliver({ body: json(customerReturnEvent(customerReturn, 'ItemChanged')) });
+    const [mail] = await eventually('the case email', async () => {
+      const sent = world.smtp.messages.filter((m) => m.headers['x-customer-return'] === customerReturn);
+      return sent.length === 1 ? sent : undefined;
+    });
+
+    expect((await call('GET', `/api/returns/${customerReturn}`)).statusCode).toBe(401);
+    // The key as an event may carry it, with leading zeros, names the same return.
+    const res = await call('GET', `/api/returns/00${customerReturn}`, viewer());
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body.customerReturn).toBe(customerReturn);
+    expect(body.cases).toEqual([
+      expect.objectContaining({
+        sourceSystem: S4_SOURCE,
+        caseStatus: 'InProcess',
+        salesOrder: '1000473',
+        returnReasons: ['009', '103'],
+        notifiedCaseStatus: 'InProcess',
+        threadMessageId: mail?.messageId,
+      }),
+    ]);
+    expect(body.mails).toEqual([
+      expect.objectContaining({ caseStatus: 'InProcess', change: 'new', messageId: mail?.messageId }),
+    ]);
+    expect(body.mails[0]).not.toHaveProperty('recipients');
+    expect(body.events).toHaveLength(2);
+    expect(body.events).toContainEqual(
+      expect.objectContaining({ id: created.event?.id, outcome: 'applied', notification: 'new' }),
+    );
+  });
+
+  it('answers 404 for a return nothing is known about and 400 for a key the parser would refuse', async () => {
+    expect((await call('GET', '/api/returns/4242424242', viewer())).statusCode).toBe(404);
+    for (const key of ['ab-c', '12345678901', encodeURIComponent("1')")]) {
+      expect((await call('GET', `/api/returns/${key}`, viewer())).statusCode).toBe(400);
     }
   });
 

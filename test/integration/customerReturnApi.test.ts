@@ -11,6 +11,7 @@ import {
 import { toWarrantyCase } from '../../src/families/customerReturn/warrantyCase.js';
 import { batchReads } from '../../src/s4/batchedReads.js';
 import { registerDestination } from '../support/destination.js';
+import { returnState } from '../support/returns.js';
 
 let s4: S4Server;
 let destination: string;
@@ -23,21 +24,13 @@ afterAll(async () => {
   await s4.close();
 });
 
-const RETURN: CustomerReturnState = {
-  customerReturn: '60000001',
-  lastChangeDateTime: '2026-11-30T10:00:00Z',
-  soldToParty: '17100002',
-  customerReference: 'RMA 7731',
-  orderReason: '009',
-  referenceSDDocument: '1000473',
-  referenceSDDocumentCategory: 'C',
+const RETURN: CustomerReturnState = returnState('60000001', {
   overallSDProcessStatus: 'B',
-  rejectionStatus: 'A',
   items: [
     { customerReturnItem: '10', returnReason: '103', material: 'MZ-FG-E15', referenceSDDocumentItem: '10' },
     { customerReturnItem: '20', returnReason: '003', returnsRefundType: 'C', followUpActivity: '0003' },
   ],
-};
+});
 
 async function failure(
   promise: Promise<unknown>,

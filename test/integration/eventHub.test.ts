@@ -90,7 +90,9 @@ describe('Event Hub deliveries with its token', () => {
       world.smtp.messages.some((mail) => mail.headers['x-sales-order'] === salesOrder),
     );
     const metrics = await service.app.inject({ method: 'GET', url: '/metrics' });
-    expect(metrics.body).toMatch(/fon_events_total\{channel="event-hub",outcome="applied",reason=""\} [1-9]/);
+    expect(metrics.body).toMatch(
+      /fon_events_total\{channel="event-hub",outcome="applied",reason="",family="sales_order"\} [1-9]/,
+    );
     // xssec fetched the tenant's keys for Event Hub's client, over TLS.
     expect(ias.keyRequests).toContain(ias.eventHubClientId);
   });

@@ -174,7 +174,7 @@ describe.each(ENDPOINTS)('batch mode on %s', (path) => {
     const channel = path === '/events' ? 'webhook' : 'event-hub';
     const rejected = async () => {
       const { body } = await service.app.inject({ method: 'GET', url: '/metrics' });
-      const series = `fon_events_total{channel="${channel}",outcome="rejected",reason="invalid_event"} `;
+      const series = `fon_events_total{channel="${channel}",outcome="rejected",reason="invalid_event",family="none"} `;
       const line = body.split('\n').find((candidate) => candidate.startsWith(series));
       return line === undefined ? 0 : Number(line.slice(series.length));
     };

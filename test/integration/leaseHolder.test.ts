@@ -65,7 +65,7 @@ describe('the lease holder', () => {
     expect(push?.claims).toBe(2);
     expect(await holderOf('portal_push')).toBe('instance-b');
 
-    const booked = await bookPush(db.pool, push ?? { salesOrder: 'A', claims: 2, pushId }, {
+    const booked = await bookPush(db.pool, push ?? { resource: 'orders/A', claims: 2, pushId }, {
       kind: 'done',
       result: 'pushed',
     });

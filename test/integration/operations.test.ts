@@ -48,10 +48,14 @@ describe('health, metrics and logs', () => {
         const text = (await service.app.inject({ method: 'GET', url: '/metrics' })).body;
         return text.includes('outcome="rejected"') ? text : undefined;
       });
-      expect(metrics).toMatch(/fon_events_total\{channel="amqp",outcome="applied",reason=""\} 1/);
-      expect(metrics).toMatch(/fon_events_total\{channel="amqp",outcome="duplicate",reason=""\} 1/);
       expect(metrics).toMatch(
-        /fon_events_total\{channel="amqp",outcome="rejected",reason="invalid_event"\} 1/,
+        /fon_events_total\{channel="amqp",outcome="applied",reason="",family="sales_order"\} 1/,
+      );
+      expect(metrics).toMatch(
+        /fon_events_total\{channel="amqp",outcome="duplicate",reason="",family="sales_order"\} 1/,
+      );
+      expect(metrics).toMatch(
+        /fon_events_total\{channel="amqp",outcome="rejected",reason="invalid_event",family="none"\} 1/,
       );
       expect(metrics).toMatch(/fon_s4_request_duration_seconds_count\{result="ok"\} 1/);
       expect(metrics).toMatch(/fon_mail_total\{result="sent"\} 1/);

@@ -237,7 +237,9 @@ describe('events of one order processed at the same time', () => {
     await settled(view, queues, [salesOrder], 1);
 
     const metrics = await secondInstance.app.inject({ url: '/metrics' });
-    expect(metrics.body).toContain('fon_events_total{channel="amqp",outcome="duplicate",reason=""} 1');
+    expect(metrics.body).toContain(
+      'fon_events_total{channel="amqp",outcome="duplicate",reason="",family="sales_order"} 1',
+    );
     expect(await processed(salesOrder)).toEqual([{ id: 'delivered-twice', outcome: 'applied' }]);
     expect((await view.portalRow(salesOrder))?.date).toBe(stateA.requestedDeliveryDate);
     expect((await view.outbox(salesOrder)).map((mail) => mail.date)).toEqual([stateA.requestedDeliveryDate]);
@@ -274,7 +276,8 @@ describe('events of one order processed at the same time', () => {
 /** Deliveries an instance settled for good (everything but releases), from its /metrics. */
 async function acceptedCopies(instance: Service): Promise<number> {
   const { body } = await instance.app.inject({ url: '/metrics' });
-  const counted = /^fon_events_total\{channel="amqp",outcome="(\w+)",reason="[^"]*"\} (\d+)$/gm;
+  const counted =
+    /^fon_events_total\{channel="amqp",outcome="(\w+)",reason="[^"]*",family="sales_order"\} (\d+)$/gm;
   let total = 0;
   for (const [, outcome, n] of body.matchAll(counted)) if (outcome !== 'released') total += Number(n);
   return total;

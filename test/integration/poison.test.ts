@@ -74,7 +74,9 @@ describe('one identity, one effect', () => {
     const dlq = await drainAtLeast(running.queue, 2);
     expect(dlq.map((body) => body.includes(`"id":"${id}"`))).toEqual([true, true]);
     const metrics = await running.service.app.inject({ method: 'GET', url: '/metrics' });
-    expect(metrics.body).toContain('fon_events_total{channel="amqp",outcome="rejected",reason="conflict"} 2');
+    expect(metrics.body).toContain(
+      'fon_events_total{channel="amqp",outcome="rejected",reason="conflict",family="sales_order"} 2',
+    );
 
     expect(await view.portalRow(salesOrder)).toEqual(before);
     expect(await view.portalRow(other)).toBeUndefined();

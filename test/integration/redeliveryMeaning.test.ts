@@ -64,9 +64,10 @@ function prefixed(attributes: Record<string, unknown>): Record<string, unknown> 
 
 async function counted(channel: string, outcome: string, reason = ''): Promise<number> {
   const metrics = await running.service.app.inject({ method: 'GET', url: '/metrics' });
-  const line = `fon_events_total{channel="${channel}",outcome="${outcome}",reason="${reason}"} `;
-  const found = metrics.body.split('\n').find((candidate) => candidate.startsWith(line));
-  return found === undefined ? 0 : Number(found.slice(line.length));
+  // Summed over the families: the count as it was before events had one.
+  const series = `fon_events_total{channel="${channel}",outcome="${outcome}",reason="${reason}",family="`;
+  const lines = metrics.body.split('\n').filter((candidate) => candidate.startsWith(series));
+  return lines.reduce((sum, line) => sum + Number(line.split(' ')[1]), 0);
 }
 
 async function deadLetterReasons(eventId: string): Promise<string[]> {

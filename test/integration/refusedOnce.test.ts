@@ -52,9 +52,10 @@ async function lettersWithBody(body: string): Promise<Letter[]> {
 /** The value of fon_events_total for these labels, 0 when the series does not exist yet. */
 async function eventsTotal(app: ServiceParts['app'], channel: string, outcome: string, reason = '') {
   const { body } = await app.inject({ method: 'GET', url: '/metrics' });
-  const series = `fon_events_total{channel="${channel}",outcome="${outcome}",reason="${reason}"} `;
-  const line = body.split('\n').find((candidate) => candidate.startsWith(series));
-  return line === undefined ? 0 : Number(line.slice(series.length));
+  // Summed over the families: the count as it was before events had one.
+  const series = `fon_events_total{channel="${channel}",outcome="${outcome}",reason="${reason}",family="`;
+  const lines = body.split('\n').filter((candidate) => candidate.startsWith(series));
+  return lines.reduce((sum, line) => sum + Number(line.split(' ')[1]), 0);
 }
 
 /** An event whose deliveries have all been used up: its next delivery is past the limit. */

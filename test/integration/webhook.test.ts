@@ -250,7 +250,7 @@ describe('webhook deliveries', () => {
     const rejected = async () => {
       const { body } = await app.inject({ method: 'GET', url: '/metrics' });
       const counted =
-        /^fon_events_total\{channel="webhook",outcome="rejected",reason="invalid_event"\} (\d+)$/m;
+        /^fon_events_total\{channel="webhook",outcome="rejected",reason="invalid_event",family="none"\} (\d+)$/m;
       return Number(counted.exec(body)?.[1] ?? 0);
     };
     const before = await rejected();

@@ -1,6 +1,6 @@
 // What tests of the effect statement (applyEffect) hand it: events parsed by the service's own parser, and the
 // mail settings the composition root binds.
-import { type S4EventSpec, salesOrderEvent } from '../../sandbox/s4Events.js';
+import { customerReturnEvent, type S4EventSpec, salesOrderEvent } from '../../sandbox/s4Events.js';
 import type { EffectMail } from '../../src/events/applyEffect.js';
 import { type ParsedEvent, parseCloudEvent } from '../../src/events/cloudEvent.js';
 
@@ -12,7 +12,20 @@ export const EFFECT_MAIL: EffectMail = {
 
 /** A sales-order event as the handler sees it once parsed. */
 export function parsedEvent(spec: S4EventSpec): ParsedEvent {
-  const body = Buffer.from(salesOrderEvent(spec));
+  return parsedBody(salesOrderEvent(spec));
+}
+
+/** A customer-return event (`change` such as `Created`) as the handler sees it once parsed. */
+export function parsedReturnEvent(
+  customerReturn: string,
+  change: string,
+  spec: S4EventSpec = {},
+): ParsedEvent {
+  return parsedBody(customerReturnEvent(customerReturn, change, spec));
+}
+
+function parsedBody(text: string): ParsedEvent {
+  const body = Buffer.from(text);
   const parsed = parseCloudEvent({ body, contentType: 'application/json', binaryAttributes: {} }, 1 << 20);
   if (!parsed.ok) throw new Error(parsed.reason);
   return parsed.event;

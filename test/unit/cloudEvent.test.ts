@@ -79,6 +79,8 @@ describe('structured mode', () => {
       source: SOURCE,
       id: S4_EVENT.id,
       type: CHANGED,
+      family: 'salesOrder',
+      key: '1000473',
       salesOrder: '1000473',
       payloadHash: expect.stringMatching(/^m1:[0-9a-f]{64}$/),
       legacyPayloadHash: expect.any(Function),
@@ -237,6 +239,56 @@ describe('the sales order key', () => {
   it('clips a long rejected value in the reason', () => {
     const reason = reasonOf(parse(withKey('9'.repeat(5000))));
     expect(reason).toBe(`data.SalesOrder must be 1 to 10 letters or digits, got "${'9'.repeat(59)}…`);
+  });
+});
+
+describe('customer-return events', () => {
+  const returnType = (name: string) => `sap.s4.beh.customerreturn.v1.CustomerReturn.${name}.v1`;
+  const returnEvent = (name: string, data: unknown) => withEvent({ type: returnType(name), data });
+
+  it.each(['Created', 'Changed', 'Deleted', 'ItemCreated', 'ItemChanged', 'ItemDeleted'])(
+    'accepts %s as an event of the customer-return family keyed by its return',
+    (name) => {
+      const event = eventOf(parse(returnEvent(name, { CustomerReturn: '60000001' })));
+      expect(event).toMatchObject({ family: 'customerReturn', key: '60000001', type: returnType(name) });
+      expect(event.salesOrder).toBeUndefined();
+    },
+  );
+
+  it('normalises the key: trimmed, an all-digit key without its leading zeros', () => {
+    expect(eventOf(parse(returnEvent('Changed', { CustomerReturn: ' 0060000000 ' }))).key).toBe('60000000');
+    expect(eventOf(parse(returnEvent('Changed', { CustomerReturn: 'R0001' }))).key).toBe('R0001');
+  });
+
+  it('gives the same identity and hash to a return event in binary mode as in structured mode', () => {
+    const structured = returnEvent('Created', { CustomerReturn: '60000002' });
+    const { body, attributes } = asBinary(structured);
+    const binary = eventOf(parse(body, 'application/json', attributes));
+    expect(binary).toMatchObject({ family: 'customerReturn', key: '60000002' });
+    expect(binary.payloadHash).toBe(eventOf(parse(structured)).payloadHash);
+  });
+
+  it.each([
+    [{ CustomerReturn: '' }, 'data.CustomerReturn must be 1 to 10 letters or digits, got ""'],
+    [
+      { CustomerReturn: '60000000001' },
+      'data.CustomerReturn must be 1 to 10 letters or digits, got "60000000001"',
+    ],
+    [
+      { CustomerReturn: "1') or ('1" },
+      `data.CustomerReturn must be 1 to 10 letters or digits, got "1') or ('1"`,
+    ],
+    [{ CustomerReturn: 60000000 }, 'data.CustomerReturn must be 1 to 10 letters or digits, got 60000000'],
+    [{ SalesOrder: '1' }, 'data.CustomerReturn must be 1 to 10 letters or digits, got nothing'],
+    [null, 'data must be a JSON object, got null'],
+  ])('refuses a return event whose data is %j with a reason', (data, reason) => {
+    expect(reasonOf(parse(returnEvent('Changed', data)))).toBe(reason);
+  });
+
+  it('refuses any other customer-return type with a reason naming it', () => {
+    expect(reasonOf(parse(returnEvent('Released', { CustomerReturn: '1' })))).toBe(
+      `event type "${returnType('Released')}" is not a customer-return event handled here`,
+    );
   });
 });
 

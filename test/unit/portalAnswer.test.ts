@@ -56,6 +56,7 @@ describe('the body of a push', () => {
   it('states every field of the contract, null where S/4HANA has no value', () => {
     expect(
       portalBody({
+        resource: 'orders/1000473',
         salesOrder: '1000473',
         portalStatus: 'Delivered',
         requestedDeliveryDate: null,

@@ -32,9 +32,14 @@ export function isCustomerReturnType(type: string): boolean {
   return type.startsWith(CUSTOMER_RETURN_TYPE_PREFIX);
 }
 
+/** What an event of `type` says happened to its return; undefined for a type not handled. */
+export function returnChangeOf(type: string): ReturnChange | undefined {
+  return Object.hasOwn(CHANGES, type) ? CHANGES[type] : undefined;
+}
+
 /** The return a customer-return event names and what happened to it, or why the event is refused. */
 export function customerReturnEvent(type: string, data: unknown): ({ ok: true } & ReturnEvent) | Failure {
-  const change = Object.hasOwn(CHANGES, type) ? CHANGES[type] : undefined;
+  const change = returnChangeOf(type);
   if (change === undefined)
     return fail(`event type ${show(type)} is not a customer-return event handled here`);
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {

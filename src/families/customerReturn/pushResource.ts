@@ -21,8 +21,11 @@ export function warrantyCasePath(customerReturn: string): string {
 export function warrantyCaseBody(
   state: Pick<
     WarrantyCase,
-    'customerReturn' | 'caseStatus' | 'soldToParty' | 'customerReference' | 'salesOrder' | 'returnReasons'
-  > & { s4ChangedAt: Date | null },
+    'customerReturn' | 'soldToParty' | 'customerReference' | 'salesOrder' | 'returnReasons'
+  > & {
+    caseStatus: string;
+    s4ChangedAt: Date | null;
+  },
 ): WarrantyCaseBody {
   return {
     customerReturn: state.customerReturn,

@@ -1,0 +1,173 @@
+// The effect of new customer-return events of one return, in one statement, as applyEffect.ts writes an order's:
+// record the events as processed, upsert the warranty case unless the stored state is newer, and move the
+// notification ledger and queue one email on a real change of the case's status. A return that is not a
+// warranty case is recorded with an outcome that says so, and writes no case.
+import { randomUUID } from 'node:crypto';
+import type { Pool } from 'pg';
+import { withClient } from '../../db/checkout.js';
+import type { EffectMail, EffectResult } from '../../events/applyEffect.js';
+import type { ParsedEvent } from '../../events/cloudEvent.js';
+import {
+  identityValues,
+  notificationSql,
+  recordProcessedSql,
+  unlessRecordedAlready,
+} from '../../events/processedRecord.js';
+import type { WarrantyCase } from './warrantyCase.js';
+
+/** A return as read: its case's values, and whether WARRANTY_RETURN_REASONS makes it a warranty case. */
+export interface CaseState extends WarrantyCase {
+  isCase: boolean;
+}
+
+// A withdrawal (the return is gone) knows only the status: the case keeps the values it had.
+const DETAILS = ['sold_to_party', 'customer_reference', 'sales_order', 'return_reasons', 's4_changed_at'];
+const KEEP_DETAILS_ON_WITHDRAWAL = DETAILS.map(
+  (column) =>
+    `${column} = case when excluded.case_status = 'Withdrawn' then current.${column} else excluded.${column} end`,
+).join(',\n        ');
+
+const OUTCOME = `case when not $13::boolean then 'not_warranty_case'
+      when exists (select from kase) then 'applied'
+      when $6::text = 'Withdrawn' then 'not_found'
+      else 'stale' end`;
+
+// The case's state as the portal is told it (pushResource.ts), in portal_push's columns.
+const PUSHED = [
+  'case_status',
+  'sold_to_party',
+  'customer_reference',
+  'case_sales_order',
+  'return_reasons',
+  's4_changed_at',
+];
+const pushedOf = (row: string) => `(${PUSHED.map((column) => `${row}.${column}`).join(', ')})`;
+
+/**
+ * With PORTAL_DESTINATION set: queue the case's new state as its one push row (a new Idempotency-Key, $18),
+ * unless the row holds that state already, queued or pushed. A newer state replaces a pending one.
+ */
+const QUEUE_PUSH = `, pushed as (
+      insert into portal_push as p (kind, customer_return, ${PUSHED.join(', ')}, push_id)
+      select 'warranty_case', $5::text, k.case_status, k.sold_to_party, k.customer_reference, k.sales_order,
+             k.return_reasons, k.s4_changed_at, $18::uuid
+      from kase k
+      on conflict (customer_return) do update set
+        ${PUSHED.map((column) => `${column} = excluded.${column}`).join(', ')},
+        push_id = excluded.push_id, state = 'pending', result = null, done_at = null, attempts = 0,
+        next_attempt_at = now(), last_error = null,
+        pending_since = case when p.state = 'pending' then p.pending_since else now() end
+      where ${pushedOf('p')} is distinct from ${pushedOf('excluded')}
+      returning 1
+    )`;
+
+// `before` locks the case's row first, so that the ledger compares with the latest committed status; a case
+// this statement inserts is new, one it updates changed when its notified status differs. A return once gone
+// stays withdrawn: S/4HANA never gives its number to another return.
+function caseEffectSql(pushToPortal: boolean): string {
+  return `with before as (
+      select customer_return, notified_case_status from warranty_case
+      where source_system = $1::text and customer_return = $5::text
+      for update
+    ), kase as (
+      insert into warranty_case as current (source_system, customer_return, case_status, sold_to_party,
+        customer_reference, sales_order, return_reasons, s4_changed_at, s4_read_at, notified_case_status,
+        thread_message_id, notified_at)
+      select $1::text, $5::text, $6::text, $7::text, $8::text, $9::text, $10::text[], $11::timestamptz,
+             $12::timestamptz, $6::text, $14::text, now()
+      from (select 1) one left join before b on true
+      where $13::boolean and ($6::text <> 'Withdrawn' or b.customer_return is not null)
+      on conflict (source_system, customer_return) do update set
+        case_status = excluded.case_status,
+        ${KEEP_DETAILS_ON_WITHDRAWAL},
+        s4_read_at = excluded.s4_read_at,
+        updated_at = now(),
+        previous_notified_case_status = case
+          when current.notified_case_status is distinct from excluded.case_status
+          then current.notified_case_status else current.previous_notified_case_status end,
+        notified_at = case
+          when current.notified_case_status is distinct from excluded.case_status
+          then now() else current.notified_at end,
+        notified_case_status = excluded.case_status,
+        thread_message_id = coalesce(current.thread_message_id, excluded.thread_message_id)
+      where case when excluded.case_status = 'Withdrawn' then true
+        else current.case_status <> 'Withdrawn'
+          and (coalesce(excluded.s4_changed_at, '-infinity'), excluded.s4_read_at)
+           >= (coalesce(current.s4_changed_at, '-infinity'), current.s4_read_at) end
+      returning case_status, sold_to_party, customer_reference, sales_order, return_reasons, s4_changed_at,
+        previous_notified_case_status, thread_message_id, (xmax = 0) as inserted
+    ), changed as (
+      select k.* from kase k
+      where k.inserted or exists (
+        select from before b where b.notified_case_status is distinct from k.case_status
+      )
+    ), queued as (
+      insert into mail_outbox
+        (kind, customer_return, case_status, previous_case_status, case_sales_order, return_reasons,
+         sold_to_party, customer_reference, recipients, message_id, change, locale, in_reply_to, trace_parent)
+      select 'warranty_case', $5::text, c.case_status, c.previous_notified_case_status, c.sales_order,
+             c.return_reasons, c.sold_to_party, c.customer_reference, coalesce(r.recipients, $15::text[]),
+             $14::text, case when c.previous_notified_case_status is null then 'new' else 'changed' end,
+             coalesce(r.locale, $16::text), nullif(c.thread_message_id, $14::text), $17::text
+      from changed c left join mail_recipient r on r.sold_to_party = c.sold_to_party
+      returning 1
+    )${pushToPortal ? QUEUE_PUSH : ''}, ${recordProcessedSql({
+      outcome: OUTCOME,
+      salesOrder: 'null::text',
+      customerReturn: '$5::text',
+      read: {
+        portalStatus: 'null::text',
+        requestedDeliveryDate: 'null::date',
+        changedAt: '$11::timestamptz',
+        notification: notificationSql('kase', 'previous_notified_case_status'),
+      },
+    })}
+    select ${OUTCOME} as "result", exists (select from queued) as "mailQueued",
+      ${pushToPortal ? 'exists (select from pushed)' : 'false'} as "pushQueued"`;
+}
+
+const STATEMENT = { name: 'warranty-case-effect', text: caseEffectSql(false) };
+const STATEMENT_WITH_PUSH = { name: 'warranty-case-effect-push', text: caseEffectSql(true) };
+
+/**
+ * The effect of events of one return answered by one read, in one auto-committed statement; a record committed
+ * meanwhile by another delivery fails it all, and the events are a duplicate.
+ */
+export async function writeCase(
+  pool: Pool,
+  events: ParsedEvent[],
+  state: CaseState,
+  mail: EffectMail,
+  pushToPortal: boolean,
+  /** The transaction's span as a `traceparent`, if traced: the mail send links back to it. */
+  traceParent: string | null = null,
+): Promise<EffectResult> {
+  const answer = await unlessRecordedAlready(
+    withClient(pool, (client) =>
+      client.query<EffectResult>({
+        ...(pushToPortal ? STATEMENT_WITH_PUSH : STATEMENT),
+        values: [
+          ...identityValues(events),
+          state.customerReturn,
+          state.caseStatus,
+          state.soldToParty,
+          state.customerReference,
+          state.salesOrder,
+          state.returnReasons,
+          state.changedAt,
+          state.readAt,
+          state.isCase,
+          // Fixed here, so a resend after a crash reuses it; the case's first one starts its conversation.
+          `<${randomUUID()}@${mail.messageIdDomain}>`,
+          mail.to,
+          mail.locale,
+          traceParent,
+          // The Idempotency-Key of the push this state may queue, the same on every retry of it.
+          ...(pushToPortal ? [randomUUID()] : []),
+        ],
+      }),
+    ),
+  );
+  const row = answer?.rows[0];
+  return row ?? { result: 'duplicate', mailQueued: false, pushQueued: false };
+}
