@@ -1,6 +1,7 @@
 // The loop both outboxes share (mail, portal pushes): claim due rows under a lease while slots are free, deliver
 // each without a transaction open, renew the leases of those in flight every third of the lease, and wake early
 // when new work is committed or a slot frees. What a claim, a delivery and a renewal mean is the caller's.
+import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { classify } from '../errors.js';
 
@@ -30,6 +31,21 @@ export interface LeasedLoopOptions<T> {
   concurrency: number;
   pollMs: number;
   leaseSeconds: number;
+}
+
+/** What a sender built on this loop is given, beside its own work: its pool, logger, slots and lease. */
+export interface LeasedSenderOptions<Result> {
+  pool: Pool;
+  logger: Logger;
+  /** Called once per row with how its turn ended. */
+  onResult?: (result: Result) => void;
+  /** Rows in flight at once. */
+  concurrency?: number;
+  pollMs?: number;
+  /** How long a claim holds a row; renewed every third of it while the delivery is in progress. */
+  leaseSeconds?: number;
+  /** This instance, written on each row it claims (`leased_by`). */
+  holder?: string;
 }
 
 export interface LeasedLoop {

@@ -1,8 +1,6 @@
-import type { Pool } from 'pg';
-import type { Logger } from 'pino';
 import { classify, failureReason } from '../errors.js';
 import { renderCaseEmail } from '../families/customerReturn/caseEmail.js';
-import { createLeasedLoop, type LeasedLoop } from '../leasedOutbox/leasedLoop.js';
+import { createLeasedLoop, type LeasedLoop, type LeasedSenderOptions } from '../leasedOutbox/leasedLoop.js';
 import { whileBusy } from '../leasedOutbox/whileBusy.js';
 import { type RetryPolicy, retry } from '../retry.js';
 import { inSpan, linkTo, ROOT_CONTEXT, SpanKind } from '../telemetry/tracing.js';
@@ -25,25 +23,14 @@ import { catalogLanguage } from './messages.js';
  */
 export type MailResult = 'sent' | 'partial' | 'retry' | 'parked' | 'resent';
 
-export interface MailSenderOptions {
-  pool: Pool;
+export interface MailSenderOptions extends LeasedSenderOptions<MailResult> {
   transport: MailTransport;
   from: string;
   /** MAIL_LOCALE, for emails queued without a locale of their own (default en). */
   locale?: string;
   /** PORTAL_ORDER_URL: a template with `{salesOrder}`; each email links to its order. */
   portalOrderUrl?: string | undefined;
-  logger: Logger;
-  /** Called once per email with how it ended. */
-  onResult?: (result: MailResult) => void;
-  /** Emails in flight at once; a claim takes only what free slots send now, once half of them are free. */
-  concurrency?: number;
-  pollMs?: number;
   maxAttempts?: number;
-  /** How long a claim holds an email; renewed every third of it while the send is in progress. */
-  leaseSeconds?: number;
-  /** This instance, written on each email it claims (`leased_by`). */
-  holder?: string;
 }
 
 /** wake(): called after a commit that queued mail. */

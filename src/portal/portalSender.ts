@@ -1,6 +1,4 @@
-import type { Pool } from 'pg';
-import type { Logger } from 'pino';
-import { createLeasedLoop, type LeasedLoop } from '../leasedOutbox/leasedLoop.js';
+import { createLeasedLoop, type LeasedLoop, type LeasedSenderOptions } from '../leasedOutbox/leasedLoop.js';
 import { type RetryPolicy, retry } from '../retry.js';
 import type { PortalApi, PushAnswer } from './portalApi.js';
 import { type Booking, bookPush, type ClaimedPush, claimDuePushes, renewPushLeases } from './pushOutbox.js';
@@ -8,18 +6,9 @@ import { type Booking, bookPush, type ClaimedPush, claimDuePushes, renewPushLeas
 /** How one push's turn ended, as counted in fon_portal_push_total. */
 export type PushResult = 'pushed' | 'conflict' | 'retry' | 'parked';
 
-export interface PortalSenderOptions {
-  pool: Pool;
+/** Pushes in flight at once are each of another order. */
+export interface PortalSenderOptions extends LeasedSenderOptions<PushResult> {
   portal: PortalApi;
-  logger: Logger;
-  onResult?: (result: PushResult) => void;
-  /** Pushes in flight at once, each of another order. */
-  concurrency?: number;
-  pollMs?: number;
-  /** How long a claim holds an order; renewed every third of it while the portal answers. */
-  leaseSeconds?: number;
-  /** This instance, written on each push it claims (`leased_by`). */
-  holder?: string;
 }
 
 /** wake(): called after a commit that queued a push. */
