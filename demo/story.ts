@@ -352,7 +352,7 @@ export const EXPECTED = {
     '1000476': { status: 'Open', date: '2026-12-20', lastEvent: 'not_found' },
     '1000477': { status: 'DeliveryBlocked', date: '2027-02-01', lastEvent: 'applied' },
   } as Record<string, { status: string; date: string; lastEvent: string }>,
-  /** The warranty case of each return: its status, the order it refers to, and the portal API's copy. */
+  /** The warranty case of each return: its status and the order it refers to (the portal API must agree). */
   cases: {
     '60000001': { status: 'Completed', salesOrder: '1000473' },
   } as Record<string, { status: string; salesOrder: string | null }>,
