@@ -1,8 +1,17 @@
 // The demo's script: five fleet orders in the S/4HANA sandbox, what happens to them, the events Event Mesh
 // pushes to the webhook (duplicates, a redelivery, late and stale ones, a malformed one), and the outcome the
 // service must reach. scripts/demo.ts plays it against the real service and checks the outcome.
-import { binaryEvent, type S4EventSpec, SALES_ORDER_TYPE, salesOrderEvent } from '../sandbox/s4Events.js';
+import {
+  binaryEvent,
+  CUSTOMER_RETURN_TYPE,
+  customerReturnEvent,
+  type S4EventSpec,
+  SALES_ORDER_TYPE,
+  salesOrderEvent,
+} from '../sandbox/s4Events.js';
+import type { CustomerReturnState } from '../sandbox/s4Returns.js';
 import type { SalesOrderState } from '../sandbox/s4Server.js';
+import type { S4Fault } from '../sandbox/s4State.js';
 
 /** One push from Event Mesh: the event as S/4HANA published it, or binary mode from another producer. */
 export interface Delivery {
@@ -35,6 +44,10 @@ export interface Sandbox {
   setOrder(state: SalesOrderState): void;
   deleteOrder(salesOrder: string): void;
   setFault(fault: ((salesOrder: string) => 'ok' | 'unavailable') | undefined): void;
+  returns: {
+    setReturn(state: CustomerReturnState): void;
+    setFault(fault: ((customerReturn: string) => S4Fault) | undefined): void;
+  };
 }
 
 const orders = {
@@ -119,6 +132,20 @@ function binaryDelivery(spec: S4EventSpec): Delivery {
   return { body, headers };
 }
 
+/** A customer-return event as S/4HANA publishes it, on the return's topic. */
+function returnEvent(change: string, customerReturn: string, raisedAt: string): Delivery {
+  sequence += 1;
+  const id = `0b7e4d2c-5a19-4f3e-8c60-${String(sequence).padStart(12, '0')}`;
+  const body = customerReturnEvent(customerReturn, change, { id, time: raisedAt });
+  return {
+    body,
+    headers: {
+      'content-type': 'application/json',
+      'x-address': topic(`${CUSTOMER_RETURN_TYPE}${change}.v1`),
+    },
+  };
+}
+
 function topic(type: string): string {
   return `topic:sap/S4HANAOD/fleet/ce/${type.replaceAll('.', '/')}`;
 }
@@ -128,6 +155,22 @@ const taxisDelivered: SalesOrderState = {
   overallDeliveryStatus: 'C',
   lastChangeDateTime: '2026-11-27T11:45:00Z',
 };
+/** A warranty return of two of the vans: a fault with the sliding door (return reason 103). */
+const vansReturn: CustomerReturnState = {
+  customerReturn: '60000001',
+  lastChangeDateTime: '2026-11-12T09:00:00Z',
+  soldToParty: orders.vans.soldToParty,
+  customerReference: 'NFL-RMA-0007 2 vans, sliding door',
+  orderReason: '009',
+  referenceSDDocument: orders.vans.salesOrder,
+  referenceSDDocumentCategory: 'C',
+  overallSDProcessStatus: 'A',
+  rejectionStatus: 'A',
+  items: [{ customerReturnItem: '10', returnReason: '103' }],
+};
+const vansReturnInProcess = returnEvent('Changed', '60000001', '2026-11-14T10:30:01Z');
+const vansReturnItem = returnEvent('ItemChanged', '60000001', '2026-11-14T10:30:02Z');
+
 const vansCreated = s4Event('Created.v1', '1000473', '2026-11-02T08:14:01Z');
 const taxisPartlyDelivered = s4Event('OvrlDelivStsChgd.v1', '1000474', '2026-11-20T14:00:01Z');
 const trucksDelivered = s4Event('OvrlDelivStsChgd.v1', '1000475', '2026-11-24T09:00:01Z');
@@ -238,6 +281,52 @@ export const STORY: Step[] = [
     answer: 'processed:applied',
   },
   {
+    say: 'return 60000001 of two vans created: a warranty case opens',
+    s4: (s4) => s4.returns.setReturn(vansReturn),
+    delivery: returnEvent('Created', '60000001', '2026-11-12T09:00:01Z'),
+    answer: 'processed:applied',
+  },
+  {
+    say: 'return 60000001 in process',
+    s4: (s4) =>
+      s4.returns.setReturn({
+        ...vansReturn,
+        overallSDProcessStatus: 'B',
+        lastChangeDateTime: '2026-11-14T10:30:00Z',
+      }),
+    delivery: vansReturnInProcess,
+    answer: 'processed:applied',
+  },
+  {
+    say: 'Event Mesh delivers "return in process" again',
+    delivery: vansReturnInProcess,
+    answer: 'duplicate',
+  },
+  {
+    say: 'return 60000001: an item event, but S/4HANA is unavailable',
+    s4: (s4) => s4.returns.setFault(() => 'unavailable'),
+    delivery: vansReturnItem,
+    answer: 'retry-later',
+  },
+  {
+    say: 'S/4HANA is back; the item event comes again (no new status, no email)',
+    s4: (s4) => s4.returns.setFault(undefined),
+    honourRetryAfter: true,
+    delivery: vansReturnItem,
+    answer: 'processed:applied',
+  },
+  {
+    say: 'return 60000001 completed',
+    s4: (s4) =>
+      s4.returns.setReturn({
+        ...vansReturn,
+        overallSDProcessStatus: 'C',
+        lastChangeDateTime: '2026-11-18T15:10:00Z',
+      }),
+    delivery: returnEvent('Changed', '60000001', '2026-11-18T15:10:01Z'),
+    answer: 'processed:applied',
+  },
+  {
     say: 'a truncated message',
     delivery: {
       body: vansCreated.body.slice(0, 90),
@@ -249,12 +338,12 @@ export const STORY: Step[] = [
 
 /** What the service must have made of the story, read back from its database, metrics and mail folder. */
 export const EXPECTED = {
-  received: 16,
+  received: 22,
   /** The order whose first push to the portal's API hangs past PORTAL_TIMEOUT_MS (scripts/demo.ts). */
   portalTimeout: '1000475',
-  processed: { applied: 11, stale: 1, not_found: 1 },
-  duplicates: 1,
-  released: 1,
+  processed: { applied: 15, stale: 1, not_found: 1 },
+  duplicates: 2,
+  released: 2,
   rejected: 1,
   portal: {
     '1000473': { status: 'Open', date: '2027-01-12', lastEvent: 'applied' },
@@ -263,7 +352,14 @@ export const EXPECTED = {
     '1000476': { status: 'Open', date: '2026-12-20', lastEvent: 'not_found' },
     '1000477': { status: 'DeliveryBlocked', date: '2027-02-01', lastEvent: 'applied' },
   } as Record<string, { status: string; date: string; lastEvent: string }>,
-  /** One email per real change, in the order the changes happened: order, portal status, delivery date. */
+  /** The warranty case of each return: its status and the order it refers to (the portal API must agree). */
+  cases: {
+    '60000001': { status: 'Completed', salesOrder: '1000473' },
+  } as Record<string, { status: string; salesOrder: string | null }>,
+  /**
+   * One email per real change, in the order the changes happened: an order's with its portal status and
+   * delivery date, a case's with its status.
+   */
   emails: [
     '1000473 Open 2026-12-15',
     '1000474 Open 2026-12-01',
@@ -274,5 +370,8 @@ export const EXPECTED = {
     '1000475 Delivered 2027-01-20',
     '1000474 Delivered 2026-12-01',
     '1000477 DeliveryBlocked 2027-02-01',
+    'return 60000001 Open',
+    'return 60000001 InProcess',
+    'return 60000001 Completed',
   ],
 };

@@ -8,6 +8,16 @@ import type { Pool } from 'pg';
 import type { PortalServer } from '../sandbox/portalServer.js';
 import type { EXPECTED } from './story.js';
 
+/** One .eml file: an order's email (its portal status and date) or a warranty case's (its case status). */
+export interface Email {
+  file: string;
+  salesOrder: string;
+  customerReturn: string | null;
+  status: string;
+  date: string | null;
+  subject: string;
+}
+
 export interface Summary {
   /** Deliveries the webhook handled, by outcome, from the service's fon_events_total counter. */
   counted: Record<string, number>;
@@ -30,7 +40,15 @@ export interface Summary {
     answers: number[];
     keys: number;
   }>;
-  emails: Array<{ file: string; salesOrder: string; status: string; date: string | null; subject: string }>;
+  /** Warranty cases (warranty_case) and what the portal's API holds of each. */
+  cases: Array<{
+    customerReturn: string;
+    status: string;
+    salesOrder: string | null;
+    customerReference: string | null;
+  }>;
+  casesApi: Array<{ customerReturn: string; status: string; answers: number[] }>;
+  emails: Email[];
   outbox: Record<string, number>;
   problems: string[];
 }
@@ -62,14 +80,21 @@ export async function readSummary(
              order by e.processed_at desc limit 1) as "lastEvent"
      from portal_order_status p order by p.sales_order`,
   );
-  const { rows: queued } = await pool.query<{ messageId: string; salesOrder: string }>(
-    `select message_id as "messageId", sales_order as "salesOrder" from mail_outbox order by id`,
+  const { rows: queued } = await pool.query<{
+    messageId: string;
+    salesOrder: string | null;
+    customerReturn: string | null;
+  }>(
+    `select message_id as "messageId", sales_order as "salesOrder", customer_return as "customerReturn"
+     from mail_outbox order by id`,
+  );
+  const { rows: cases } = await pool.query<Summary['cases'][number]>(
+    `select customer_return as "customerReturn", case_status as "status", sales_order as "salesOrder",
+            customer_reference as "customerReference"
+     from warranty_case order by customer_return`,
   );
 
-  const files = new Map<
-    string,
-    { file: string; salesOrder: string; status: string; date: string | null; subject: string }
-  >();
+  const files = new Map<string, Email>();
   for (const name of (await readdir(mailDir).catch(() => [] as string[])).filter((n) => n.endsWith('.eml'))) {
     const file = join(mailDir, name);
     const mail = await simpleParser(await readFile(file));
@@ -77,10 +102,12 @@ export async function readSummary(
       const value = mail.headers.get(key);
       return typeof value === 'string' ? value : null;
     };
+    const customerReturn = header('x-customer-return');
     files.set(mail.messageId ?? name, {
       file,
       salesOrder: header('x-sales-order') ?? '?',
-      status: header('x-portal-status') ?? '?',
+      customerReturn,
+      status: (customerReturn === null ? header('x-portal-status') : header('x-case-status')) ?? '?',
       date: header('x-requested-delivery-date'),
       subject: mail.subject ?? '',
     });
@@ -89,9 +116,13 @@ export async function readSummary(
   const emails: Summary['emails'] = [];
   for (const row of queued) {
     const mail = files.get(row.messageId);
-    if (mail === undefined)
-      problems.push(`no .eml file for the email ${row.messageId} (order ${row.salesOrder})`);
-    else if (mail.salesOrder !== row.salesOrder)
+    const about = row.customerReturn === null ? `order ${row.salesOrder}` : `return ${row.customerReturn}`;
+    if (mail === undefined) problems.push(`no .eml file for the email ${row.messageId} (${about})`);
+    else if (mail.customerReturn !== row.customerReturn)
+      problems.push(
+        `${mail.file} has X-Customer-Return ${mail.customerReturn}, expected ${row.customerReturn}`,
+      );
+    else if (row.customerReturn === null && mail.salesOrder !== row.salesOrder)
       problems.push(`${mail.file} has X-Sales-Order ${mail.salesOrder}, expected ${row.salesOrder}`);
     else emails.push(mail);
     files.delete(row.messageId);
@@ -130,7 +161,18 @@ export async function readSummary(
       `the service counted ${counted.rejected ?? 0} rejected events, dead_letter holds ${rejected.length}`,
     );
   }
-  return { counted, processed, rejected, portal, portalApi, emails, outbox, problems };
+  const casesApi = cases.map(({ customerReturn }) => ({
+    customerReturn,
+    status: portalServer.caseState(customerReturn)?.caseStatus ?? '-',
+    answers: portalServer.caseRequests(customerReturn).map((put) => put.status),
+  }));
+  for (const [i, row] of cases.entries()) {
+    if (casesApi[i]?.status !== row.status)
+      problems.push(
+        `the portal API holds case ${row.customerReturn} as ${casesApi[i]?.status}, not ${row.status}`,
+      );
+  }
+  return { counted, processed, rejected, portal, portalApi, cases, casesApi, emails, outbox, problems };
 }
 
 /** Differences between what the service did and what the story expects; empty when they agree. */
@@ -157,8 +199,19 @@ export function compare(summary: Summary, expected: typeof EXPECTED): string[] {
     expected.portal,
   );
   check(
+    'warranty cases',
+    Object.fromEntries(
+      summary.cases.map((row) => [row.customerReturn, { status: row.status, salesOrder: row.salesOrder }]),
+    ),
+    expected.cases,
+  );
+  check(
     'emails',
-    summary.emails.map((mail) => `${mail.salesOrder} ${mail.status} ${mail.date ?? 'no date'}`),
+    summary.emails.map((mail) =>
+      mail.customerReturn === null
+        ? `${mail.salesOrder} ${mail.status} ${mail.date ?? 'no date'}`
+        : `return ${mail.customerReturn} ${mail.status}`,
+    ),
     expected.emails,
   );
   check('mail outbox', summary.outbox, { sent: expected.emails.length });
@@ -210,6 +263,16 @@ export function printSummary(summary: Summary, show: (path: string) => string): 
     console.log(
       `  ${row.salesOrder}  ${row.status.padEnd(19)} ${date} ${pushes}, answers: ${answers}${recovered}`,
     );
+  }
+
+  console.log('\nWarranty cases (warranty_case; the portal API beside it)');
+  for (const [i, row] of summary.cases.entries()) {
+    const api = summary.casesApi[i];
+    const answers = api?.answers.join(', ') ?? '-';
+    console.log(
+      `  ${row.customerReturn}  ${row.status.padEnd(10)} order ${row.salesOrder ?? '-'}  ${row.customerReference ?? ''}`,
+    );
+    console.log(`      portal API: ${api?.status ?? '-'}, answers: ${answers}`);
   }
 
   console.log(`\nEmails (${summary.emails.length}, one per real change)`);

@@ -2,7 +2,8 @@
 // Each check returns findings (one line per violation) instead of throwing, so one run reports everything.
 import type pg from 'pg';
 import type { ReceivedMail } from '../../sandbox/smtpServer.js';
-import type { QueuedMail } from './emailEndings.js';
+import type { ExpectedCase, ExpectedCaseStatus } from './caseStatusTable.js';
+import { conversationOf, type QueuedMail } from './emailEndings.js';
 import type { expectedPortal } from './scenario.js';
 
 export type ExpectedPortal = ReturnType<typeof expectedPortal>;
@@ -39,9 +40,29 @@ export async function checkPortal(pool: pg.Pool, expected: Map<string, ExpectedP
   return findings;
 }
 
+/** One warranty_case row per return, equal to S/4HANA's latest state of it. */
+export async function checkCases(pool: pg.Pool, expected: Map<string, ExpectedCase>): Promise<string[]> {
+  const { rows } = await pool.query<ExpectedCase & { customerReturn: string; rows: number }>(
+    `select customer_return as "customerReturn", min(case_status) as "caseStatus",
+            min(customer_reference) as "customerReference", count(*)::int as "rows"
+     from warranty_case group by customer_return`,
+  );
+  const actual = new Map(rows.map(({ customerReturn, ...row }) => [customerReturn, row]));
+  const findings: string[] = [];
+  for (const [customerReturn, want] of expected) {
+    const got = actual.get(customerReturn);
+    if (JSON.stringify(got) !== JSON.stringify({ ...want, rows: 1 })) {
+      findings.push(
+        `warranty case of ${customerReturn} is ${JSON.stringify(got)}, S/4HANA says ${JSON.stringify(want)}`,
+      );
+    }
+  }
+  return findings;
+}
+
 export async function outboxRows(pool: pg.Pool): Promise<QueuedMail[]> {
   const { rows } = await pool.query<QueuedMail>(
-    `select message_id as "messageId", sales_order as "salesOrder", state, attempts, last_error as "lastError",
+    `select message_id as "messageId", sales_order as "salesOrder", customer_return as "customerReturn", state, attempts, last_error as "lastError",
             created_at as "queuedAt"
      from mail_outbox`,
   );
@@ -68,34 +89,68 @@ export function checkMail(
   changed: Map<string, ExpectedPortal[]>,
   known: Set<string>,
 ): string[] {
-  const findings: string[] = [];
-  const byOrder = new Map<string, ReceivedMail[]>();
-  for (const mail of mails) {
-    if (known.has(mail.messageId)) continue; // a resend: judged by checkEveryEmail
-    known.add(mail.messageId);
-    const salesOrder = mail.headers['x-sales-order'] ?? '?';
-    byOrder.set(salesOrder, [...(byOrder.get(salesOrder) ?? []), mail]);
-  }
   const pair = (state: { portalStatus: string | undefined; date: string | null }) =>
     `${state.portalStatus}/${state.date}`;
-  for (const [salesOrder, states] of changed) {
-    const got = byOrder.get(salesOrder) ?? [];
-    const wanted = states.map(pair);
-    const shown = got.map((mail) =>
-      pair({
-        portalStatus: mail.headers['x-portal-status'],
-        date: mail.headers['x-requested-delivery-date'] ?? null,
-      }),
-    );
+  const orderMails = mails.filter((mail) => mail.headers['x-customer-return'] === undefined);
+  return judgeConversations('order', newMails(orderMails, known, 'x-sales-order'), changed, pair, (mail) =>
+    pair({
+      portalStatus: mail.headers['x-portal-status'],
+      date: mail.headers['x-requested-delivery-date'] ?? null,
+    }),
+  );
+}
+
+/**
+ * The phase's new case emails against the case statuses each return went through in the phase, judged as
+ * checkMail judges an order's: in order, each status at most once, the last always, none for an unchanged case.
+ */
+export function checkCaseMail(
+  mails: ReceivedMail[],
+  changed: Map<string, ExpectedCaseStatus[]>,
+  known: Set<string>,
+): string[] {
+  const caseMails = mails.filter((mail) => mail.headers['x-customer-return'] !== undefined);
+  return judgeConversations(
+    'return',
+    newMails(caseMails, known, 'x-customer-return'),
+    changed,
+    (status) => status,
+    (mail) => mail.headers['x-case-status'] ?? '?',
+  );
+}
+
+/** Mails not judged before, by the conversation the header names; a resend is judged by checkEveryEmail. */
+function newMails(mails: ReceivedMail[], known: Set<string>, header: string): Map<string, ReceivedMail[]> {
+  const byKey = new Map<string, ReceivedMail[]>();
+  for (const mail of mails) {
+    if (known.has(mail.messageId)) continue;
+    known.add(mail.messageId);
+    const key = mail.headers[header] ?? '?';
+    byKey.set(key, [...(byKey.get(key) ?? []), mail]);
+  }
+  return byKey;
+}
+
+function judgeConversations<T>(
+  what: string,
+  byKey: Map<string, ReceivedMail[]>,
+  changed: Map<string, T[]>,
+  describe: (state: T) => string,
+  shows: (mail: ReceivedMail) => string,
+): string[] {
+  const findings: string[] = [];
+  for (const [key, states] of changed) {
+    const wanted = states.map(describe);
+    const shown = (byKey.get(key) ?? []).map(shows);
     let last = -1;
-    for (const [i, what] of shown.entries()) {
-      const at = wanted.indexOf(what, last + 1);
+    for (const [i, said] of shown.entries()) {
+      const at = wanted.indexOf(said, last + 1);
       if (at === -1) {
-        const earlier = wanted.lastIndexOf(what, last);
+        const earlier = wanted.lastIndexOf(said, last);
         findings.push(
           earlier === -1
-            ? `order ${salesOrder}: email says ${what}, S/4HANA went through ${wanted.join(' → ')}`
-            : `order ${salesOrder}: email for ${what} arrived after the one for ${shown[i - 1]}, ` +
+            ? `${what} ${key}: email says ${said}, S/4HANA went through ${wanted.join(' → ')}`
+            : `${what} ${key}: email for ${said} arrived after the one for ${shown[i - 1]}, ` +
                 `which S/4HANA took on later (${wanted.join(' → ')})`,
         );
         continue;
@@ -104,13 +159,12 @@ export function checkMail(
     }
     if (shown.at(-1) !== wanted.at(-1)) {
       findings.push(
-        `order ${salesOrder} changed to ${wanted.join(' → ')}: emails say ${shown.join(', ') || 'nothing'}`,
+        `${what} ${key} changed to ${wanted.join(' → ')}: emails say ${shown.join(', ') || 'nothing'}`,
       );
     }
   }
-  for (const [salesOrder, got] of byOrder) {
-    if (!changed.has(salesOrder))
-      findings.push(`order ${salesOrder} did not change but got ${got.length} email(s)`);
+  for (const [key, got] of byKey) {
+    if (!changed.has(key)) findings.push(`${what} ${key} did not change but got ${got.length} email(s)`);
   }
   return findings;
 }
@@ -126,7 +180,7 @@ export function longestDelay(
     if (first === undefined) continue;
     const ms = first - row.queuedAt.getTime();
     if (longest === undefined || ms > longest.ms)
-      longest = { ms, messageId: row.messageId, salesOrder: row.salesOrder, claims: row.attempts };
+      longest = { ms, messageId: row.messageId, salesOrder: conversationOf(row), claims: row.attempts };
   }
   return longest;
 }

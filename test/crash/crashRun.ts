@@ -37,6 +37,7 @@ export async function runCrashScenario(options: CrashRunOptions): Promise<CrashR
   const cleanup: Array<() => Promise<unknown>> = [];
   const run: RunState = {
     expected: new Map(),
+    expectedCases: new Map(),
     knownMail: new Set(),
     restarts: [],
     deadLetterId: 0,

@@ -6,11 +6,18 @@ import { judgeRepeats } from './holderCrash.js';
 
 export interface QueuedMail {
   messageId: string;
-  salesOrder: string;
+  /** The order of an order's email; a case's email names its return instead. */
+  salesOrder: string | null;
+  customerReturn: string | null;
   state: string;
   attempts: number;
   lastError: string | null;
   queuedAt: Date;
+}
+
+/** What an email is about, as findings and the report name it: the order, or `return <customerReturn>`. */
+export function conversationOf(row: QueuedMail): string {
+  return row.customerReturn === null ? `${row.salesOrder}` : `return ${row.customerReturn}`;
 }
 
 export interface Resend {
@@ -45,7 +52,8 @@ export function checkEveryEmail(
   }
   for (const row of outbox) {
     const times = evidence.accepted.get(row.messageId) ?? [];
-    const what = `email ${row.messageId} (order ${row.salesOrder})`;
+    const about = conversationOf(row);
+    const what = `email ${row.messageId} (${row.customerReturn === null ? `order ${about}` : about})`;
     if (row.state === 'parked') {
       if ((row.lastError ?? '') === '') findings.push(`${what} was parked without a reason`);
       continue;
@@ -64,7 +72,7 @@ export function checkEveryEmail(
     findings.push(...judged.findings);
     resends.push({
       messageId: row.messageId,
-      salesOrder: row.salesOrder,
+      salesOrder: about,
       receipts: times.length,
       outboxAttempts: row.attempts,
       cause: [...new Set(judged.causes)].join(', ') || 'no crash of its holder',

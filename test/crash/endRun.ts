@@ -3,7 +3,7 @@
 import { isIdle, queueCounts } from '../support/queueCounts.js';
 import { checkResentContent, longestDelay, outboxRows } from './checks.js';
 import { claimsOf } from './claimLog.js';
-import { checkEveryEmail } from './emailEndings.js';
+import { checkEveryEmail, conversationOf } from './emailEndings.js';
 import { checkPortalPuts } from './portalChecks.js';
 import type { RunState } from './runState.js';
 import type { Rig } from './startRig.js';
@@ -42,7 +42,7 @@ export async function checkRun(rig: Rig, run: RunState): Promise<void> {
   findings.push(...puts.findings);
   // Every fault of the run is transient: even an email parked with its reason is one too many here.
   for (const row of outbox.filter((r) => r.state === 'parked')) {
-    findings.push(`mail ${row.messageId} of order ${row.salesOrder} was parked: ${row.lastError}`);
+    findings.push(`mail ${row.messageId} of ${conversationOf(row)} was parked: ${row.lastError}`);
   }
   // No instance may exit unless the suite killed it: not on a failover, a restart or a dropped connection.
   for (const exit of fleet.unplannedExits) {

@@ -2,6 +2,7 @@
 // Like the mail checks, each returns findings instead of throwing.
 import type pg from 'pg';
 import type { PortalRequest, PortalServer } from '../../sandbox/portalServer.js';
+import type { ExpectedCase } from './caseStatusTable.js';
 import type { ExpectedPortal } from './checks.js';
 import { type Claim, judgeRepeats, type Kill, type Outage } from './holderCrash.js';
 
@@ -13,6 +14,20 @@ export async function pendingPushes(pool: pg.Pool): Promise<number> {
 }
 
 /** The portal stand-in holds S/4HANA's state of every order, as the portal table does. */
+/** The portal stand-in holds S/4HANA's latest state of every warranty case, as warranty_case does. */
+export function checkCaseApi(portal: PortalServer, expected: Map<string, ExpectedCase>): string[] {
+  const findings: string[] = [];
+  for (const [customerReturn, want] of expected) {
+    const held = portal.caseState(customerReturn);
+    const got = held && { caseStatus: held.caseStatus, customerReference: held.customerReference };
+    if (JSON.stringify(got) !== JSON.stringify(want))
+      findings.push(
+        `the portal API holds case ${JSON.stringify(got)} for ${customerReturn}, S/4HANA says ${JSON.stringify(want)}`,
+      );
+  }
+  return findings;
+}
+
 export function checkPortalApi(portal: PortalServer, expected: Map<string, ExpectedPortal>): string[] {
   const findings: string[] = [];
   for (const [salesOrder, want] of expected) {

@@ -2,7 +2,10 @@
 // faults strike, and once everything settled the portal, the portal's API, the new emails and the dead letters
 // are checked. Findings and counts go to the run's state.
 import { setTimeout as sleep } from 'node:timers/promises';
+import { type ExpectedCaseStatus, expectedCase } from './caseStatusTable.js';
 import {
+  checkCaseMail,
+  checkCases,
   checkDeadLetters,
   checkMail,
   checkPortal,
@@ -10,7 +13,7 @@ import {
   unprocessedIdentities,
 } from './checks.js';
 import { performAction } from './performAction.js';
-import { checkPortalApi } from './portalChecks.js';
+import { checkCaseApi, checkPortalApi } from './portalChecks.js';
 import type { RunState } from './runState.js';
 import { expectedPortal, type Phase } from './scenario.js';
 import { firstMailOf, waitUntilSettled } from './settle.js';
@@ -28,6 +31,7 @@ export async function runPhase(rig: Rig, run: RunState, phase: Phase, options: P
   const mailsBefore = smtp.messages.length;
   const alreadyRefusedBefore = rig.fleet.tally.alreadyRefused;
   const changed = expectChanges(rig, run, phase);
+  const changedCases = expectCaseChanges(rig, run, phase);
   for (const { salesOrder, failingCalls } of phase.s4Outages) rig.s4Faults.outage(salesOrder, failingCalls);
 
   const actions = phase.actions.map(async (action) => {
@@ -57,8 +61,11 @@ export async function runPhase(rig: Rig, run: RunState, phase: Phase, options: P
   const phaseFindings = [...unsettled];
   phaseFindings.push(...(await checkPortal(pool, run.expected)));
   phaseFindings.push(...checkPortalApi(portal, run.expected));
+  phaseFindings.push(...(await checkCases(pool, run.expectedCases)));
+  phaseFindings.push(...checkCaseApi(portal, run.expectedCases));
   const phaseMails = smtp.messages.slice(mailsBefore);
   phaseFindings.push(...checkMail(phaseMails, changed, run.knownMail));
+  phaseFindings.push(...checkCaseMail(phaseMails, changedCases, run.knownMail));
   for (const salesOrder of changed.keys()) {
     const ids = new Set(
       phaseMails.filter((m) => m.headers['x-sales-order'] === salesOrder).map((m) => m.messageId),
@@ -84,7 +91,10 @@ export async function runPhase(rig: Rig, run: RunState, phase: Phase, options: P
   report.events.duplicateCopies += phase.counts.duplicateCopies;
   report.events.malformed += phase.malformed.length;
   report.events.ofOtherTypes += phase.counts.eventsOfOtherTypes;
-  report.emails.expected += [...changed.values()].reduce((n, states) => n + states.length, 0);
+  report.emails.expected += [...changed.values(), ...changedCases.values()].reduce(
+    (n, states) => n + states.length,
+    0,
+  );
   report.phases.push({
     index: phase.index,
     changes: changed.size,
@@ -93,7 +103,7 @@ export async function runPhase(rig: Rig, run: RunState, phase: Phase, options: P
   });
   options.progress(
     `phase ${phase.index}: ${phase.counts.copies + phase.malformed.length} messages, ${changed.size} emailed ` +
-      `changes, ${phase.actions.map((a) => a.kind).join(', ')}; settled in ${settleMs} ms, ` +
+      `changes, ${changedCases.size} emailed case changes, ${phase.actions.map((a) => a.kind).join(', ')}; settled in ${settleMs} ms, ` +
       `${Date.now() - phaseStarted} ms in all, ${phaseFindings.length} findings`,
   );
 }
@@ -112,6 +122,19 @@ function expectChanges(rig: Rig, run: RunState, phase: Phase): Map<string, Expec
     if (before === undefined || before.portalStatus !== after.portalStatus || before.date !== after.date) {
       changed.set(state.salesOrder, [...(changed.get(state.salesOrder) ?? []), after]);
     }
+  }
+  return changed;
+}
+
+/** Sets the phase's return states in S/4HANA; returns, per return, the case status it changed to, if it did. */
+function expectCaseChanges(rig: Rig, run: RunState, phase: Phase): Map<string, ExpectedCaseStatus[]> {
+  const changed = new Map<string, ExpectedCaseStatus[]>();
+  for (const state of phase.returnChanges) {
+    rig.s4.returns.setReturn(state);
+    const before = run.expectedCases.get(state.customerReturn);
+    const after = expectedCase(state);
+    run.expectedCases.set(state.customerReturn, after);
+    if (before?.caseStatus !== after.caseStatus) changed.set(state.customerReturn, [after.caseStatus]);
   }
   return changed;
 }

@@ -1,3 +1,4 @@
+import type { ExpectedCase } from './caseStatusTable.js';
 import type { ExpectedPortal } from './checks.js';
 import type { CrashReport } from './report.js';
 
@@ -5,6 +6,8 @@ import type { CrashReport } from './report.js';
 export interface RunState {
   /** S/4HANA's state of every order so far, as the portal must show it. */
   expected: Map<string, ExpectedPortal>;
+  /** S/4HANA's state of every customer return so far, as its warranty case must show it. */
+  expectedCases: Map<string, ExpectedCase>;
   /** Message-IDs of the emails judged so far: a later copy is a resend. */
   knownMail: Set<string>;
   /** When the suite's PostgreSQL was down. */

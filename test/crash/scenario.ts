@@ -2,9 +2,11 @@
 // events that announce the changes (several per change, some published more than once), events that change
 // nothing, malformed messages, the publish order, and when instances are killed or dependencies fail.
 import { OTHER_TYPE, S4_SOURCE, salesOrderData, salesOrderEvent } from '../../sandbox/s4Events.js';
+import type { CustomerReturnState } from '../../sandbox/s4Returns.js';
 import type { SalesOrderState } from '../../sandbox/s4Server.js';
 import { type ExpectedStatus, expectedStatus } from './portalStatusTable.js';
 import { createRandom, type Random } from './random.js';
+import { mixReturns, RETURNS } from './returnLoad.js';
 
 export type ChangeKind = 'created' | 'status' | 'date' | 'status+date' | 'reference only';
 
@@ -48,6 +50,8 @@ export interface Phase {
    * state in the phase: two emails of one order in one phase happen for certain, not by chance.
    */
   aimedOrder: string | undefined;
+  /** New S/4HANA states of customer returns, set before the phase's events. */
+  returnChanges: CustomerReturnState[];
   /** Messages in publish order, in batches published `batchGapMs` apart; the last holds follow-up changes. */
   batches: PlannedMessage[][];
   batchGapMs: number;
@@ -138,10 +142,13 @@ export function expectedPortal(state: SalesOrderState) {
 export function planRun(seed: number, options: PlanOptions): Phase[] {
   const random = createRandom(seed);
   const orders = Array.from({ length: options.orders }, (_, i) => String(8_100_000 + i));
+  const returns = Array.from({ length: RETURNS }, (_, i) => String(61_000_000 + i));
   const states = new Map<string, SalesOrderState>();
+  const returnStates = new Map<string, CustomerReturnState>();
   const phases: Phase[] = [];
   for (let index = 0; index < options.phases; index++) {
     phases.push(planPhase(index, random.fork(`phase-${index}`), orders, states, options));
+    mixReturns(phases[index] as Phase, random.fork(`returns-${index}`), returns, returnStates);
   }
   return phases;
 }
@@ -278,6 +285,7 @@ function planPhase(
     index,
     changes,
     aimedOrder,
+    returnChanges: [],
     batches,
     batchGapMs,
     identities: valid.map((event) => event.identity),

@@ -4,7 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import type { PortalRequest } from '../../sandbox/portalServer.js';
 import type { ReceivedMail } from '../../sandbox/smtpServer.js';
-import { checkMail, longestDelay } from '../crash/checks.js';
+import { expectedCaseStatus } from '../crash/caseStatusTable.js';
+import { checkCaseMail, checkMail, longestDelay } from '../crash/checks.js';
 import { checkEveryEmail, type QueuedMail } from '../crash/emailEndings.js';
 import type { Claim } from '../crash/holderCrash.js';
 import { checkPortalPuts } from '../crash/portalChecks.js';
@@ -14,6 +15,7 @@ const ID = '<resent@fleet.example>';
 const row: QueuedMail = {
   messageId: ID,
   salesOrder: '8100001',
+  customerReturn: null,
   state: 'sent',
   attempts: 3,
   lastError: null,
@@ -104,6 +106,17 @@ describe('checkEveryEmail', () => {
     ).toEqual([]);
   });
 
+  it("judges a warranty case's email as an order's, and names its return", () => {
+    const caseRow = { ...row, salesOrder: null, customerReturn: '61000001' };
+    expect(judge([], [], { rows: [caseRow] }).findings).toEqual([
+      `email ${ID} (return 61000001) is recorded as sent but the relay never received it`,
+    ]);
+    expect(judge([10_000, 11_000], [], { rows: [caseRow] }).findings[0]).toMatch(
+      /^email <resent@fleet\.example> \(return 61000001\) received 2 times/,
+    );
+    expect(judge([10_000], [], { rows: [caseRow] }).findings).toEqual([]);
+  });
+
   it('reports an email the relay received that no outbox row queued', () => {
     expect(judge([10_000], [], { rows: [] }).findings).toEqual([
       `email ${ID} was received but has no outbox row`,
@@ -164,6 +177,48 @@ describe('expectedStatus', () => {
       'InProcess',
     );
     expect(expectedStatus({ ...order, overallSDProcessStatus: 'A', deliveryBlockReason: '' })).toBe('Open');
+  });
+});
+
+describe('expectedCaseStatus', () => {
+  it('takes the first rule of the contracts table that matches', () => {
+    const base = { customerReturn: '1', lastChangeDateTime: '2026-11-30T08:00:00Z', items: [] };
+    expect(expectedCaseStatus({ ...base, rejectionStatus: 'C', overallSDProcessStatus: 'C' })).toBe(
+      'Rejected',
+    );
+    expect(expectedCaseStatus({ ...base, rejectionStatus: 'A', overallSDProcessStatus: 'C' })).toBe(
+      'Completed',
+    );
+    expect(expectedCaseStatus({ ...base, overallSDProcessStatus: 'B' })).toBe('InProcess');
+    expect(expectedCaseStatus({ ...base, overallSDProcessStatus: 'A' })).toBe('Open');
+  });
+});
+
+describe('checkCaseMail', () => {
+  const caseMail = (messageId: string, status: string) =>
+    ({
+      messageId,
+      headers: { 'x-customer-return': '61000001', 'x-case-status': status, 'x-sales-order': '8100000' },
+    }) as unknown as ReceivedMail;
+  const changed = new Map([['61000001', ['InProcess' as const]]]);
+
+  it("accepts a case's email of its new status, and leaves it out of the orders' judging", () => {
+    const mails = [caseMail('<a>', 'InProcess')];
+    expect(checkCaseMail(mails, changed, new Set())).toEqual([]);
+    expect(checkMail(mails, new Map(), new Set())).toEqual([]);
+  });
+
+  it('reports a missing case email, one of another status, and one for a case that did not change', () => {
+    expect(checkCaseMail([], changed, new Set())).toEqual([
+      'return 61000001 changed to InProcess: emails say nothing',
+    ]);
+    expect(checkCaseMail([caseMail('<a>', 'Open')], changed, new Set())).toEqual([
+      'return 61000001: email says Open, S/4HANA went through InProcess',
+      'return 61000001 changed to InProcess: emails say Open',
+    ]);
+    expect(checkCaseMail([caseMail('<a>', 'Open')], new Map(), new Set())).toEqual([
+      'return 61000001 did not change but got 1 email(s)',
+    ]);
   });
 });
 

@@ -48,10 +48,12 @@ async function emails(demoDir: string) {
   return Promise.all(
     files.map(async (name) => {
       const mail = await simpleParser(await readFile(join(dir, name)));
+      const customerReturn = mail.headers.get('x-customer-return');
       return {
         name,
+        customerReturn,
         salesOrder: mail.headers.get('x-sales-order'),
-        status: mail.headers.get('x-portal-status'),
+        status: mail.headers.get(customerReturn === undefined ? 'x-portal-status' : 'x-case-status'),
         date: mail.headers.get('x-requested-delivery-date'),
         messageId: mail.messageId,
         subject: mail.subject,
@@ -66,6 +68,13 @@ function printed(stdout: string, label: string): number | undefined {
   return match?.[1] === undefined ? undefined : Number(match[1]);
 }
 
+/** An email as the lists below name it: an order's with its status and date, a case's with its status. */
+function described(mail: Awaited<ReturnType<typeof emails>>[number]): string {
+  return mail.customerReturn === undefined
+    ? `${mail.salesOrder} ${mail.status} ${mail.date}`
+    : `return ${mail.customerReturn} ${mail.status}`;
+}
+
 const EMAILS = [
   '1000473 Open 2026-12-15',
   '1000473 Open 2027-01-12',
@@ -76,6 +85,9 @@ const EMAILS = [
   '1000475 InProcess 2027-01-20',
   '1000476 Open 2026-12-20',
   '1000477 DeliveryBlocked 2027-02-01',
+  'return 60000001 Completed',
+  'return 60000001 InProcess',
+  'return 60000001 Open',
 ];
 
 /** Each order and the portal status the story ends it in. */
@@ -103,10 +115,10 @@ describe('npm run demo', () => {
     expect(first.stderr).not.toContain('DEMO FAILED');
     expect(first.code).toBe(0);
     expect(first.stdout).toContain('Demo OK');
-    expect(printed(first.stdout, 'received')).toBe(16);
-    expect(printed(first.stdout, 'processed')).toBe(13);
-    expect(printed(first.stdout, 'duplicates skipped')).toBe(1);
-    expect(printed(first.stdout, 'released for retry')).toBe(1);
+    expect(printed(first.stdout, 'received')).toBe(22);
+    expect(printed(first.stdout, 'processed')).toBe(17);
+    expect(printed(first.stdout, 'duplicates skipped')).toBe(2);
+    expect(printed(first.stdout, 'released for retry')).toBe(2);
     expect(printed(first.stdout, 'rejected')).toBe(1);
   });
 
@@ -118,7 +130,7 @@ describe('npm run demo', () => {
   });
 
   it("prints the portal API's final state of each order beside the portal table, one timeout recovered", () => {
-    const section = first.stdout.split('Fleet portal API')[1]?.split('\nEmails')[0] ?? '';
+    const section = first.stdout.split('Fleet portal API')[1]?.split('\nWarranty cases')[0] ?? '';
     for (const [salesOrder, status] of FINAL_STATUSES) {
       expect(section).toMatch(new RegExp(`^ {2}${salesOrder} +${status} .*answers: .*200(  \\(|$)`, 'm'));
     }
@@ -128,9 +140,25 @@ describe('npm run demo', () => {
     expect(section.match(/timeout/g)?.length).toBe(2);
   });
 
+  it('tells the warranty story: the case ends completed, its three emails in one conversation, in order', async () => {
+    const section = first.stdout.split('\nWarranty cases')[1]?.split('\nEmails')[0] ?? '';
+    expect(section).toMatch(/^ {2}60000001 +Completed +order 1000473 /m);
+    expect(section).toMatch(/^ {6}portal API: Completed, answers: .*200$/m);
+    const cases = first.stdout.split('\n').filter((line) => line.startsWith('  Customer return 60000001'));
+    expect(cases).toEqual([
+      '  Customer return 60000001 for sales order 1000473: new warranty case, open',
+      '  Customer return 60000001 for sales order 1000473: in process',
+      '  Customer return 60000001 for sales order 1000473: completed',
+    ]);
+    expect(first.stdout).toMatch(/"return in process" again +→ 200 duplicate$/m);
+    expect(first.stdout).toMatch(
+      /item event comes again \(no new status, no email\) +→ 200 processed \(applied\)$/m,
+    );
+  });
+
   it('writes one parseable .eml file per real change, each with its X-Sales-Order, and lists it', async () => {
     const mails = await emails(demoDir);
-    expect(mails.map((mail) => `${mail.salesOrder} ${mail.status} ${mail.date}`).sort()).toEqual(EMAILS);
+    expect(mails.map(described).sort()).toEqual(EMAILS);
     for (const mail of mails) {
       expect(mail.messageId).toMatch(/^<.+@demo\.example>$/);
       expect(first.stdout).toContain(mail.name);
@@ -149,9 +177,17 @@ describe('npm run demo', () => {
   it('leaves a summary file that agrees with the service database', async () => {
     const summary = JSON.parse(await readFile(join(demoDir, 'summary.json'), 'utf8'));
     expect(summary.problems).toEqual([]);
-    expect(summary.processed).toEqual({ applied: 11, stale: 1, not_found: 1 });
+    expect(summary.processed).toEqual({ applied: 15, stale: 1, not_found: 1 });
     expect(summary.rejected).toEqual([{ id: '1', reason: expect.stringMatching(/^body is not valid JSON/) }]);
-    expect(summary.outbox).toEqual({ sent: 9 });
+    expect(summary.outbox).toEqual({ sent: 12 });
+    expect(summary.cases).toEqual([
+      {
+        customerReturn: '60000001',
+        status: 'Completed',
+        salesOrder: '1000473',
+        customerReference: 'NFL-RMA-0007 2 vans, sliding door',
+      },
+    ]);
   });
 
   it(
@@ -159,9 +195,9 @@ describe('npm run demo', () => {
     async () => {
       const second = await runDemo(demoDir);
       expect(second.code).toBe(0);
-      expect(printed(second.stdout, 'received')).toBe(16);
-      expect(printed(second.stdout, 'processed')).toBe(13);
-      expect(printed(second.stdout, 'duplicates skipped')).toBe(1);
+      expect(printed(second.stdout, 'received')).toBe(22);
+      expect(printed(second.stdout, 'processed')).toBe(17);
+      expect(printed(second.stdout, 'duplicates skipped')).toBe(2);
       const mails = await emails(demoDir);
       expect(mails).toHaveLength(EMAILS.length);
       expect(mails.some((mail) => !second.stdout.includes(mail.name))).toBe(false);
@@ -177,9 +213,9 @@ describe('npm run demo', () => {
         const run = await runDemo(v4Dir, { S4_API: 'v4' });
         expect(run.code, run.stderr).toBe(0);
         expect(run.stdout).toContain('reading S/4HANA over OData v4');
-        expect(printed(run.stdout, 'processed')).toBe(13);
+        expect(printed(run.stdout, 'processed')).toBe(17);
         const mails = await emails(v4Dir);
-        expect(mails.map((mail) => `${mail.salesOrder} ${mail.status} ${mail.date}`).sort()).toEqual(EMAILS);
+        expect(mails.map(described).sort()).toEqual(EMAILS);
         expect(JSON.parse(await readFile(join(v4Dir, 'summary.json'), 'utf8')).problems).toEqual([]);
       } finally {
         await rm(v4Dir, { recursive: true, force: true });
