@@ -119,14 +119,20 @@ export async function noteAttemptError(db: Executor, event: ParsedEvent, error: 
   ]);
 }
 
-/** How long ago, in milliseconds by the database's clock, the event's first counted delivery arrived (0: none). */
-export async function waitedSinceFirstSeen(db: Executor, event: ParsedEvent): Promise<number> {
-  const { rows } = await db.query<{ ms: number }>(
-    `select (extract(epoch from now() - first_seen_at) * 1000)::float8 as "ms"
+/**
+ * The event's deliveries so far: how long ago, in milliseconds by the database's clock, the first counted one
+ * arrived, and how many were counted, this one included (0 and 0: none).
+ */
+export async function deliveriesSoFar(
+  db: Executor,
+  event: ParsedEvent,
+): Promise<{ waitedMs: number; attempts: number }> {
+  const { rows } = await db.query<{ waitedMs: number; attempts: number }>(
+    `select (extract(epoch from now() - first_seen_at) * 1000)::float8 as "waitedMs", attempts
      from event_attempt where source = $1::text and id = $2::text`,
     [event.source, event.id],
   );
-  return rows[0]?.ms ?? 0;
+  return rows[0] ?? { waitedMs: 0, attempts: 0 };
 }
 
 /**

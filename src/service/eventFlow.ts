@@ -35,7 +35,7 @@ export function createEventFlow(config: Readonly<Config>, deps: EventFlowDeps): 
   };
   const families: Record<EventFamily, Family> = {
     salesOrder: createSalesOrderFamily(familyDeps),
-    customerReturn: createCustomerReturnFamily(familyDeps),
+    customerReturn: createCustomerReturnFamily({ ...familyDeps, maxDeliveries: config.maxDeliveries }),
   };
   return createEventHandler({
     pool,

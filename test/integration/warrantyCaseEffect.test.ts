@@ -40,7 +40,11 @@ afterAll(async () => {
   await Promise.all([db.drop(), s4.close()]);
 });
 
-function family(warrantyReturnReasons?: ReadonlySet<string>): Family<CaseState> {
+function family(
+  warrantyReturnReasons?: ReadonlySet<string>,
+  maxDeliveries = 10,
+  maxReadLagMs = LAG_MS,
+): Family<CaseState> {
   return createCustomerReturnFamily({
     pool: db.pool,
     s4: { ...s4Settings, warrantyReturnReasons },
@@ -49,7 +53,8 @@ function family(warrantyReturnReasons?: ReadonlySet<string>): Family<CaseState> 
     retryPolicy: DEFAULT_RETRY,
     logger: pino({ level: 'silent' }),
     observe: {},
-    maxReadLagMs: LAG_MS,
+    maxReadLagMs,
+    maxDeliveries,
   });
 }
 
@@ -228,6 +233,17 @@ describe('the customer-return family', () => {
     );
 
     await new Promise((resolve) => setTimeout(resolve, LAG_MS + 50));
+    expect(await deliver(events, created)).toEqual({ result: 'read found nothing' });
+    expect(await caseOf(customerReturn)).toBeUndefined();
+  });
+
+  it('settles a return missing after Created as not found on its last allowed delivery, lag or not', async () => {
+    const customerReturn = String(nextReturn++);
+    const events = family(undefined, 2, 60_000);
+    const created = parsedReturnEvent(customerReturn, 'Created');
+    const first = await deliver(events, created).catch((err: unknown) => err);
+    expect(classify(first)).toBe('transient');
+    // The second delivery is the last one MAX_DELIVERIES = 2 lets through: released again, it would be refused.
     expect(await deliver(events, created)).toEqual({ result: 'read found nothing' });
     expect(await caseOf(customerReturn)).toBeUndefined();
   });

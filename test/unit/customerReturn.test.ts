@@ -167,6 +167,8 @@ describe('the warranty case of a return', () => {
     expect(whenReturnMissing('changed', 59_999, 60_000)).toBe('retry');
     expect(whenReturnMissing('changed', 60_000, 60_000)).toBe('not_found');
     expect(whenReturnMissing('created', Number.POSITIVE_INFINITY)).toBe('not_found');
+    expect(whenReturnMissing('created', 0, 60_000, true)).toBe('not_found');
+    expect(whenReturnMissing('deleted', 0, 60_000, true)).toBe('withdrawn');
   });
 
   it('has exactly the statuses the warranty_case table accepts', async () => {

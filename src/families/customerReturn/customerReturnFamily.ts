@@ -1,12 +1,12 @@
 // The customer-return family: its state is the return as S/4HANA has it now, read in batches like orders, as a
 // warranty case; its effect is one statement for the events one read answered (caseEffect.ts). A return the API
 // does not know is withdrawn after a Deleted event, and after Created or Changed waited for (replication lag)
-// until the event is RETURN_READ_LAG_MS old, then settled as not found.
+// until the event is RETURN_READ_LAG_MS old or on its last allowed delivery, then settled as not found.
 import { PermanentError, TransientError } from '../../errors.js';
 import type { ParsedEvent } from '../../events/cloudEvent.js';
 import { groupEffects } from '../../events/effectGroups.js';
 import { type Family, type FamilyDeps, familyReadOptions } from '../../events/family.js';
-import { waitedSinceFirstSeen } from '../../events/inbox.js';
+import { deliveriesSoFar } from '../../events/inbox.js';
 import { batchReads } from '../../s4/batchedReads.js';
 import { inSpan, SpanKind, traceparentOf } from '../../telemetry/tracing.js';
 import { type CaseState, writeCase } from './caseEffect.js';
@@ -18,6 +18,8 @@ import { isWarrantyCase } from './warrantyFilter.js';
 export interface CustomerReturnFamilyDeps extends FamilyDeps {
   /** How long a return announced as created or changed may be missing from the API; RETURN_READ_LAG_MS. */
   maxReadLagMs?: number;
+  /** MAX_DELIVERIES: the last delivery the handler lets through waits no longer, whatever the lag allows. */
+  maxDeliveries: number;
 }
 
 export function createCustomerReturnFamily(deps: CustomerReturnFamilyDeps): Family<CaseState> {
@@ -26,8 +28,8 @@ export function createCustomerReturnFamily(deps: CustomerReturnFamilyDeps): Fami
   const batchedRead = batchReads(createCustomerReturnApi(s4), familyReadOptions(deps));
   const missing = async (event: ParsedEvent, customerReturn: string, readAt: Date) => {
     const change = returnChangeOf(event.type) ?? 'changed';
-    const waitedMs = await waitedSinceFirstSeen(pool, event);
-    switch (whenReturnMissing(change, waitedMs, maxLagMs)) {
+    const { waitedMs, attempts } = await deliveriesSoFar(pool, event);
+    switch (whenReturnMissing(change, waitedMs, maxLagMs, attempts >= deps.maxDeliveries)) {
       case 'withdrawn':
         return withdrawnCase(customerReturn, readAt);
       case 'retry':

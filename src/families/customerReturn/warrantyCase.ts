@@ -75,13 +75,15 @@ export const RETURN_READ_LAG_MS = 120_000;
 /**
  * What a read that found no return (404) means for an event: after `deleted`, the case is withdrawn; after
  * `created` or `changed`, the read is tried again (a transient failure) until the event has waited
- * `maxLagMs` since it was first seen, and then the event is settled as not found, as for orders.
+ * `maxLagMs` since it was first seen, and then the event is settled as not found, as for orders. On its last
+ * delivery (`lastDelivery`) it waits no longer: released once more, it would be dead-lettered for its count.
  */
 export function whenReturnMissing(
   change: ReturnChange,
   waitedMs: number,
   maxLagMs = RETURN_READ_LAG_MS,
+  lastDelivery = false,
 ): 'withdrawn' | 'retry' | 'not_found' {
   if (change === 'deleted') return 'withdrawn';
-  return waitedMs < maxLagMs ? 'retry' : 'not_found';
+  return waitedMs < maxLagMs && !lastDelivery ? 'retry' : 'not_found';
 }
