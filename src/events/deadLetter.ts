@@ -15,7 +15,7 @@ export interface DeadLetter {
   /** The order the event named, when it parsed that far: the letter shows on that order's timeline. */
   salesOrder?: string | undefined;
   /** The return the event named, likewise: the letter shows on that return's timeline. */
-  customerReturn?: string | undefined;
+  customerReturn?: string | null | undefined;
   contentType: string | undefined;
   /** Binary-mode CloudEvents attributes, as InboundMessage carries them: with body and content type, a replay. */
   attributes: Record<string, unknown>;

@@ -77,8 +77,7 @@ export async function checkInboxes(
 
 /**
  * The identity check, for the deliveries that `delivered` selects (id, payload_hash, sales_order, customer_return)
- * of source $1
- * whose ids match `ids`, by channel $4: one row per delivery, its entry with its id.
+ * of source $1 whose ids match `ids`, by channel $4: one row per delivery, its entry with its id.
  *
  * It commits without waiting for the WAL flush (synchronous_commit off for this statement's transaction only):
  * the count must survive the service dying, not PostgreSQL crashing (bench/NOTES.md, Throughput at 0 ms). Hence

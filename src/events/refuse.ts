@@ -68,7 +68,7 @@ export async function refuseRejected(
       eventId: event?.id,
       payloadHash: event?.payloadHash,
       salesOrder: event?.salesOrder,
-      customerReturn: event === undefined ? undefined : (returnOf(event) ?? undefined),
+      customerReturn: event && returnOf(event),
       contentType: message.contentType,
       attributes: message.binaryAttributes,
       headers: headers ?? {},
