@@ -32,5 +32,5 @@ export function table(headings, rows) {
 }
 
 export function tag(name) {
-  return h('span', { class: `tag tag-${name}` }, name.replace('_', ' '));
+  return h('span', { class: `tag tag-${name}` }, name.replaceAll('_', ' '));
 }

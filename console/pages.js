@@ -2,9 +2,7 @@
 // token grants Admin, and every action is a POST whose answer re-renders the page.
 import { get, post } from './api.js';
 import { h, table, tag, when } from './dom.js';
-import { storyOf } from './story.js';
-
-const SALES_ORDER = /^[A-Za-z0-9]{1,10}$/;
+import { FAMILIES, storyOf } from './story.js';
 
 /**
  * A button that runs `action` once; `done` re-renders the page with the action's answer, which a failure shows
@@ -30,28 +28,43 @@ function answered(message) {
   return message === undefined ? [] : [h('p', { class: 'notice', role: 'status' }, message)];
 }
 
-export async function ordersPage(main, salesOrder) {
-  const input = h('input', {
-    name: 'salesOrder',
-    placeholder: 'Sales order, e.g. 1000473',
-    value: salesOrder ?? '',
-    pattern: SALES_ORDER.source,
-    required: true,
-    'aria-label': 'Sales order',
+/**
+ * The search: an order or a return (the toggle) by its key, whose timeline the page then tells as a story. Only
+ * the family and the key travel in the hash: #/orders/1000473, #/returns/60000000.
+ */
+export async function searchPage(main, familyName, key) {
+  let family = FAMILIES[familyName];
+  const input = h('input', { name: 'key', value: key ?? '', required: true });
+  const kind = h(
+    'select',
+    { name: 'family', 'aria-label': 'Search for' },
+    ...Object.entries(FAMILIES).map(([name, { label }]) =>
+      h('option', { value: name, selected: name === familyName }, label),
+    ),
+  );
+  const describe = () => {
+    input.setAttribute('aria-label', family.label);
+    input.setAttribute('placeholder', `${family.label}, e.g. ${family.example}`);
+    input.setAttribute('pattern', family.key.source);
+  };
+  describe();
+  kind.addEventListener('change', () => {
+    family = FAMILIES[kind.value];
+    describe();
   });
-  const form = h('form', { role: 'search' }, input, h('button', { type: 'submit' }, 'Show timeline'));
+  const form = h('form', { role: 'search' }, kind, input, h('button', { type: 'submit' }, 'Show timeline'));
   form.addEventListener('submit', (event) => {
     event.preventDefault();
-    location.hash = `#/orders/${encodeURIComponent(input.value.trim())}`;
+    location.hash = `#/${kind.value}/${encodeURIComponent(input.value.trim())}`;
   });
-  main.replaceChildren(h('h2', {}, 'Orders'), form);
-  if (salesOrder === undefined) return;
-  if (!SALES_ORDER.test(salesOrder)) {
-    main.append(h('p', { class: 'error' }, 'A sales order number is 1 to 10 letters or digits.'));
+  main.replaceChildren(h('h2', {}, 'Orders and returns'), form);
+  if (key === undefined) return;
+  if (!family.key.test(key)) {
+    main.append(h('p', { class: 'error' }, `A ${family.noun} number is 1 to 10 letters or digits.`));
     return;
   }
-  const timeline = await get(`orders/${salesOrder}/timeline`);
-  const items = storyOf(timeline).map((entry) =>
+  const timeline = await get(`${familyName}/${key}/timeline`);
+  const items = storyOf(timeline, family).map((entry) =>
     h(
       'li',
       { 'data-tag': entry.tag },
@@ -68,7 +81,8 @@ export async function ordersPage(main, salesOrder) {
       ),
     ),
   );
-  main.append(h('h3', {}, `Timeline of sales order ${salesOrder}`), h('ol', { class: 'story' }, ...items));
+  const shown = timeline.salesOrder ?? timeline.customerReturn;
+  main.append(h('h3', {}, `Timeline of ${family.noun} ${shown}`), h('ol', { class: 'story' }, ...items));
 }
 
 export async function deadLettersPage(main) {

@@ -1,15 +1,34 @@
-// An order's timeline (GET /api/orders/{salesOrder}/timeline) told as a story: one entry per arrival, email
-// step and portal push, in time order, each with what it came to and why.
+// An order's or a return's timeline (GET /api/orders/{salesOrder}/timeline, GET /api/returns/{customerReturn}/
+// timeline) told as a story: one entry per arrival, email step and portal push, in time order, each with what it
+// came to and why.
 
-const TYPE_PREFIX = 'sap.s4.beh.salesorder.v1.SalesOrder.';
+/** What sets a family's story apart: its key, its event types' prefix, and how its values read. */
+export const FAMILIES = {
+  orders: {
+    label: 'Sales order',
+    noun: 'sales order',
+    example: '1000473',
+    key: /^[A-Za-z0-9]{1,10}$/,
+    typePrefix: 'sap.s4.beh.salesorder.v1.SalesOrder.',
+    state: (values) => `${values.portalStatus}, requested delivery ${values.requestedDeliveryDate ?? 'none'}`,
+  },
+  returns: {
+    label: 'Customer return',
+    noun: 'customer return',
+    example: '60000000',
+    key: /^[A-Za-z0-9]{1,10}$/,
+    typePrefix: 'sap.s4.beh.customerreturn.v1.CustomerReturn.',
+    state: (values) => `case status ${values.caseStatus}`,
+  },
+};
 
-function eventName(arrival) {
-  const type = arrival.type === null ? 'event' : arrival.type.replace(TYPE_PREFIX, '');
+function eventNameOf(family, arrival) {
+  const type = arrival.type === null ? 'event' : arrival.type.replace(family.typePrefix, '');
   return `${type} ${arrival.id ?? '(no id)'}`;
 }
 
-function readLine(read) {
-  return `S/4HANA read: ${read.portalStatus}, requested delivery ${read.requestedDeliveryDate ?? 'none'}, LastChangeDateTime ${read.lastChangeDateTime ?? 'none'}`;
+function readLine(family, read) {
+  return `S/4HANA read: ${family.state(read)}, LastChangeDateTime ${read.lastChangeDateTime ?? 'none'}`;
 }
 
 function notificationLine(notification) {
@@ -17,7 +36,8 @@ function notificationLine(notification) {
   return `Notification: ${verdict} (${notification.reason})`;
 }
 
-function arrivalEntries(arrival) {
+function arrivalEntries(family, arrival) {
+  const eventName = (a) => eventNameOf(family, a);
   const by = arrival.channel === null ? '' : ` by ${arrival.channel}`;
   const entries = [];
   if (arrival.outcome === 'in_progress') {
@@ -49,12 +69,13 @@ function arrivalEntries(arrival) {
     });
   }
   const details = [];
-  if (arrival.read !== null) details.push(readLine(arrival.read));
+  if (arrival.read !== null) details.push(readLine(family, arrival.read));
   if (arrival.notification !== null) details.push(notificationLine(arrival.notification));
   const titles = {
     applied: `${eventName(arrival)} arrived${by} and was applied`,
     stale: `${eventName(arrival)} arrived${by}: the read was older than the state held`,
-    not_found: `${eventName(arrival)} arrived${by}: the order was not found in S/4HANA`,
+    not_found: `${eventName(arrival)} arrived${by}: the ${family.noun} was not found in S/4HANA`,
+    not_warranty_case: `${eventName(arrival)} arrived${by}: the return is not a warranty case, nothing done`,
     ignored: `${eventName(arrival)} arrived${by}: a type the portal ignores`,
     duplicate: `${eventName(arrival)} arrived again${by}: a duplicate, acknowledged, nothing done`,
     dead_lettered: `${eventName(arrival)} arrived${by} and was dead-lettered`,
@@ -75,8 +96,8 @@ function arrivalEntries(arrival) {
   return entries;
 }
 
-function emailEntry(step) {
-  const state = `${step.portalStatus}, requested delivery ${step.requestedDeliveryDate ?? 'none'}`;
+function emailEntry(family, step) {
+  const state = family.state(step);
   const titles = {
     queued: `Email queued (${step.change ?? 'state'}): ${state}`,
     sent: `Email sent, Message-ID ${step.messageId}`,
@@ -92,8 +113,8 @@ function emailEntry(step) {
   };
 }
 
-function pushEntry(push) {
-  const state = `${push.portalStatus}, requested delivery ${push.requestedDeliveryDate ?? 'none'}`;
+function pushEntry(family, push) {
+  const state = family.state(push);
   const details = [`Idempotency-Key ${push.pushId}, ${push.attempts} attempt(s)`];
   if (push.reason !== null) details.push(`reason: ${push.reason}`);
   if (push.retriedAt !== null)
@@ -106,12 +127,12 @@ function pushEntry(push) {
   };
 }
 
-/** The timeline as story entries { at, tag, title, details, deadLetterId? }, oldest first. */
-export function storyOf(timeline) {
+/** The timeline of `family` as story entries { at, tag, title, details, deadLetterId? }, oldest first. */
+export function storyOf(timeline, family) {
   const entries = [
-    ...timeline.arrivals.flatMap(arrivalEntries),
-    ...timeline.emails.map(emailEntry),
-    ...(timeline.portalPush === null ? [] : [pushEntry(timeline.portalPush)]),
+    ...timeline.arrivals.flatMap((arrival) => arrivalEntries(family, arrival)),
+    ...timeline.emails.map((step) => emailEntry(family, step)),
+    ...(timeline.portalPush === null ? [] : [pushEntry(family, timeline.portalPush)]),
   ];
   return entries
     .map((entry, index) => ({ entry, index }))

@@ -14,6 +14,8 @@ export interface DeadLetter {
   payloadHash: string | undefined;
   /** The order the event named, when it parsed that far: the letter shows on that order's timeline. */
   salesOrder?: string | undefined;
+  /** The return the event named, likewise: the letter shows on that return's timeline. */
+  customerReturn?: string | null | undefined;
   contentType: string | undefined;
   /** Binary-mode CloudEvents attributes, as InboundMessage carries them: with body and content type, a replay. */
   attributes: Record<string, unknown>;
@@ -45,9 +47,9 @@ export async function recordDeadLetter(db: Executor, letter: DeadLetter): Promis
   const { rows } = await db.query<{ id: string }>(
     `insert into dead_letter
        (channel, reason, source, event_id, content_type, attributes, headers, body, payload_hash, message_hash,
-        sales_order)
+        sales_order, customer_return)
      values ($1::text, $2::text, $3::text, $4::text, $5::text, $6::jsonb, $7::jsonb, $8::bytea, $9::text, $10::text,
-              $11::text)
+              $11::text, $12::text)
      on conflict do nothing
      returning id::text as "id"`,
     [
@@ -64,6 +66,7 @@ export async function recordDeadLetter(db: Executor, letter: DeadLetter): Promis
       identified ? letter.payloadHash : null,
       hash,
       optionalText(letter.salesOrder),
+      optionalText(letter.customerReturn),
     ],
   );
   const inserted = rows[0]?.id;

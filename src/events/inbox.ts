@@ -31,10 +31,11 @@ export async function checkInbox(db: Pool, event: ParsedEvent, channel: Channel)
   const { rows } = await db.query<InboxEntry & { id: string }>({
     name: 'check-inbox-one',
     text: identityCheckSql({
-      delivered: 'select $2::text as id, $3::text as payload_hash, $5::text as sales_order',
+      delivered:
+        'select $2::text as id, $3::text as payload_hash, $5::text as sales_order, $6::text as customer_return',
       ids: '= $2::text',
     }),
-    values: [event.source, event.id, event.payloadHash, channel, event.salesOrder ?? null],
+    values: [event.source, event.id, event.payloadHash, channel, event.salesOrder ?? null, returnOf(event)],
   });
   const { id: _id, ...entry } = rows[0] as InboxEntry & { id: string };
   return entry;
@@ -51,15 +52,15 @@ export async function checkInbox(db: Pool, event: ParsedEvent, channel: Channel)
 export async function checkInboxes(
   db: Pool,
   source: string,
-  events: Array<Pick<ParsedEvent, 'id' | 'payloadHash' | 'salesOrder'>>,
+  events: Array<Pick<ParsedEvent, 'id' | 'payloadHash' | 'salesOrder' | 'family' | 'key'>>,
   channel: Channel,
 ): Promise<Map<string, InboxEntry>> {
   const { rows } = await db.query<InboxEntry & { id: string }>({
     // Named: prepared once per connection, then only bound and executed.
     name: 'check-inbox',
     text: identityCheckSql({
-      delivered: `select id, payload_hash, sales_order from unnest($2::text[], $3::text[], $5::text[])
-         as d(id, payload_hash, sales_order)`,
+      delivered: `select id, payload_hash, sales_order, customer_return
+         from unnest($2::text[], $3::text[], $5::text[], $6::text[]) as d(id, payload_hash, sales_order, customer_return)`,
       ids: '= any($2::text[])',
     }),
     values: [
@@ -68,14 +69,15 @@ export async function checkInboxes(
       events.map((event) => event.payloadHash),
       channel,
       events.map((event) => event.salesOrder ?? null),
+      events.map(returnOf),
     ],
   });
   return new Map(rows.map(({ id, ...entry }) => [id, entry]));
 }
 
 /**
- * The identity check, for the deliveries that `delivered` selects (id, payload_hash, sales_order) of source $1
- * whose ids match `ids`, by channel $4: one row per delivery, its entry with its id.
+ * The identity check, for the deliveries that `delivered` selects (id, payload_hash, sales_order, customer_return)
+ * of source $1 whose ids match `ids`, by channel $4: one row per delivery, its entry with its id.
  *
  * It commits without waiting for the WAL flush (synchronous_commit off for this statement's transaction only):
  * the count must survive the service dying, not PostgreSQL crashing (bench/NOTES.md, Throughput at 0 ms). Hence
@@ -93,8 +95,8 @@ function identityCheckSql(sql: { delivered: string; ids: string }): string {
      ), refused as (
        select d.id, ${refusedEventSql('$1::text', 'd.id', 'd.payload_hash')} as refused from delivered d
      ), attempt as (
-       insert into event_attempt as a (source, id, channel, sales_order)
-       select $1::text, d.id, $4::text, d.sales_order from delivered d join refused r using (id)
+       insert into event_attempt as a (source, id, channel, sales_order, customer_return)
+       select $1::text, d.id, $4::text, d.sales_order, d.customer_return from delivered d join refused r using (id)
        where not exists (select from seen s where s.id = d.id) and not r.refused
        order by d.id
        on conflict (source, id) do update set attempts = a.attempts + 1, last_seen_at = now(),
@@ -108,6 +110,11 @@ function identityCheckSql(sql: { delivered: string; ids: string }): string {
             t.last_error as "lastError", r.refused as "refused"
      from async_commit, delivered d join refused r using (id) left join seen s using (id)
        left join attempt t using (id)`;
+}
+
+/** The return a customer-return event names, for its timeline; null for other events. */
+export function returnOf(event: Pick<ParsedEvent, 'family' | 'key'>): string | null {
+  return event.family === 'customerReturn' ? (event.key ?? null) : null;
 }
 
 /** Keeps the last failure beside the delivery count, for the reason given when the limit is reached. */

@@ -42,6 +42,8 @@ export interface ReadAndDecision {
   changedAt: string;
   /** 'new', 'changed' or 'unchanged'; null when the read was stale. */
   notification: string;
+  /** The case status a customer-return event's read saw; an order passes none. */
+  caseStatus?: string;
 }
 
 /**
@@ -59,15 +61,16 @@ export function recordProcessedSql(sql: {
 }): string {
   const read = sql.read;
   const seen = read
-    ? `${read.portalStatus}, ${read.requestedDeliveryDate}, ${read.changedAt}, ${read.notification}`
-    : 'null, null::date, null::timestamptz, null';
+    ? `${read.portalStatus}, ${read.requestedDeliveryDate}, ${read.changedAt}, ${read.notification},
+       ${read.caseStatus ?? 'null::text'}`
+    : 'null, null::date, null::timestamptz, null, null::text';
   return `cleared as (
        delete from event_attempt where source = $1::text and id = any($2::text[])
        returning id, channel, first_seen_at, attempts, last_error
      ), recorded as (
        insert into processed_event (source, id, type, sales_order, customer_return, outcome, payload_hash,
          channel, received_at, attempts, last_error, read_portal_status, read_requested_delivery_date,
-         read_changed_at, notification)
+         read_changed_at, notification, read_case_status)
        select $1::text, e.id, e.type, ${sql.salesOrder ?? '$5::text'}, ${sql.customerReturn ?? 'null::text'},
               ${sql.outcome}, e.payload_hash, c.channel, c.first_seen_at, c.attempts, c.last_error, ${seen}
        from unnest($2::text[], $3::text[], $4::text[]) as e(id, type, payload_hash) left join cleared c using (id)

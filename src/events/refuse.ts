@@ -10,7 +10,7 @@ import { withTransaction } from '../db/transaction.js';
 import { classify } from '../errors.js';
 import type { InboundMessage, ParsedEvent } from './cloudEvent.js';
 import { type DeadLetter, findRefusedMessage, recordDeadLetter } from './deadLetter.js';
-import { clearAttempts } from './inbox.js';
+import { clearAttempts, returnOf } from './inbox.js';
 import { messageHash } from './messageHash.js';
 import { accept, type Channel, type HandleContext, type Handled, type Outcome, reject } from './outcome.js';
 import { identityFields } from './outcomeReport.js';
@@ -68,6 +68,7 @@ export async function refuseRejected(
       eventId: event?.id,
       payloadHash: event?.payloadHash,
       salesOrder: event?.salesOrder,
+      customerReturn: event && returnOf(event),
       contentType: message.contentType,
       attributes: message.binaryAttributes,
       headers: headers ?? {},

@@ -19,8 +19,8 @@ import {
   summary,
 } from './adminQueries.js';
 import type { Auth } from './auth.js';
-import { orderTimeline } from './orderTimeline.js';
 import { SCOPES } from './scopes.js';
+import { ORDER_TIMELINE, RETURN_TIMELINE, timeline } from './timeline.js';
 
 export interface AdminDeps {
   pool: Pool;
@@ -104,22 +104,37 @@ export function adminRoutes(deps: AdminDeps): (app: FastifyInstance) => Promise<
     app.get<{ Params: { salesOrder: string } }>(
       '/api/orders/:salesOrder/timeline',
       { ...viewer, schema: { params: salesOrderParams } },
-      async ({ params: { salesOrder } }, reply) =>
-        (await orderTimeline(pool, salesOrder)) ??
-        notFound(reply, `nothing is known about sales order ${salesOrder}`),
+      async ({ params: { salesOrder } }, reply) => {
+        const story = await timeline(pool, ORDER_TIMELINE, salesOrder);
+        return story
+          ? { salesOrder, ...story }
+          : notFound(reply, `nothing is known about sales order ${salesOrder}`);
+      },
     );
 
+    /** A read by the return's key as every table holds it: `0060000000` is return 60000000. */
+    const byReturn =
+      (read: (customerReturn: string) => Promise<object | null>) =>
+      async (request: FastifyRequest<{ Params: { customerReturn: string } }>, reply: FastifyReply) => {
+        const raw = request.params.customerReturn;
+        const customerReturn = customerReturnKey(raw) ?? raw;
+        return (
+          (await read(customerReturn)) ??
+          notFound(reply, `nothing is known about customer return ${customerReturn}`)
+        );
+      };
     app.get<{ Params: { customerReturn: string } }>(
       '/api/returns/:customerReturn',
       { ...viewer, schema: { params: customerReturnParams } },
-      async ({ params }, reply) => {
-        // The key as every table holds it: `0060000000` is return 60000000.
-        const customerReturn = customerReturnKey(params.customerReturn) ?? params.customerReturn;
-        return (
-          (await returnOverview(pool, customerReturn)) ??
-          notFound(reply, `nothing is known about customer return ${customerReturn}`)
-        );
-      },
+      byReturn((customerReturn) => returnOverview(pool, customerReturn)),
+    );
+    app.get<{ Params: { customerReturn: string } }>(
+      '/api/returns/:customerReturn/timeline',
+      { ...viewer, schema: { params: customerReturnParams } },
+      byReturn(async (customerReturn) => {
+        const story = await timeline(pool, RETURN_TIMELINE, customerReturn);
+        return story && { customerReturn, ...story };
+      }),
     );
 
     // What the caller may do, so that the console shows a Viewer no button it may not use.

@@ -1,30 +1,28 @@
-// The emails of an order's timeline (orderTimeline.ts): each email of mail_outbox as the steps it went through.
+// The emails of an order's or a return's timeline (timeline.ts): each email of mail_outbox as the steps it went
+// through. Each step carries the family's values as well (TimelineFamily.state: an order's status and date, a
+// case's status).
 
 export interface EmailStep {
   mailId: string;
   at: Date;
   step: 'queued' | 'resent' | 'sent' | 'parked' | 'failing';
-  portalStatus: string;
-  requestedDeliveryDate: string | null;
   change: string | null;
   messageId: string;
   attempts: number;
   reason: string | null;
 }
 
-// Each email as the steps it went through; a parked or failing one says why (its last error).
-export const EMAILS = `
-  select id::text as "mailId", portal_status as "portalStatus",
-         to_char(requested_delivery_date, 'YYYY-MM-DD') as "requestedDeliveryDate", change,
+// Each email as the steps it went through; a parked or failing one says why (its last error). `column` is a fixed
+// column name (sales_order or customer_return), never a value.
+export const emailsSql = (family: { column: string; state: string }) => `
+  select id::text as "mailId", ${family.state}, change,
          message_id as "messageId", attempts, state, created_at as "createdAt", retried_at as "retriedAt",
          retried_state as "retriedState", retried_error as "retriedError", sent_at as "sentAt",
          next_attempt_at as "nextAttemptAt", last_error as "lastError"
-  from mail_outbox where sales_order = $1::text order by id desc limit $2::int`;
+  from mail_outbox where ${family.column} = $1::text order by id desc limit $2::int`;
 
 export interface EmailRow {
   mailId: string;
-  portalStatus: string;
-  requestedDeliveryDate: string | null;
   change: string | null;
   messageId: string;
   attempts: number;

@@ -7,11 +7,12 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INITIAL_ORDERS, RECIPIENTS, STORY } from '../../demo/story.js';
 import { type PortalServer, startPortalServer } from '../../sandbox/portalServer.js';
-import { SALES_ORDER_TYPE, salesOrderEvent } from '../../sandbox/s4Events.js';
+import { customerReturnEvent, SALES_ORDER_TYPE, salesOrderEvent } from '../../sandbox/s4Events.js';
 import type { Service } from '../../src/service/buildService.js';
 import { type Browser, launchBrowser } from '../support/browser.js';
 import { registerDestination } from '../support/destination.js';
 import { startTestService } from '../support/harness.js';
+import { returnState } from '../support/returns.js';
 import { eventually } from '../support/waits.js';
 import { useWorld } from '../support/world.js';
 import { startXsuaaStub, type XsuaaStub, xsuaaEnv } from '../support/xsuaa.js';
@@ -193,6 +194,32 @@ describe('the console in a browser', () => {
     );
     expect(outside).toEqual([]);
     expect([...requested].some((url) => url.startsWith(`${service.url}/api/orders/`))).toBe(true);
+  });
+
+  it('finds a return by its key with leading zeros and reads its timeline as a story', async () => {
+    world.s4.returns.setReturn(returnState('60000473', { overallSDProcessStatus: 'B' }));
+    const created = customerReturnEvent('60000473', 'Created', { id: 'console-return-created' });
+    const mailed = world.smtp.messages.length;
+    for (let i = 0; i < 2; i++)
+      expect((await push({ 'content-type': 'application/json' }, created)).status).toBe(200);
+    await eventually("the case's email to be sent", async () => world.smtp.messages.length === mailed + 1);
+
+    asViewer();
+    await open('#/orders');
+    await page.getByLabel('Search for').selectOption('returns');
+    await page.getByLabel('Customer return').fill('0060000473');
+    await page.getByRole('button', { name: 'Show timeline' }).click();
+    await page.waitForURL(/#\/returns\/0060000473$/);
+    const lines = await story();
+    await page.getByText('Timeline of customer return 60000473').waitFor();
+    const applied = lines.find((line) => line.startsWith('applied: '));
+    expect(applied).toContain('Created.v1 console-return-created arrived by webhook');
+    expect(applied).toContain('case status InProcess');
+    expect(applied).toContain('the first state of this warranty case');
+    expect(lines.filter((line) => line.startsWith('duplicate: '))).toHaveLength(1);
+    const sent = lines.find((line) => line.startsWith('sent: '));
+    expect(sent).toContain(world.smtp.messages[mailed]?.messageId);
+    await screenshot('return-timeline');
   });
 
   it('replays a dead letter and shows it replayed', async () => {

@@ -1,10 +1,11 @@
-// GET /api/orders/{salesOrder}/timeline on the real PostgreSQL with real XSUAA token validation: one order's
-// stream of events through the real handler produces every outcome (applied, a duplicate, stale, not found,
-// released, dead-lettered), its emails go to an SMTP sink (one parked and retried) and its state to the portal
-// stand-in; the timeline must tell each of them, in arrival order, from what the service recorded.
+// GET /api/orders/{salesOrder}/timeline and GET /api/returns/{customerReturn}/timeline on the real PostgreSQL
+// with real XSUAA token validation: one order's (one return's) stream of events through the real handler
+// produces every outcome (applied, a duplicate, stale, not found or not a warranty case, released,
+// dead-lettered), its emails go to an SMTP sink (one parked and retried) and its state to the portal stand-in;
+// the timeline must tell each of them, in arrival order, from what the service recorded.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PortalServer, startPortalServer } from '../../sandbox/portalServer.js';
-import { SALES_ORDER_TYPE, salesOrderEvent } from '../../sandbox/s4Events.js';
+import { customerReturnEvent, SALES_ORDER_TYPE, salesOrderEvent } from '../../sandbox/s4Events.js';
 import { parseCloudEvent } from '../../src/events/cloudEvent.js';
 import { checkInbox } from '../../src/events/inbox.js';
 import type { Channel } from '../../src/events/outcome.js';
@@ -13,6 +14,7 @@ import { adminCalls } from '../support/adminCalls.js';
 import { registerDestination } from '../support/destination.js';
 import { buildTestService } from '../support/harness.js';
 import { orderMaker } from '../support/orders.js';
+import { returnState } from '../support/returns.js';
 import { eventually } from '../support/waits.js';
 import { useWorld } from '../support/world.js';
 import { startXsuaaStub, type XsuaaStub, xsuaaEnv } from '../support/xsuaa.js';
@@ -27,7 +29,11 @@ beforeAll(async () => {
   portal = await startPortalServer();
   service = await buildTestService({
     ...world.endpoints(),
-    env: { ...xsuaaEnv(stub), PORTAL_DESTINATION: registerDestination(portal.url) },
+    env: {
+      ...xsuaaEnv(stub),
+      PORTAL_DESTINATION: registerDestination(portal.url),
+      WARRANTY_RETURN_REASONS: '103',
+    },
     // One try per delivery: an S/4HANA outage releases the message at once.
     retryPolicy: { attempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
     mailPollMs: 50,
@@ -81,6 +87,51 @@ interface Arrival {
   deadLetterId: string | null;
 }
 
+/** Delivers an event that is applied while the SMTP sink refuses for good: the id of the email it parks. */
+async function appliedWithMailParked(
+  body: string,
+  column: 'sales_order' | 'customer_return',
+  key: string,
+): Promise<string> {
+  world.smtp.setRefuse(() => 'permanent');
+  expect(await deliver(body)).toMatchObject({ result: 'applied' });
+  const parked = await eventually(`the email of ${key} to be parked`, async () => {
+    const { rows } = await world.db.pool.query<{ id: string }>(
+      `select id::text as "id" from mail_outbox where ${column} = $1 and state = 'parked'`,
+      [key],
+    );
+    return rows[0]?.id;
+  });
+  world.smtp.setRefuse(undefined);
+  return parked;
+}
+
+/** Retries the parked email as an Admin and waits until it is resent and the push is done. */
+async function retriedAndPushed(parked: string, column: 'sales_order' | 'customer_return', key: string) {
+  expect((await call('POST', `/api/mail/${parked}/retry`, admin())).statusCode).toBe(200);
+  await eventually('the resent email to be sent and the push to be done', async () => {
+    const { rows } = await world.db.pool.query(
+      `select 1 from mail_outbox where ${column} = $1 and state = 'sent' and retried_at is not null
+       union all select 1 from portal_push where ${column} = $1 and state = 'done'`,
+      [key],
+    );
+    return rows.length === 2;
+  });
+}
+
+/** What both families' streams show alike: a duplicate by webhook, a redelivery, a conflict, one still waiting. */
+function expectDeliveries(
+  a: Record<'duplicate' | 'redelivered' | 'conflict' | 'waiting', Omit<Arrival, 'read'>>,
+) {
+  expect(a.duplicate.channel).toBe('webhook');
+  expect(a.redelivered.attempts).toBe(2);
+  expect(a.redelivered.reason).toMatch(/503|unavailable/i);
+  expect(a.conflict.reason).toMatch(/^conflict: /);
+  expect(a.conflict.deadLetterId).toMatch(/^\d+$/);
+  expect(a.waiting).toMatchObject({ attempts: 1 });
+  expect(a.waiting.reason).toMatch(/503|unavailable/i);
+}
+
 describe('the order timeline', () => {
   it('tells every arrival of an order in arrival order, with each read, notification decision, email and push', async () => {
     const salesOrder = newOrder({ lastChangeDateTime: '2026-11-30T10:00:00Z' });
@@ -100,16 +151,7 @@ describe('the order timeline', () => {
       requestedDeliveryDate: '2027-01-12',
       lastChangeDateTime: '2026-12-01T09:00:00Z',
     });
-    world.smtp.setRefuse(() => 'permanent');
-    expect(await deliver(event(salesOrder, id(2)))).toMatchObject({ result: 'applied' });
-    const parked = await eventually('the second email to be parked', async () => {
-      const { rows } = await world.db.pool.query<{ id: string }>(
-        `select id::text as "id" from mail_outbox where sales_order = $1 and state = 'parked'`,
-        [salesOrder],
-      );
-      return rows[0]?.id;
-    });
-    world.smtp.setRefuse(undefined);
+    const parked = await appliedWithMailParked(event(salesOrder, id(2)), 'sales_order', salesOrder);
 
     // An item event for the same state: applied, but no real change.
     expect(await deliver(event(salesOrder, id(3), 'ItemChanged.v1'))).toMatchObject({ result: 'applied' });
@@ -139,17 +181,8 @@ describe('the order timeline', () => {
     expect(await deliver(event(salesOrder, id(6)))).toMatchObject({ kind: 'release' });
     world.s4.setFault(undefined);
 
-    const retried = await call('POST', `/api/mail/${parked}/retry`, admin());
-    expect(retried.statusCode).toBe(200);
+    await retriedAndPushed(parked, 'sales_order', salesOrder);
     await world.smtp.waitForCount(2);
-    await eventually('the resent email to be sent and the push to be done', async () => {
-      const { rows } = await world.db.pool.query(
-        `select 1 from mail_outbox where sales_order = $1 and state = 'sent' and retried_at is not null
-         union all select 1 from portal_push where sales_order = $1 and state = 'done'`,
-        [salesOrder],
-      );
-      return rows.length === 2;
-    });
 
     world.s4.deleteOrder(salesOrder);
     expect(await deliver(event(salesOrder, id(7), 'Deleted.v1'))).toMatchObject({ result: 'not_found' });
@@ -197,7 +230,6 @@ describe('the order timeline', () => {
       },
       notification: { realChange: true, decision: 'new' },
     });
-    expect(duplicate.channel).toBe('webhook');
     expect(changed).toMatchObject({
       read: { requestedDeliveryDate: '2027-01-12', lastChangeDateTime: '2026-12-01T09:00:00.000Z' },
       notification: { realChange: true, decision: 'changed' },
@@ -207,12 +239,7 @@ describe('the order timeline', () => {
       read: { requestedDeliveryDate: '2026-12-15' },
       notification: { realChange: false, decision: 'stale' },
     });
-    expect(redelivered.attempts).toBe(2);
-    expect(redelivered.reason).toMatch(/503|unavailable/i);
-    expect(conflict.reason).toMatch(/^conflict: /);
-    expect(conflict.deadLetterId).toMatch(/^\d+$/);
-    expect(waiting).toMatchObject({ attempts: 1 });
-    expect(waiting.reason).toMatch(/503|unavailable/i);
+    expectDeliveries({ duplicate, redelivered, conflict, waiting });
     expect(gone).toMatchObject({ read: null, notification: null });
 
     const emails = timeline.emails as Array<{
@@ -253,5 +280,138 @@ describe('the order timeline', () => {
     expect((await call('GET', '/api/me', viewer())).json()).toEqual({ scopes: ['Viewer'] });
     expect((await call('GET', '/api/me', admin())).json()).toEqual({ scopes: ['Viewer', 'Admin'] });
     expect((await call('GET', '/api/me')).statusCode).toBe(401);
+  });
+});
+
+interface ReturnArrival extends Omit<Arrival, 'read'> {
+  read: { caseStatus: string; lastChangeDateTime: string | null } | null;
+}
+
+describe('the return timeline', () => {
+  const customerReturn = '60081001';
+  const id = (n: number) => `return-timeline-${customerReturn}-${n}`;
+  const returnEvent = (n: number, change = 'Changed') =>
+    customerReturnEvent(customerReturn, change, { id: id(n) });
+  const setReturn = (status: string, at: string, reason = '103') =>
+    world.s4.returns.setReturn(
+      returnState(customerReturn, {
+        overallSDProcessStatus: status,
+        lastChangeDateTime: at,
+        orderReason: '001',
+        items: [{ customerReturnItem: '10', returnReason: reason }],
+      }),
+    );
+
+  it('tells every arrival of a return in arrival order, with each read, notification decision, email and push', async () => {
+    const mailed = world.smtp.messages.length;
+    // Not a warranty case while no return reason is one that WARRANTY_RETURN_REASONS lists.
+    setReturn('A', '2026-11-30T09:00:00Z', '001');
+    expect(await deliver(returnEvent(1, 'Created'))).toMatchObject({ result: 'not_warranty_case' });
+
+    setReturn('A', '2026-11-30T10:00:00Z');
+    expect(await deliver(returnEvent(2))).toMatchObject({ result: 'applied' });
+    expect(await deliver(returnEvent(2), 'webhook')).toMatchObject({ result: 'duplicate' });
+    await world.smtp.waitForCount(mailed + 1);
+
+    setReturn('B', '2026-12-01T09:00:00Z');
+    const parked = await appliedWithMailParked(returnEvent(3), 'customer_return', customerReturn);
+
+    // The same status again: applied, no real change.
+    setReturn('B', '2026-12-01T10:00:00Z');
+    expect(await deliver(returnEvent(4, 'ItemChanged'))).toMatchObject({ result: 'applied' });
+
+    // A lagging read: older than the case held.
+    setReturn('A', '2026-11-30T10:00:00Z');
+    expect(await deliver(returnEvent(5))).toMatchObject({ result: 'stale' });
+    setReturn('B', '2026-12-01T10:00:00Z');
+
+    world.s4.returns.setFault(() => 'unavailable');
+    expect(await deliver(returnEvent(6))).toMatchObject({ kind: 'release' });
+    world.s4.returns.setFault(undefined);
+    expect(await deliver(returnEvent(6))).toMatchObject({ result: 'applied' });
+
+    // The same identity with another payload: refused for good.
+    expect(await deliver(returnEvent(3, 'Created'))).toMatchObject({ kind: 'reject', code: 'conflict' });
+
+    world.s4.returns.setFault(() => 'unavailable');
+    expect(await deliver(returnEvent(7))).toMatchObject({ kind: 'release' });
+    world.s4.returns.setFault(undefined);
+
+    await retriedAndPushed(parked, 'customer_return', customerReturn);
+
+    const counted = parseCloudEvent(inboundOf(returnEvent(8)), 1_000_000);
+    if (!counted.ok) throw new Error(counted.reason);
+    await checkInbox(world.db.pool, counted.event, 'amqp');
+
+    // Leading zeros name the same return.
+    const res = await call('GET', `/api/returns/00${customerReturn}/timeline`, viewer());
+    expect(res.statusCode).toBe(200);
+    const story = res.json();
+    expect(story.customerReturn).toBe(customerReturn);
+    const arrivals = story.arrivals as ReturnArrival[];
+    expect(arrivals.map((a) => [a.id, a.outcome])).toEqual([
+      [id(1), 'not_warranty_case'],
+      [id(2), 'applied'],
+      [id(2), 'duplicate'],
+      [id(3), 'applied'],
+      [id(4), 'applied'],
+      [id(5), 'stale'],
+      [id(6), 'applied'],
+      [id(3), 'dead_lettered'],
+      [id(7), 'released'],
+      [id(8), 'in_progress'],
+    ]);
+    const [notCase, created, duplicate, changed, item, stale, redelivered, conflict, waiting] =
+      arrivals as ReturnArrival[] as [
+        ReturnArrival,
+        ReturnArrival,
+        ReturnArrival,
+        ReturnArrival,
+        ReturnArrival,
+        ReturnArrival,
+        ReturnArrival,
+        ReturnArrival,
+        ReturnArrival,
+      ];
+    expect(notCase).toMatchObject({ read: { caseStatus: 'Open' }, notification: null });
+    expect(created).toMatchObject({
+      channel: 'amqp',
+      attempts: 1,
+      read: { caseStatus: 'Open', lastChangeDateTime: '2026-11-30T10:00:00.000Z' },
+      notification: { realChange: true, decision: 'new' },
+    });
+    expect(changed).toMatchObject({
+      read: { caseStatus: 'InProcess', lastChangeDateTime: '2026-12-01T09:00:00.000Z' },
+      notification: { realChange: true, decision: 'changed', reason: expect.stringMatching(/case status/) },
+    });
+    expect(item.notification).toMatchObject({ realChange: false, decision: 'unchanged' });
+    expect(stale).toMatchObject({
+      read: { caseStatus: 'Open' },
+      notification: { realChange: false, decision: 'stale' },
+    });
+    expectDeliveries({ duplicate, redelivered, conflict, waiting });
+
+    const emails = story.emails as Array<{
+      mailId: string;
+      step: string;
+      caseStatus: string;
+      reason: string;
+    }>;
+    expect(emails.map((e) => [e.step, e.caseStatus])).toEqual([
+      ['queued', 'Open'],
+      ['sent', 'Open'],
+      ['queued', 'InProcess'],
+      ['parked', 'InProcess'],
+      ['resent', 'InProcess'],
+      ['sent', 'InProcess'],
+    ]);
+    expect(emails[3]).toMatchObject({ mailId: parked, reason: expect.stringMatching(/5\d\d/) });
+    expect(story.portalPush).toMatchObject({ state: 'done', step: 'pushed', caseStatus: 'InProcess' });
+    expect(res.body).not.toContain('fleet-manager@fleet.example');
+  });
+
+  it('answers 404 for a return nothing is known of, and 401 without a token', async () => {
+    expect((await call('GET', '/api/returns/60089999/timeline', viewer())).statusCode).toBe(404);
+    expect((await call('GET', '/api/returns/60089999/timeline')).statusCode).toBe(401);
   });
 });

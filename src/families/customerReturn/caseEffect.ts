@@ -120,6 +120,7 @@ function caseEffectSql(pushToPortal: boolean): string {
         requestedDeliveryDate: 'null::date',
         changedAt: '$11::timestamptz',
         notification: notificationSql('kase', 'previous_notified_case_status'),
+        caseStatus: '$6::text',
       },
     })}
     select ${OUTCOME} as "result", exists (select from queued) as "mailQueued",
