@@ -3,10 +3,9 @@
 // Admin. Every action is logged with the caller, never with a token or an email address.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Pool } from 'pg';
-import { SALES_ORDER_KEY } from '../events/cloudEvent.js';
 import type { HandleEvent } from '../events/outcome.js';
 import { replayDeadLetter } from '../events/replay.js';
-import { CUSTOMER_RETURN_KEY, customerReturnKey } from '../families/customerReturn/events.js';
+import { customerReturnKey } from '../families/customerReturn/events.js';
 import { returnOverview } from '../families/customerReturn/returnOverview.js';
 import { pushesNeedingAttention, retryPush } from '../portal/pushOutbox.js';
 import {
@@ -18,6 +17,19 @@ import {
   retryMail,
   summary,
 } from './adminQueries.js';
+import {
+  audit,
+  type ById,
+  conflict,
+  customerReturnParams,
+  eventQuery,
+  idParams,
+  notFound,
+  type Page,
+  pageQuery,
+  type ReadPage,
+  salesOrderParams,
+} from './adminSchemas.js';
 import type { Auth } from './auth.js';
 import { SCOPES } from './scopes.js';
 import { ORDER_TIMELINE, RETURN_TIMELINE, timeline } from './timeline.js';
@@ -31,58 +43,6 @@ export interface AdminDeps {
   /** Lets a retried portal push go now. */
   wakePortalSender: () => void;
 }
-
-// The same rule the event parser applies to data.CustomerReturn before its leading zeros go.
-const customerReturnParams = {
-  type: 'object',
-  required: ['customerReturn'],
-  properties: { customerReturn: { type: 'string', pattern: CUSTOMER_RETURN_KEY.source } },
-} as const;
-
-// The same rule the event parser applies to data.SalesOrder.
-const salesOrderParams = {
-  type: 'object',
-  required: ['salesOrder'],
-  properties: { salesOrder: { type: 'string', pattern: SALES_ORDER_KEY.source } },
-} as const;
-
-// A bigint identity: digits only, short enough for PostgreSQL's bigint.
-const idParams = {
-  type: 'object',
-  required: ['id'],
-  properties: { id: { type: 'string', pattern: '^[1-9][0-9]{0,17}$' } },
-} as const;
-
-const eventQuery = {
-  type: 'object',
-  required: ['source', 'id'],
-  properties: {
-    source: { type: 'string', minLength: 1, maxLength: 512 },
-    id: { type: 'string', minLength: 1, maxLength: 256 },
-  },
-} as const;
-
-// Offsets cost a scan of what they skip: past this, narrow the question instead.
-const pageQuery = {
-  type: 'object',
-  properties: {
-    limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
-    offset: { type: 'integer', minimum: 0, maximum: 100_000, default: 0 },
-  },
-} as const;
-
-type Page = { Querystring: { limit: number; offset: number } };
-type ById = { Params: { id: string } };
-type ReadPage = (db: Pool, limit: number, offset: number) => Promise<unknown[]>;
-
-const notFound = (reply: FastifyReply, message: string): FastifyReply =>
-  reply.code(404).send({ error: 'not_found', message });
-
-const conflict = (reply: FastifyReply, message: string): FastifyReply =>
-  reply.code(409).send({ error: 'conflict', message });
-
-const audit = (request: FastifyRequest, fields: Record<string, unknown>, message: string): void =>
-  request.log.info({ caller: request.caller, ...fields }, message);
 
 export function adminRoutes(deps: AdminDeps): (app: FastifyInstance) => Promise<void> {
   const { pool, auth } = deps;

@@ -1,0 +1,58 @@
+// What the admin routes (adminRoutes.ts) accept and how they answer: the parameter schemas, checked by fastify
+// before a handler runs, and the replies and audit line every route shares.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Pool } from 'pg';
+import { SALES_ORDER_KEY } from '../events/cloudEvent.js';
+import { CUSTOMER_RETURN_KEY } from '../families/customerReturn/events.js';
+
+// The same rule the event parser applies to data.CustomerReturn before its leading zeros go.
+export const customerReturnParams = {
+  type: 'object',
+  required: ['customerReturn'],
+  properties: { customerReturn: { type: 'string', pattern: CUSTOMER_RETURN_KEY.source } },
+} as const;
+
+// The same rule the event parser applies to data.SalesOrder.
+export const salesOrderParams = {
+  type: 'object',
+  required: ['salesOrder'],
+  properties: { salesOrder: { type: 'string', pattern: SALES_ORDER_KEY.source } },
+} as const;
+
+// A bigint identity: digits only, short enough for PostgreSQL's bigint.
+export const idParams = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: { type: 'string', pattern: '^[1-9][0-9]{0,17}$' } },
+} as const;
+
+export const eventQuery = {
+  type: 'object',
+  required: ['source', 'id'],
+  properties: {
+    source: { type: 'string', minLength: 1, maxLength: 512 },
+    id: { type: 'string', minLength: 1, maxLength: 256 },
+  },
+} as const;
+
+// Offsets cost a scan of what they skip: past this, narrow the question instead.
+export const pageQuery = {
+  type: 'object',
+  properties: {
+    limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
+    offset: { type: 'integer', minimum: 0, maximum: 100_000, default: 0 },
+  },
+} as const;
+
+export type Page = { Querystring: { limit: number; offset: number } };
+export type ById = { Params: { id: string } };
+export type ReadPage = (db: Pool, limit: number, offset: number) => Promise<unknown[]>;
+
+export const notFound = (reply: FastifyReply, message: string): FastifyReply =>
+  reply.code(404).send({ error: 'not_found', message });
+
+export const conflict = (reply: FastifyReply, message: string): FastifyReply =>
+  reply.code(409).send({ error: 'conflict', message });
+
+export const audit = (request: FastifyRequest, fields: Record<string, unknown>, message: string): void =>
+  request.log.info({ caller: request.caller, ...fields }, message);
