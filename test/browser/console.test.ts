@@ -5,7 +5,7 @@
 import { mkdir } from 'node:fs/promises';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { INITIAL_ORDERS, RECIPIENTS, STORY } from '../../demo/story.js';
+import { EXPECTED, INITIAL_ORDERS, RECIPIENTS, STORY } from '../../demo/story.js';
 import { type PortalServer, startPortalServer } from '../../sandbox/portalServer.js';
 import { customerReturnEvent, SALES_ORDER_TYPE, salesOrderEvent } from '../../sandbox/s4Events.js';
 import type { Service } from '../../src/service/buildService.js';
@@ -83,7 +83,10 @@ beforeAll(async () => {
   world.s4.setFault(undefined);
 
   // The rental cars' customer refuses mail for good: that email is parked.
-  await eventually("the story's emails to be sent", async () => world.smtp.messages.length === 9);
+  await eventually(
+    "the story's emails to be sent",
+    async () => world.smtp.messages.length === EXPECTED.emails.length,
+  );
   world.smtp.setRefuse(() => 'permanent');
   const rental = INITIAL_ORDERS.find((order) => order.salesOrder === '1000477');
   world.s4.setOrder({
