@@ -3,7 +3,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { DEPLOYED_NODE_FLAGS } from '../scripts/startCommand.js';
 import { PLAIN_PREFETCH } from './plainConsumer.js';
-import { type CpuSampler, cpuSeconds, peakRssBytes, sampleCpu } from './processStats.js';
+import { type CpuSampler, cpuSeconds, peakRssBytes, sampleCpu, watchExit } from './processStats.js';
 
 const ENTRY = new URL('./plainConsumer.ts', import.meta.url).pathname;
 
@@ -45,28 +45,22 @@ export function startPlainProcess(options: {
     log.write(chunk);
     if (chunk.toString('utf8').includes('attached')) attached = true;
   });
-  let exitCode: number | null | undefined;
-  const exited = new Promise<void>((resolve) =>
-    child.once('exit', (code) => {
-      exitCode = code;
-      resolve();
-    }),
-  );
+  const { exited, code: exitCode } = watchExit(child);
   const cpu = sampleCpu({ service: () => cpuSeconds(pid) });
   return {
     cpu,
     async ready(timeoutMs = 20_000) {
       const deadline = Date.now() + timeoutMs;
       while (!attached) {
-        if (exitCode !== undefined) throw new Error(`the plain consumer exited; see ${options.logFile}`);
+        if (exitCode() !== undefined) throw new Error(`the plain consumer exited; see ${options.logFile}`);
         if (Date.now() > deadline)
           throw new Error(`the plain consumer did not attach; see ${options.logFile}`);
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     },
     async stop() {
-      const peak = exitCode === undefined ? peakRssBytes(pid) : 0;
-      if (exitCode === undefined) {
+      const peak = exitCode() === undefined ? peakRssBytes(pid) : 0;
+      if (exitCode() === undefined) {
         child.kill('SIGTERM');
         const killed = setTimeout(() => child.kill('SIGKILL'), 10_000);
         await exited;

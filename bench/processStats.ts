@@ -1,6 +1,7 @@
 // CPU time and peak memory of another process, read from /proc (Linux). Reading from the outside keeps the
 // measurement out of the measured process: the service needs no code for it, and the load generator's own
 // work (publishing, the S/4HANA and SMTP stand-ins) is never counted against the service.
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
 // USER_HZ: the unit of utime/stime in /proc/<pid>/stat. 100 on every Linux build Node supports (x86-64,
@@ -85,4 +86,16 @@ export function sampleCpu<Name extends string>(
       clearInterval(timer);
     },
   };
+}
+
+/** A child's exit as it happens: `code()` is undefined while it runs; `exited` resolves once it is gone. */
+export function watchExit(child: ChildProcess): { exited: Promise<void>; code(): number | null | undefined } {
+  let exitCode: number | null | undefined;
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', (code) => {
+      exitCode = code;
+      resolve();
+    }),
+  );
+  return { exited, code: () => exitCode };
 }

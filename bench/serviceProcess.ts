@@ -6,7 +6,7 @@ import { closeSync, existsSync, openSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEPLOYED_NODE_FLAGS } from '../scripts/startCommand.js';
-import { type CpuSampler, cpuSeconds, peakRssBytes, sampleCpu } from './processStats.js';
+import { type CpuSampler, cpuSeconds, peakRssBytes, sampleCpu, watchExit } from './processStats.js';
 
 export const SERVICE_ENTRY = new URL('../dist/main.js', import.meta.url).pathname;
 
@@ -43,13 +43,7 @@ export async function startServiceProcess(options: ServiceProcessOptions): Promi
   closeSync(log);
   const pid = child.pid;
   if (pid === undefined) throw new Error('the service process did not start');
-  let exitCode: number | null | undefined;
-  const exited = new Promise<void>((resolve) =>
-    child.once('exit', (code) => {
-      exitCode = code;
-      resolve();
-    }),
-  );
+  const { exited, code: exitCode } = watchExit(child);
   const cpu = sampleCpu({ service: () => cpuSeconds(pid) });
 
   return {
@@ -58,8 +52,10 @@ export async function startServiceProcess(options: ServiceProcessOptions): Promi
     async ready(timeoutMs = 20_000) {
       const deadline = Date.now() + timeoutMs;
       while (Date.now() < deadline) {
-        if (exitCode !== undefined) {
-          throw new Error(`the service exited with code ${exitCode} while starting; see ${options.logFile}`);
+        if (exitCode() !== undefined) {
+          throw new Error(
+            `the service exited with code ${exitCode()} while starting; see ${options.logFile}`,
+          );
         }
         try {
           const response = await fetch(`http://127.0.0.1:${port}/health`);
@@ -74,7 +70,7 @@ export async function startServiceProcess(options: ServiceProcessOptions): Promi
     },
     async stop() {
       let peak = 0;
-      if (exitCode === undefined) {
+      if (exitCode() === undefined) {
         peak = peakRssBytes(pid);
         child.kill('SIGTERM');
         const killed = setTimeout(() => child.kill('SIGKILL'), 10_000);
@@ -82,7 +78,7 @@ export async function startServiceProcess(options: ServiceProcessOptions): Promi
         clearTimeout(killed);
       }
       cpu.stop();
-      return { peakRssBytes: peak, exitCode: exitCode ?? null };
+      return { peakRssBytes: peak, exitCode: exitCode() ?? null };
     },
   };
 }
