@@ -11,18 +11,41 @@ const RULES = [
   ['InProcess', (r) => r.overallSDProcessStatus === 'B'],
 ] as const satisfies ReadonlyArray<readonly [string, Rule]>;
 
-export type ExpectedCaseStatus = (typeof RULES)[number][0] | 'Open';
+/** Withdrawn: the return is gone (a 404 after its Deleted event). */
+export type ExpectedCaseStatus = (typeof RULES)[number][0] | 'Open' | 'Withdrawn';
 
-export function expectedCaseStatus(customerReturn: CustomerReturnState): ExpectedCaseStatus {
+export function expectedCaseStatus(
+  customerReturn: CustomerReturnState,
+): Exclude<ExpectedCaseStatus, 'Withdrawn'> {
   return RULES.find(([, applies]) => applies(customerReturn))?.[0] ?? 'Open';
 }
 
-/** The case a return's state must end as, in the service's table and in the portal's API. */
-export function expectedCase(customerReturn: CustomerReturnState) {
-  return {
-    caseStatus: expectedCaseStatus(customerReturn),
-    customerReference: customerReturn.customerReference ?? null,
-  };
+export interface ExpectedCase {
+  caseStatus: ExpectedCaseStatus;
+  soldToParty: string | null;
+  customerReference: string | null;
+  salesOrder: string | null;
+  returnReasons: string[];
 }
 
-export type ExpectedCase = ReturnType<typeof expectedCase>;
+/**
+ * The case a return's state must end as, in the service's table and in the portal's API, by the contracts: the
+ * sales order is the reference when its category is C; the reasons are the header's and the items', each once,
+ * sorted. A deleted return's case is withdrawn and keeps the values it had.
+ */
+export function expectedCase(customerReturn: CustomerReturnState, deleted = false): ExpectedCase {
+  const reasons = [
+    customerReturn.orderReason,
+    ...(customerReturn.items ?? []).map((item) => item.returnReason),
+  ];
+  return {
+    caseStatus: deleted ? 'Withdrawn' : expectedCaseStatus(customerReturn),
+    soldToParty: customerReturn.soldToParty ?? null,
+    customerReference: customerReturn.customerReference ?? null,
+    salesOrder:
+      customerReturn.referenceSDDocumentCategory === 'C'
+        ? (customerReturn.referenceSDDocument ?? null)
+        : null,
+    returnReasons: [...new Set(reasons.filter((reason): reason is string => Boolean(reason)))].sort(),
+  };
+}

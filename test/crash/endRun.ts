@@ -38,8 +38,10 @@ export async function checkRun(rig: Rig, run: RunState): Promise<void> {
     restarts: run.restarts,
   });
   findings.push(...resends.findings, ...checkResentContent(smtp.messages));
-  const puts = checkPortalPuts(portal.requests(), await claimsOf(pool, 'push'), fleet.kills, run.restarts);
-  findings.push(...puts.findings);
+  const pushClaims = await claimsOf(pool, 'push');
+  const puts = checkPortalPuts(portal.requests(), pushClaims, fleet.kills, run.restarts);
+  const casePuts = checkPortalPuts(portal.caseRequests(), pushClaims, fleet.kills, run.restarts, 'return');
+  findings.push(...puts.findings, ...casePuts.findings);
   // Every fault of the run is transient: even an email parked with its reason is one too many here.
   for (const row of outbox.filter((r) => r.state === 'parked')) {
     findings.push(`mail ${row.messageId} of ${conversationOf(row)} was parked: ${row.lastError}`);
@@ -59,9 +61,10 @@ export async function checkRun(rig: Rig, run: RunState): Promise<void> {
   report.events.releaseReasons = tally.releaseReasons;
   report.kills = fleet.kills.length;
   report.unplannedExits = fleet.unplannedExits.map(({ slot, code, why }) => ({ slot, code, why }));
-  report.faults.s4Unavailable = rig.s4Faults.counts.unavailable;
-  report.faults.s4Hang = rig.s4Faults.counts.hang;
-  report.faults.s4OutageCalls = rig.s4Faults.counts.outage;
+  const orderReads = rig.s4Faults.orders.counts;
+  report.faults.s4Unavailable = orderReads.unavailable;
+  report.faults.s4Hang = orderReads.hang;
+  report.faults.s4OutageCalls = orderReads.outage;
   report.faults.smtpRefused = smtpFaults.counts.refused;
   report.faults.amqpReconnects = tally.amqpReconnects;
   report.emails.received = smtp.messages.length;
@@ -75,6 +78,20 @@ export async function checkRun(rig: Rig, run: RunState): Promise<void> {
     pushes: new Set(requests.map((request) => request.idempotencyKey)).size,
     unavailable: rig.portalFaults.counts.unavailable,
     hang: rig.portalFaults.counts.hang,
-    repeats: puts.repeats,
+    repeats: [...puts.repeats, ...casePuts.repeats],
+  };
+  const caseRequests = portal.caseRequests();
+  const returnReads = rig.s4Faults.returns.counts;
+  report.cases = {
+    returns: run.expectedCases.size,
+    withdrawn: [...run.expectedCases.values()].filter((c) => c.caseStatus === 'Withdrawn').length,
+    emails: new Set(
+      smtp.messages.filter((m) => m.headers['x-customer-return'] !== undefined).map((m) => m.messageId),
+    ).size,
+    puts: caseRequests.length,
+    pushes: new Set(caseRequests.map((request) => request.idempotencyKey)).size,
+    s4Unavailable: returnReads.unavailable,
+    s4Hang: returnReads.hang,
+    s4OutageCalls: returnReads.outage,
   };
 }

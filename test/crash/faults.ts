@@ -1,41 +1,55 @@
 // Faults of the dependencies the suite stands in for: S/4HANA answers 503 or hangs past the service's
-// timeout for a share of reads, the mail relay refuses a share of sends for now (451). Every decision is
-// counted, and mail acceptances are timed, so duplicates can be traced back to what caused them.
+// timeout for a share of reads, of orders and of customer returns alike; the mail relay refuses a share of sends
+// for now (451). Every decision is counted, and mail acceptances are timed, so duplicates can be traced back to
+// what caused them.
 import type { PortalFault, PortalFaultFn } from '../../sandbox/portalServer.js';
 import type { S4Fault, S4FaultFn } from '../../sandbox/s4Server.js';
 import type { SmtpDecision, SmtpRefuseFn } from '../../sandbox/smtpServer.js';
 import { createRandom, unitFor } from './random.js';
 
-export interface S4Faults {
+/** The faults of one family's reads: drawn per key and call, and outages, counted apart from the other's. */
+export interface ReadFaults {
   fn: S4FaultFn;
   counts: { unavailable: number; hang: number; outage: number };
-  /** From now on, the next `calls` reads of the order answer 503. */
-  outage(salesOrder: string, calls: number): void;
+  /** From now on, the next `calls` reads of the key answer 503. */
+  outage(key: string, calls: number): void;
+}
+
+export interface S4Faults {
+  orders: ReadFaults;
+  /** Customer returns' reads, single and collection, over either API: the same shares as orders'. */
+  returns: ReadFaults;
   /** No faults at all (the final checks read nothing through S/4HANA, but a quiet stand-in helps diagnosis). */
   pause(paused: boolean): void;
 }
 
 export function createS4Faults(seed: number, shares: { unavailable: number; hang: number }): S4Faults {
-  const counts = { unavailable: 0, hang: 0, outage: 0 };
-  const outages = new Map<string, number>();
   let paused = false;
+  const readFaults = (drawKey: (key: string, callNo: number) => string): ReadFaults => {
+    const counts = { unavailable: 0, hang: 0, outage: 0 };
+    const outages = new Map<string, number>();
+    return {
+      counts,
+      outage(key, calls) {
+        outages.set(key, calls);
+      },
+      fn(key, callNo): S4Fault {
+        if (paused) return 'ok';
+        const left = outages.get(key) ?? 0;
+        if (left > 0) {
+          outages.set(key, left - 1);
+          counts.outage++;
+          return 'unavailable';
+        }
+        return drawFault(seed, drawKey(key, callNo), shares, counts) ?? 'ok';
+      },
+    };
+  };
   return {
-    counts,
-    outage(salesOrder, calls) {
-      outages.set(salesOrder, calls);
-    },
+    orders: readFaults((salesOrder, callNo) => `s4 ${salesOrder} ${callNo}`),
+    returns: readFaults((customerReturn, callNo) => `s4 return ${customerReturn} ${callNo}`),
     pause(value) {
       paused = value;
-    },
-    fn(salesOrder, callNo): S4Fault {
-      if (paused) return 'ok';
-      const left = outages.get(salesOrder) ?? 0;
-      if (left > 0) {
-        outages.set(salesOrder, left - 1);
-        counts.outage++;
-        return 'unavailable';
-      }
-      return drawFault(seed, `s4 ${salesOrder} ${callNo}`, shares, counts) ?? 'ok';
     },
   };
 }

@@ -86,6 +86,8 @@ interface Running {
 export function createFleet(options: {
   mainJs: string;
   env: Record<string, string>;
+  /** Settings of one slot on top of `env`, by slot name (i1, i2, …). */
+  slotEnv?: Record<string, Record<string, string>>;
   logDir: string;
   count: number;
 }): Fleet {
@@ -189,7 +191,7 @@ export function createFleet(options: {
     incarnation.set(slot, n);
     const log = createWriteStream(join(options.logDir, `${slot}.${n}.log`));
     const child = spawn(process.execPath, [options.mainJs], {
-      env: { ...options.env, PATH: process.env.PATH ?? '' },
+      env: { ...options.env, ...options.slotEnv?.[slot], PATH: process.env.PATH ?? '' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let exitedResolve: () => void = () => {};

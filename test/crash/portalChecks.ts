@@ -13,13 +13,18 @@ export async function pendingPushes(pool: pg.Pool): Promise<number> {
   return rows[0]?.n ?? 0;
 }
 
-/** The portal stand-in holds S/4HANA's state of every order, as the portal table does. */
 /** The portal stand-in holds S/4HANA's latest state of every warranty case, as warranty_case does. */
 export function checkCaseApi(portal: PortalServer, expected: Map<string, ExpectedCase>): string[] {
   const findings: string[] = [];
   for (const [customerReturn, want] of expected) {
     const held = portal.caseState(customerReturn);
-    const got = held && { caseStatus: held.caseStatus, customerReference: held.customerReference };
+    const got = held && {
+      caseStatus: held.caseStatus,
+      soldToParty: held.soldToParty,
+      customerReference: held.customerReference,
+      salesOrder: held.salesOrder,
+      returnReasons: held.returnReasons,
+    };
     if (JSON.stringify(got) !== JSON.stringify(want))
       findings.push(
         `the portal API holds case ${JSON.stringify(got)} for ${customerReturn}, S/4HANA says ${JSON.stringify(want)}`,
@@ -28,6 +33,7 @@ export function checkCaseApi(portal: PortalServer, expected: Map<string, Expecte
   return findings;
 }
 
+/** The portal stand-in holds S/4HANA's state of every order, as the portal table does. */
 export function checkPortalApi(portal: PortalServer, expected: Map<string, ExpectedPortal>): string[] {
   const findings: string[] = [];
   for (const [salesOrder, want] of expected) {
@@ -48,70 +54,76 @@ export function checkPortalApi(portal: PortalServer, expected: Map<string, Expec
 
 export interface RepeatedPut {
   idempotencyKey: string;
-  salesOrder: string;
+  /** `order <salesOrder>` or `return <customerReturn>`. */
+  about: string;
   /** PUTs with this key after one the portal had answered 2xx or 409. */
   afterAnswer: number;
   cause: string;
 }
 
+/** A PUT of either resource: an order's or a warranty case's, keyed by the path's key. */
+type AnyPut = PortalRequest<{ s4ChangedAt: string | null }>;
+
 /**
- * Every PUT of the run, order by order. A PUT with a new Idempotency-Key is a new state: never one whose
+ * Every PUT of the run, order by order (or case by case, `what` naming which). A PUT with a new Idempotency-Key is a new state: never one whose
  * s4ChangedAt is older than a state the portal accepted before, never the same shown values as the push before
  * it. A PUT repeating a key is a retry: after a failed try (503, a hang) that is the backoff; after the portal
  * answered (2xx, 409) the answer was never booked, which only a crash of the instance holding the push's lease
  * explains, one crash per repeat (holderCrash.ts). `claims`: each Idempotency-Key's claims (claimLog.ts).
  */
 export function checkPortalPuts(
-  requests: PortalRequest[],
+  requests: AnyPut[],
   claims: Map<string, Claim[]>,
   kills: Kill[],
   restarts: Outage[],
+  what: 'order' | 'return' = 'order',
 ): { repeats: RepeatedPut[]; findings: string[] } {
   const findings: string[] = [];
   const repeats: RepeatedPut[] = [];
-  const byOrder = new Map<string, PortalRequest[]>();
+  const byKey = new Map<string, AnyPut[]>();
   for (const request of requests)
-    byOrder.set(request.salesOrder, [...(byOrder.get(request.salesOrder) ?? []), request]);
-  for (const [salesOrder, puts] of byOrder) {
+    byKey.set(request.salesOrder, [...(byKey.get(request.salesOrder) ?? []), request]);
+  for (const [key, puts] of byKey) {
+    const about = `${what} ${key}`;
     let newestAccepted = '';
-    const lastOfKey = new Map<string, PortalRequest>();
-    let previousNew: PortalRequest | undefined;
+    const lastOfKey = new Map<string, AnyPut>();
+    let previousNew: AnyPut | undefined;
     for (const put of puts) {
-      const key = put.idempotencyKey ?? '';
+      const idempotencyKey = put.idempotencyKey ?? '';
       const changedAt = put.body?.s4ChangedAt ?? '';
       if (changedAt < newestAccepted)
-        findings.push(`order ${salesOrder}: PUT of ${changedAt} after ${newestAccepted} was accepted`);
+        findings.push(`${about}: PUT of ${changedAt} after ${newestAccepted} was accepted`);
       if (put.status >= 200 && put.status < 300 && changedAt > newestAccepted) newestAccepted = changedAt;
-      const earlier = lastOfKey.get(key);
-      lastOfKey.set(key, put);
+      const earlier = lastOfKey.get(idempotencyKey);
+      lastOfKey.set(idempotencyKey, put);
       if (earlier === undefined) {
         if (previousNew !== undefined && shown(previousNew) === shown(put))
-          findings.push(`order ${salesOrder}: two pushes in a row of the same state ${shown(put)}`);
+          findings.push(`${about}: two pushes in a row of the same state ${shown(put)}`);
         previousNew = put;
         continue;
       }
       if (JSON.stringify(earlier.body) !== JSON.stringify(put.body))
-        findings.push(`order ${salesOrder}: key ${key} was sent with two bodies`);
+        findings.push(`${about}: key ${idempotencyKey} was sent with two bodies`);
       const answered = (earlier.status >= 200 && earlier.status < 300) || earlier.status === 409;
       if (!answered) continue;
       const judged = judgeRepeats(
-        `order ${salesOrder}: key ${key} PUT again after its answer`,
+        `${about}: key ${idempotencyKey} PUT again after its answer`,
         [earlier.at, put.at],
-        claims.get(key) ?? [],
+        claims.get(idempotencyKey) ?? [],
         kills,
         restarts,
       );
       findings.push(...judged.findings);
       const cause = judged.causes.join(', ') || 'no crash of its holder';
-      const repeat = repeats.find((r) => r.idempotencyKey === key);
-      if (repeat === undefined) repeats.push({ idempotencyKey: key, salesOrder, afterAnswer: 1, cause });
+      const repeat = repeats.find((r) => r.idempotencyKey === idempotencyKey);
+      if (repeat === undefined) repeats.push({ idempotencyKey, about, afterAnswer: 1, cause });
       else repeat.afterAnswer++;
     }
   }
   return { repeats, findings };
 }
 
-function shown(put: PortalRequest): string {
-  const { s4ChangedAt: _, ...rest } = put.body ?? ({} as NonNullable<PortalRequest['body']>);
+function shown(put: AnyPut): string {
+  const { s4ChangedAt: _, ...rest } = put.body ?? { s4ChangedAt: null };
   return JSON.stringify(rest);
 }

@@ -53,7 +53,24 @@ export interface CrashReport {
     /** From queueing to the relay's first acceptance, the longest of the run. */
     longestDelay: { ms: number; messageId: string; salesOrder: string; claims: number } | undefined;
   };
-  /** PUTs the portal stand-in received, distinct Idempotency-Keys, faults it answered, repeats after an answer. */
+  /**
+   * The warranty cases: returns planned, cases withdrawn, emails about cases (distinct Message-IDs), PUTs and
+   * pushes of cases, and the S/4HANA faults their reads met.
+   */
+  cases: {
+    returns: number;
+    withdrawn: number;
+    emails: number;
+    puts: number;
+    pushes: number;
+    s4Unavailable: number;
+    s4Hang: number;
+    s4OutageCalls: number;
+  };
+  /**
+   * PUTs of orders the portal stand-in received, distinct Idempotency-Keys, faults it answered (orders' and
+   * cases'), repeats after an answer (orders' and cases').
+   */
   portal: { puts: number; pushes: number; unavailable: number; hang: number; repeats: RepeatedPut[] };
   phases: Array<{ index: number; changes: number; settleMs: number; findings: number }>;
   shutdown: StopReport[];
@@ -104,6 +121,16 @@ export function emptyReport(seed: number, logDir: string): CrashReport {
       aimedOrdersMailedTwice: 0,
       longestDelay: undefined,
     },
+    cases: {
+      returns: 0,
+      withdrawn: 0,
+      emails: 0,
+      puts: 0,
+      pushes: 0,
+      s4Unavailable: 0,
+      s4Hang: 0,
+      s4OutageCalls: 0,
+    },
     portal: { puts: 0, pushes: 0, unavailable: 0, hang: 0, repeats: [] },
     phases: [],
     shutdown: [],
@@ -112,7 +139,7 @@ export function emptyReport(seed: number, logDir: string): CrashReport {
 
 /** The run in a few lines: what was sent, what was broken, what came out, and how to replay it. */
 export function formatSummary(report: CrashReport): string {
-  const { events, faults, emails } = report;
+  const { events, faults, emails, cases } = report;
   const reasons = Object.entries(events.releaseReasons)
     .map(([reason, n]) => `${reason} ${n}`)
     .join(', ');
@@ -150,8 +177,11 @@ export function formatSummary(report: CrashReport): string {
       `${report.portal.unavailable} answered 503, ${report.portal.hang} hung; ${report.portal.repeats.length} ` +
       `pushes repeated after the portal's answer` +
       (report.portal.repeats.length
-        ? `: ${report.portal.repeats.map((r) => `${r.idempotencyKey} (order ${r.salesOrder}, ${r.afterAnswer}x, ${r.cause})`).join('; ')}`
+        ? `: ${report.portal.repeats.map((r) => `${r.idempotencyKey} (${r.about}, ${r.afterAnswer}x, ${r.cause})`).join('; ')}`
         : ''),
+    `warranty cases: ${cases.returns} returns, ${cases.withdrawn} withdrawn; ${cases.emails} case emails ` +
+      `(distinct Message-IDs), ${cases.puts} case PUTs of ${cases.pushes} pushes; return reads: S/4HANA 503 ` +
+      `${cases.s4Unavailable} + ${cases.s4OutageCalls} in outages, hang ${cases.s4Hang}`,
     `lost events: ${events.lost}`,
     `phases: ${report.phases.map((p) => `#${p.index} ${p.changes} changes, settled ${p.settleMs} ms`).join('; ')}`,
     `shutdown on SIGTERM: ${report.shutdown.map((s) => `${s.slot} ${s.ms} ms (exit ${s.code ?? s.signal})`).join(', ')}`,

@@ -14,6 +14,7 @@ import {
 } from './checks.js';
 import { performAction } from './performAction.js';
 import { checkCaseApi, checkPortalApi } from './portalChecks.js';
+import type { ReturnChange } from './returnLoad.js';
 import type { RunState } from './runState.js';
 import { expectedPortal, type Phase } from './scenario.js';
 import { firstMailOf, waitUntilSettled } from './settle.js';
@@ -32,7 +33,10 @@ export async function runPhase(rig: Rig, run: RunState, phase: Phase, options: P
   const alreadyRefusedBefore = rig.fleet.tally.alreadyRefused;
   const changed = expectChanges(rig, run, phase);
   const changedCases = expectCaseChanges(rig, run, phase);
-  for (const { salesOrder, failingCalls } of phase.s4Outages) rig.s4Faults.outage(salesOrder, failingCalls);
+  for (const { salesOrder, failingCalls } of phase.s4Outages)
+    rig.s4Faults.orders.outage(salesOrder, failingCalls);
+  for (const { customerReturn, failingCalls } of phase.returnOutages)
+    rig.s4Faults.returns.outage(customerReturn, failingCalls);
 
   const actions = phase.actions.map(async (action) => {
     await sleep(action.atMs);
@@ -47,6 +51,7 @@ export async function runPhase(rig: Rig, run: RunState, phase: Phase, options: P
         options.progress(`phase ${phase.index}: no email of ${phase.aimedOrder} before its follow-up`);
     }
     for (const change of phase.changes) if (change.batch === b && b > 0) s4.setOrder(change.state);
+    for (const change of phase.returnChanges) if (change.batch === b && b > 0) takeOn(rig, change);
     await rig.publisher.send(
       queue.address,
       batch.map((message) => ({ body: message.body, contentType: message.contentType })),
@@ -126,15 +131,25 @@ function expectChanges(rig: Rig, run: RunState, phase: Phase): Map<string, Expec
   return changed;
 }
 
-/** Sets the phase's return states in S/4HANA; returns, per return, the case status it changed to, if it did. */
+/**
+ * Sets the first batch's return states in S/4HANA and deletes the returns the phase deletes; records the case
+ * each must end as (Withdrawn, with its values, once deleted). Returns, per return, the case status it changed
+ * to, if it did.
+ */
 function expectCaseChanges(rig: Rig, run: RunState, phase: Phase): Map<string, ExpectedCaseStatus[]> {
   const changed = new Map<string, ExpectedCaseStatus[]>();
-  for (const state of phase.returnChanges) {
-    rig.s4.returns.setReturn(state);
-    const before = run.expectedCases.get(state.customerReturn);
-    const after = expectedCase(state);
-    run.expectedCases.set(state.customerReturn, after);
-    if (before?.caseStatus !== after.caseStatus) changed.set(state.customerReturn, [after.caseStatus]);
+  for (const change of phase.returnChanges) {
+    if (change.batch === 0) takeOn(rig, change);
+    const { customerReturn } = change.state;
+    const before = run.expectedCases.get(customerReturn);
+    const after = expectedCase(change.state, change.deleted);
+    run.expectedCases.set(customerReturn, after);
+    if (before?.caseStatus !== after.caseStatus) changed.set(customerReturn, [after.caseStatus]);
   }
   return changed;
+}
+
+function takeOn(rig: Rig, change: ReturnChange): void {
+  if (change.deleted) rig.s4.returns.deleteReturn(change.state.customerReturn);
+  else rig.s4.returns.setReturn(change.state);
 }

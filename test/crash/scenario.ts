@@ -2,11 +2,10 @@
 // events that announce the changes (several per change, some published more than once), events that change
 // nothing, malformed messages, the publish order, and when instances are killed or dependencies fail.
 import { OTHER_TYPE, S4_SOURCE, salesOrderData, salesOrderEvent } from '../../sandbox/s4Events.js';
-import type { CustomerReturnState } from '../../sandbox/s4Returns.js';
 import type { SalesOrderState } from '../../sandbox/s4Server.js';
 import { type ExpectedStatus, expectedStatus } from './portalStatusTable.js';
 import { createRandom, type Random } from './random.js';
-import { mixReturns, RETURNS } from './returnLoad.js';
+import { mixReturns, RETURNS, type ReturnChange, type ReturnHistory } from './returnLoad.js';
 
 export type ChangeKind = 'created' | 'status' | 'date' | 'status+date' | 'reference only';
 
@@ -50,8 +49,8 @@ export interface Phase {
    * state in the phase: two emails of one order in one phase happen for certain, not by chance.
    */
   aimedOrder: string | undefined;
-  /** New S/4HANA states of customer returns, set before the phase's events. */
-  returnChanges: CustomerReturnState[];
+  /** New S/4HANA states of customer returns and their deletions, each before the batch it names. */
+  returnChanges: ReturnChange[];
   /** Messages in publish order, in batches published `batchGapMs` apart; the last holds follow-up changes. */
   batches: PlannedMessage[][];
   batchGapMs: number;
@@ -62,6 +61,8 @@ export interface Phase {
   actions: PlannedAction[];
   /** Orders whose reads fail (503) for this many calls from the phase's start: forces releases. */
   s4Outages: Array<{ salesOrder: string; failingCalls: number }>;
+  /** The same for customer returns. */
+  returnOutages: Array<{ customerReturn: string; failingCalls: number }>;
   counts: { events: number; copies: number; duplicateCopies: number; eventsOfOtherTypes: number };
 }
 
@@ -144,11 +145,11 @@ export function planRun(seed: number, options: PlanOptions): Phase[] {
   const orders = Array.from({ length: options.orders }, (_, i) => String(8_100_000 + i));
   const returns = Array.from({ length: RETURNS }, (_, i) => String(61_000_000 + i));
   const states = new Map<string, SalesOrderState>();
-  const returnStates = new Map<string, CustomerReturnState>();
+  const returnHistories = new Map<string, ReturnHistory>();
   const phases: Phase[] = [];
   for (let index = 0; index < options.phases; index++) {
     phases.push(planPhase(index, random.fork(`phase-${index}`), orders, states, options));
-    mixReturns(phases[index] as Phase, random.fork(`returns-${index}`), returns, returnStates);
+    mixReturns(phases[index] as Phase, random.fork(`returns-${index}`), returns, returnHistories);
   }
   return phases;
 }
@@ -292,6 +293,7 @@ function planPhase(
     malformed: malformed.map((message) => message.malformed as string),
     actions,
     s4Outages,
+    returnOutages: [],
     counts: { events: valid.length, copies, duplicateCopies: copies - valid.length, eventsOfOtherTypes },
   };
 }

@@ -65,7 +65,8 @@ export async function startRig(options: RigOptions, runDir: string, cleanup: Arr
 
   const s4Faults = createS4Faults(options.seed, { unavailable: 0.12, hang: 0.03 });
   const smtpFaults = createSmtpFaults(options.seed, 0.15);
-  s4.setFault(s4Faults.fn);
+  s4.setFault(s4Faults.orders.fn);
+  s4.returns.setFault(s4Faults.returns.fn);
   // Lets a database failover strike just as an email was accepted, before its sender records it as sent.
   const acceptanceWaiters: Array<() => void> = [];
   smtp.setRefuse((mail) => {
@@ -87,6 +88,8 @@ export async function startRig(options: RigOptions, runDir: string, cleanup: Arr
     mainJs,
     logDir: runDir,
     count: options.instances,
+    // One instance reads S/4HANA over OData V4, the others over V2: both paths meet the same faults.
+    slotEnv: { i2: { S4_API: 'v4' } },
     env: {
       ...endpoints,
       // Every state is pushed to the portal stand-in too; a push claimed by a killed instance goes again
