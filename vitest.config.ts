@@ -6,6 +6,7 @@ import { RealSamplesReporter } from './test/support/realSamplesReporter.js';
 const TOOLING_WITHOUT_SERVICES = [
   'test/tooling/benchReport.test.ts',
   'test/tooling/crashChecks.test.ts',
+  'test/tooling/crashChecksReturns.test.ts',
   'test/tooling/pgRelay.test.ts',
 ];
 
