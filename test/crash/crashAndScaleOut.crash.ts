@@ -37,4 +37,10 @@ it('applies every event once, delivers every email it queues and pushes every st
   // Every order's state reached the portal's API (checked per phase); some pushes met a 503 or a hang.
   expect(report.portal.pushes).toBeGreaterThan(0);
   expect(report.portal.unavailable + report.portal.hang).toBeGreaterThan(0);
+  // Returns were read over both APIs and met S/4HANA's faults; a deleted one's case ended withdrawn (checked
+  // per phase against the plan, which deletes one in every run).
+  expect(report.cases.requests.v2).toBeGreaterThan(0);
+  expect(report.cases.requests.v4).toBeGreaterThan(0);
+  expect(report.cases.s4Unavailable + report.cases.s4Hang + report.cases.s4OutageCalls).toBeGreaterThan(0);
+  expect(report.cases.withdrawn).toBeGreaterThanOrEqual(1);
 });

@@ -82,6 +82,7 @@ export async function checkRun(rig: Rig, run: RunState): Promise<void> {
   };
   const caseRequests = portal.caseRequests();
   const returnReads = rig.s4Faults.returns.counts;
+  const returnRequests = rig.s4.returns.requestLog();
   report.cases = {
     returns: run.expectedCases.size,
     withdrawn: [...run.expectedCases.values()].filter((c) => c.caseStatus === 'Withdrawn').length,
@@ -90,6 +91,11 @@ export async function checkRun(rig: Rig, run: RunState): Promise<void> {
     ).size,
     puts: caseRequests.length,
     pushes: new Set(caseRequests.map((request) => request.idempotencyKey)).size,
+    requests: {
+      v2: returnRequests.filter((request) => request.api === 'v2').length,
+      v4: returnRequests.filter((request) => request.api === 'v4').length,
+      collection: returnRequests.filter((request) => request.collection).length,
+    },
     s4Unavailable: returnReads.unavailable,
     s4Hang: returnReads.hang,
     s4OutageCalls: returnReads.outage,

@@ -55,7 +55,8 @@ export interface CrashReport {
   };
   /**
    * The warranty cases: returns planned, cases withdrawn, emails about cases (distinct Message-IDs), PUTs and
-   * pushes of cases, and the S/4HANA faults their reads met.
+   * pushes of cases, the requests for returns the stand-in received by API (collection reads among them), and
+   * the S/4HANA faults their reads met.
    */
   cases: {
     returns: number;
@@ -63,6 +64,7 @@ export interface CrashReport {
     emails: number;
     puts: number;
     pushes: number;
+    requests: { v2: number; v4: number; collection: number };
     s4Unavailable: number;
     s4Hang: number;
     s4OutageCalls: number;
@@ -127,6 +129,7 @@ export function emptyReport(seed: number, logDir: string): CrashReport {
       emails: 0,
       puts: 0,
       pushes: 0,
+      requests: { v2: 0, v4: 0, collection: 0 },
       s4Unavailable: 0,
       s4Hang: 0,
       s4OutageCalls: 0,
@@ -180,7 +183,9 @@ export function formatSummary(report: CrashReport): string {
         ? `: ${report.portal.repeats.map((r) => `${r.idempotencyKey} (${r.about}, ${r.afterAnswer}x, ${r.cause})`).join('; ')}`
         : ''),
     `warranty cases: ${cases.returns} returns, ${cases.withdrawn} withdrawn; ${cases.emails} case emails ` +
-      `(distinct Message-IDs), ${cases.puts} case PUTs of ${cases.pushes} pushes; return reads: S/4HANA 503 ` +
+      `(distinct Message-IDs), ${cases.puts} case PUTs of ${cases.pushes} pushes; requests for returns: ` +
+      `${cases.requests.v2} over V2, ${cases.requests.v4} over V4 (${cases.requests.collection} collection reads), ` +
+      `S/4HANA 503 ` +
       `${cases.s4Unavailable} + ${cases.s4OutageCalls} in outages, hang ${cases.s4Hang}`,
     `lost events: ${events.lost}`,
     `phases: ${report.phases.map((p) => `#${p.index} ${p.changes} changes, settled ${p.settleMs} ms`).join('; ')}`,
