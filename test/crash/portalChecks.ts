@@ -65,9 +65,9 @@ export interface RepeatedPut {
 type AnyPut = PortalRequest<{ s4ChangedAt: string | null }>;
 
 /**
- * Every PUT of the run, order by order (or case by case, `what` naming which). A PUT with a new Idempotency-Key is a new state: never one whose
- * s4ChangedAt is older than a state the portal accepted before, never the same shown values as the push before
- * it. A PUT repeating a key is a retry: after a failed try (503, a hang) that is the backoff; after the portal
+ * Every PUT of the run, order by order (or case by case, `what` naming which). A PUT with a new Idempotency-Key
+ * is a new state: never one whose s4ChangedAt is older than a state the portal accepted before, never the same
+ * shown values as the push before it. A PUT repeating a key is a retry: after a failed try (503, a hang) that is the backoff; after the portal
  * answered (2xx, 409) the answer was never booked, which only a crash of the instance holding the push's lease
  * explains, one crash per repeat (holderCrash.ts). `claims`: each Idempotency-Key's claims (claimLog.ts).
  */
