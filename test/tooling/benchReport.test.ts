@@ -66,6 +66,7 @@ function results(runs: RunResult[]): BenchResults {
       steadySeconds: 60,
     },
     runs,
+    crashes: [],
     durationSeconds: 100,
   };
 }

@@ -34,5 +34,4 @@ describe('the PostgreSQL relay in front of a real server', () => {
     const relayed = await sequentialSelects(relay.url, STATEMENTS);
     expect(relayed - direct).toBeGreaterThanOrEqual(STATEMENTS * DELAY_MS);
   });
-
 });
