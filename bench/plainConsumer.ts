@@ -5,7 +5,7 @@
 // 2. one statement: is the event (source, id) processed? if not, count this delivery (plainTables.ts says why);
 //    processed: a duplicate, accepted; past the delivery limit: rejected to the dead-letter queue;
 // 3. one GET of the order from S/4HANA (the service's OData V2 URL);
-// 4. ONE transaction: record the event, forget its count, upsert the portal row unless the stored state is newer,
+// 4. ONE transaction: forget the event's count, record the event, upsert the portal row unless the stored state is newer,
 //    note the (status, date) pair in the ledger and, only when that pair changed, queue the email in the outbox;
 // 5. accept the message after the commit;
 // 6. send the queued email through the same SMTP relay as the service and mark it sent (at start, the emails a
@@ -101,8 +101,8 @@ async function handle(
   if (inbox.attempts > MAX_DELIVERIES) return { settle: 'reject' };
   const order = event.salesOrder === undefined ? undefined : await readOrder(s4Url, event.salesOrder);
   const mail = await withTransaction(pool, async (tx) => {
-    if ((await tx.query(RECORD_EVENT, identity)).rowCount === 0) return undefined;
     await tx.query(FORGET_ATTEMPTS, identity);
+    if ((await tx.query(RECORD_EVENT, identity)).rowCount === 0) return undefined;
     if (order === undefined) return undefined;
     const state = [order.salesOrder, order.portalStatus, order.requestedDeliveryDate];
     const upserted = await tx.query(UPSERT_STATUS, [

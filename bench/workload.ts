@@ -49,16 +49,21 @@ export function createOrders(first: number, count: number): SalesOrderState[] {
 }
 
 /**
- * `count` new events over `orders`: every order one, in order, while they last; the rest go to orders drawn at
- * random, in later passes over the orders in the same order, so that an order's next event comes at least a pass
- * later, after its previous one is settled (each is a change of its own: a consumer that held both at once would
- * read the order once and see one change).
+ * `count` new events over `orders`: every order one, in order, while they last; the rest, one each, to orders
+ * drawn at random without repeating one until all are drawn, in later passes over the orders in the same order.
+ * So an order's next event comes after at least as many others as its pass holds, long after its previous one is
+ * settled: each is a change of its own (a consumer that held both at once would read the order once and see one).
  */
 export function newEvents(orders: string[], count: number, random: () => number): BenchEvent[] {
   const used = orders.slice(0, Math.min(orders.length, count));
   const perOrder = used.map(() => 1);
-  for (let i = used.length; i < count; i++) {
-    const at = Math.floor(random() * used.length);
+  const drawn = used.map((_, i) => i);
+  for (let i = drawn.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [drawn[i], drawn[j]] = [drawn[j] as number, drawn[i] as number];
+  }
+  for (let i = 0; i < count - used.length; i++) {
+    const at = drawn[i % drawn.length] as number;
     perOrder[at] = (perOrder[at] ?? 0) + 1;
   }
   const passes = Math.max(0, ...perOrder);
