@@ -3,8 +3,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type PgRelay, startPgRelay } from '../../bench/pgRelay.js';
 import { POSTGRES_URL } from '../support/services.js';
 
-const STATEMENTS = 50;
-const DELAY_MS = 2;
+const STATEMENTS = 40;
+const DELAY_MS = 5;
 
 /** Milliseconds that `count` sequential `select 1` take on one connection to `url`, after one to warm it. */
 async function sequentialSelects(url: string, count: number): Promise<number> {
