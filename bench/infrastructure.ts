@@ -1,9 +1,9 @@
-// The benchmark's own database on the local PostgreSQL, created for one run and dropped afterwards (its queue
-// is a test queue, test/support/broker.ts). Nothing else on the shared services is touched.
+// The benchmark's database, on a PostgreSQL server of its own (postgresServer.ts) started for one run and removed
+// afterwards (its queue is a test queue, test/support/broker.ts). Nothing on the shared PostgreSQL is touched.
 import pg from 'pg';
 import { migrate } from '../src/db/migrate.js';
-import { createDatabase } from '../test/support/database.js';
-import { CREATE_PLAIN_TABLES, TRUNCATE_PLAIN_TABLES } from './plainConsumer.js';
+import { CREATE_PLAIN_TABLES, TRUNCATE_PLAIN_TABLES } from './plainTables.js';
+import { startPostgresServer } from './postgresServer.js';
 
 const BENCH_APPLICATION = 'fon-bench';
 
@@ -17,7 +17,7 @@ export interface BenchDatabase {
 }
 
 export async function createBenchDatabase(): Promise<BenchDatabase> {
-  const database = await createDatabase('fon_bench');
+  const database = await startPostgresServer();
   // Named, so that its own connections are told apart from the service's in pg_stat_activity.
   const pool = new pg.Pool({ connectionString: database.url, max: 2, application_name: BENCH_APPLICATION });
   // A session still closing when the database is dropped reports an error of its own: nothing to do then.
@@ -33,7 +33,7 @@ export async function createBenchDatabase(): Promise<BenchDatabase> {
     async reset() {
       await pool.query(
         `truncate processed_event, event_attempt, portal_order_status, order_notification, mail_outbox, portal_push,
-                 dead_letter`,
+                 dead_letter, duplicate_arrival`,
       );
       await pool.query(TRUNCATE_PLAIN_TABLES);
       // No ANALYZE after it: an analyzed empty table is known to be empty, and the service's connections, which
@@ -45,7 +45,7 @@ export async function createBenchDatabase(): Promise<BenchDatabase> {
     },
     async drop() {
       await pool.end();
-      await database.drop();
+      await database.stop();
     },
   };
 }

@@ -1,13 +1,14 @@
 // One measurement each: a consumer (the service or the plain one, a child process) drains a pre-loaded queue, or
-// the service takes events published at a steady rate. Rates and CPU are taken between commit timestamps (the
-// database's clock; the machine's clock like the publisher's), so that starting, connecting and warming up are
-// not counted. Afterwards each phase checks the contract: every event recorded, and once.
+// the service takes events published at a steady rate. Rates and CPU are taken between commit timestamps
+// (PostgreSQL's, probes.ts; the machine's clock like the publisher's), so that starting, connecting and warming
+// up are not counted. Afterwards each phase checks the contract: every event recorded, and once; in a drain, one
+// email queued and sent per new event.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { S4Server } from '../sandbox/s4Server.js';
 import type { TestQueue } from '../test/support/broker.js';
 import type { BenchDatabase } from './infrastructure.js';
 import type { ConsumerProcess } from './plainProcess.js';
-import { commitTimes, type EventTable, mailsQueued, recordedCount } from './probes.js';
+import { commitTimes, type EventTable, type MailTable, mails, recordedCount } from './probes.js';
 import type { BenchPublisher } from './publisher.js';
 import type { DrainFigures } from './results.js';
 import { percentile } from './stats.js';
@@ -25,12 +26,12 @@ export interface PhaseContext {
 export interface ConsumerUnderTest {
   start(): Promise<ConsumerProcess>;
   events: EventTable;
-  mails: 'mail_outbox' | 'plain_mail_outbox';
+  mails: MailTable;
   logFile: string;
 }
 
 /** Polls until `done` holds or the time is up; returns whether it held. */
-async function waitFor(done: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+export async function waitFor(done: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await done()) return true;
@@ -49,7 +50,7 @@ function s4Requests(s4: S4Server, events: BenchEvent[], from: number): number {
 }
 
 /** Throws unless exactly `expected` events are recorded and each of `ids` among them: nothing lost, none twice. */
-async function checkRecorded(
+export async function checkRecorded(
   db: BenchDatabase,
   table: EventTable,
   ids: string[],
@@ -67,8 +68,10 @@ async function checkRecorded(
 
 /**
  * Pre-loads the queue with `warmup`, a marker, then `measured` (new events with duplicates among them), and
- * starts the consumer. The window runs from the marker's commit to the last new event's commit; the phase ends
- * when every new event is recorded and the queue holds nothing, duplicates included.
+ * starts the consumer. Every new event is a change with its email (workload.ts). The window runs from the marker's
+ * commit to the last new event's commit or the last email's marking as sent, whichever is later: the work is done
+ * when the emails are out. The phase ends when every new event is recorded, every email sent and the queue holds
+ * nothing, duplicates included.
  */
 export async function drainPhase(
   ctx: PhaseContext,
@@ -79,13 +82,17 @@ export async function drainPhase(
   const all = [...load.warmup, load.marker, ...load.measured];
   const newIds = [...new Set(load.measured.map((event) => event.id))];
   const expected = load.warmup.length + 1 + newIds.length;
+  const expectedMails = load.warmup.length + newIds.length;
   await ctx.publisher.publish(queue.address, all);
   const requestsBefore = s4.requests();
   const running = await consumer.start();
   let stopped: { peakRssBytes: number };
   try {
     const done = await waitFor(
-      async () => (await recordedCount(db, consumer.events)) >= expected && (await queue.isIdle()),
+      async () =>
+        (await recordedCount(db, consumer.events)) >= expected &&
+        (await mails(db, consumer.mails)).sent >= expectedMails &&
+        (await queue.isIdle()),
       ctx.timeoutMs,
     );
     if (!done) throw new Error(`the queue was not drained in ${ctx.timeoutMs} ms; see ${consumer.logFile}`);
@@ -95,14 +102,15 @@ export async function drainPhase(
     await queue.purge();
   }
   await checkRecorded(db, consumer.events, newIds, expected, consumer.logFile);
-  // Every order's status is new to the consumer at its first event and the same at its later ones: one email each.
-  const orders = new Set(all.flatMap((event) => event.salesOrder ?? [])).size;
-  const mails = await mailsQueued(db, consumer.mails);
-  if (mails !== orders)
-    throw new Error(`${mails} emails queued for ${orders} orders; see ${consumer.logFile}`);
+  const mailed = await mails(db, consumer.mails);
+  if (mailed.queued !== expectedMails || mailed.sent !== expectedMails) {
+    throw new Error(
+      `${mailed.queued} emails queued and ${mailed.sent} sent for ${expectedMails} changes; see ${consumer.logFile}`,
+    );
+  }
   const times = await commitTimes(db, consumer.events, [load.marker.id, ...newIds]);
   const start = times.get(load.marker.id) ?? Number.NaN;
-  const end = Math.max(...newIds.map((id) => times.get(id) ?? Number.NaN));
+  const end = Math.max(mailed.lastSentMs, ...newIds.map((id) => times.get(id) ?? Number.NaN));
   if (!(end > start)) throw new Error(`no measurable window; see ${consumer.logFile}`);
   return {
     newPerSecond: newIds.length / ((end - start) / 1000),
@@ -111,7 +119,7 @@ export async function drainPhase(
     s4RequestsPerNew: s4Requests(s4, load.measured, requestsBefore) / newIds.length,
     cpuMsPerNew: (running.cpu.between('service', start, end) * 1000) / newIds.length,
     peakRssMb: stopped.peakRssBytes / 2 ** 20,
-    mailsQueued: mails,
+    mailsQueued: mailed.queued,
   };
 }
 
@@ -119,13 +127,13 @@ export interface SteadyFigures {
   p50Ms: number;
   p99Ms: number;
   maxMs: number;
-  cpuMicrosPerEvent: number;
   peakRssMb: number;
 }
 
 /**
  * Starts the service on an empty queue, warms it up, then publishes `measured` at `perSecond` and reads each
- * event's latency from publish (the bench's clock) to commit (processed_at, the database's clock, same machine).
+ * event's latency from publish (the bench's clock) to the commit of its transaction (PostgreSQL's commit
+ * timestamp, probes.ts; the same machine's clock).
  */
 export async function steadyPhase(
   ctx: PhaseContext,
@@ -136,7 +144,6 @@ export async function steadyPhase(
   const running = await consumer.start();
   let stopped: { peakRssBytes: number };
   const expected = load.warmup.length + load.measured.length;
-  let first = 0;
   try {
     await running.ready();
     await ctx.publisher.publishSteadily(queue.address, load.warmup, load.perSecond);
@@ -144,7 +151,6 @@ export async function steadyPhase(
       async () => (await recordedCount(db, consumer.events)) >= load.warmup.length,
       ctx.timeoutMs,
     );
-    first = Date.now();
     await ctx.publisher.publishSteadily(queue.address, load.measured, load.perSecond);
     await waitFor(async () => (await recordedCount(db, consumer.events)) >= expected, ctx.timeoutMs);
   } finally {
@@ -155,19 +161,13 @@ export async function steadyPhase(
   const ids = load.measured.map((event) => event.id);
   await checkRecorded(db, consumer.events, ids, expected, consumer.logFile);
   const times = await commitTimes(db, consumer.events, ids);
-  const latencies: number[] = [];
-  let last = first;
-  for (const event of load.measured) {
-    const committed = times.get(event.id) as number;
-    latencies.push(committed - (event.publishedAt ?? Number.NaN));
-    last = Math.max(last, committed);
-  }
-  latencies.sort((a, b) => a - b);
+  const latencies = load.measured
+    .map((event) => (times.get(event.id) as number) - (event.publishedAt ?? Number.NaN))
+    .sort((a, b) => a - b);
   return {
     p50Ms: percentile(latencies, 0.5),
     p99Ms: percentile(latencies, 0.99),
     maxMs: latencies[latencies.length - 1] ?? Number.NaN,
-    cpuMicrosPerEvent: (running.cpu.between('service', first, last) * 1e6) / ids.length,
     peakRssMb: stopped.peakRssBytes / 2 ** 20,
   };
 }

@@ -17,6 +17,7 @@ export interface ConsumerProcess {
 export function startPlainProcess(options: {
   databaseUrl: string;
   s4Url: string;
+  smtpUrl: string;
   queue: string;
   amqpHost: string;
   amqpPort: number;
@@ -30,7 +31,16 @@ export function startPlainProcess(options: {
       '--import',
       'tsx',
       ENTRY,
-      ...['--database-url', options.databaseUrl, '--s4-url', options.s4Url, '--queue', options.queue],
+      ...[
+        '--database-url',
+        options.databaseUrl,
+        '--s4-url',
+        options.s4Url,
+        '--smtp-url',
+        options.smtpUrl,
+        '--queue',
+        options.queue,
+      ],
       ...['--amqp-host', options.amqpHost, '--amqp-port', String(options.amqpPort)],
       ...['--prefetch', String(PLAIN_PREFETCH)],
     ],

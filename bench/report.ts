@@ -1,6 +1,6 @@
 // The side-by-side tables, the same in the terminal and in docs/performance.md: per scenario the service and the
 // plain consumer, median over the runs with the range, then every target with its computed verdict.
-import type { BenchResults, SteadyRun } from './results.js';
+import type { BenchResults, SteadyRun, TracingRun } from './results.js';
 import { SCENARIOS } from './scenarios.js';
 import { judge, postgresLabel, ratio, type Spread, scenarioFigure, spread } from './targets.js';
 
@@ -86,16 +86,51 @@ export function steadyLine(results: BenchResults): string | undefined {
   return (
     `Steady ${first.perSecond} events/s for ${results.settings.steadySeconds} s, S/4HANA ${first.s4LatencyMs} ms, ` +
     `PostgreSQL +${first.pgDelayMs} ms, publish to commit: p50 ${figure((s) => s.p50Ms)} ms, ` +
-    `p99 ${figure((s) => s.p99Ms)} ms, max ${figure((s) => s.maxMs)} ms. Service CPU per event: ` +
-    `${figure((s) => s.cpuMicrosPerEvent)} µs untraced, ${figure((s) => s.tracedCpuMicrosPerEvent)} µs with ` +
-    'every delivery traced.'
+    `p99 ${figure((s) => s.p99Ms)} ms, max ${figure((s) => s.maxMs)} ms.`
   );
+}
+
+export function tracingLine(results: BenchResults): string | undefined {
+  const tracing = results.runs.flatMap((run) => (run.tracing ? [run.tracing] : []));
+  const first = tracing[0];
+  if (first === undefined) return undefined;
+  const figure = (value: (t: TracingRun) => number) => showSpread(spread(tracing.map(value)));
+  return (
+    `Service CPU per event draining ${number.format(first.events)} new events (S/4HANA ${first.s4LatencyMs} ms, ` +
+    `PostgreSQL ${postgresLabel(first.pgDelayMs)}): ${figure((t) => t.cpuMicrosPerEvent)} µs untraced, ` +
+    `${figure((t) => t.tracedCpuMicrosPerEvent)} µs with every delivery traced.`
+  );
+}
+
+export function crashTable(results: BenchResults): string | undefined {
+  if (results.crashes.length === 0) return undefined;
+  const intro =
+    'Killed (SIGKILL) half-way through a backlog at S/4HANA 50 ms, PostgreSQL +1 ms, and started again; ' +
+    'what the broker delivered twice:';
+  return `${intro}\n\n${markdownTable(
+    [
+      'credit window',
+      'events',
+      'recorded at the kill',
+      'delivered again',
+      'of which committed before the kill',
+    ],
+    results.crashes.map((c) => [
+      c.window,
+      show(c.events),
+      show(c.recordedAtKill),
+      show(c.redelivered),
+      show(c.redeliveredAfterCommit),
+    ]),
+  )}`;
 }
 
 /** Everything a run shows: what was run, the side-by-side table, the steady window and the verdicts. */
 export function report(results: BenchResults): string {
   const { machine, settings } = results;
-  const steady = steadyLine(results);
+  const extra = [steadyLine(results), tracingLine(results), crashTable(results)].flatMap((part) =>
+    part === undefined ? [] : ['', part],
+  );
   return [
     `Run of ${results.startedAt.slice(0, 10)} on ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGb} GB, ` +
       `Node ${machine.node.replace(/^v/, '')}, PostgreSQL ${machine.postgres.split(' ')[0]}, all on one machine; ` +
@@ -106,7 +141,7 @@ export function report(results: BenchResults): string {
       'parentheses; service ÷ plain is the median of the per-run ratios.',
     '',
     sideBySideTable(results),
-    ...(steady === undefined ? [] : ['', steady]),
+    ...extra,
     '',
     targetTable(results),
   ].join('\n');

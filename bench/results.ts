@@ -2,11 +2,11 @@
 // from them when a table is written (targets.ts), never stored, so that they cannot disagree with the runs.
 
 /** Marks results of the side-by-side benchmark; a file without it is from the benchmark it replaced. */
-export const RESULTS_SCHEMA = 'side-by-side/1';
+export const RESULTS_SCHEMA = 'side-by-side/2';
 
 /** One consumer draining the load of one scenario. */
 export interface DrainFigures {
-  /** New events committed per second, from the marker's commit to the last new event's. */
+  /** New events per second, from the marker's commit to the last new event's commit or email, the later. */
   newPerSecond: number;
   newEvents: number;
   duplicates: number;
@@ -16,7 +16,7 @@ export interface DrainFigures {
   cpuMsPerNew: number;
   /** VmHWM of the consumer process. */
   peakRssMb: number;
-  /** Emails queued: one per order whose status changed. */
+  /** Emails queued (and sent): one per new event, each a change. */
   mailsQueued: number;
 }
 
@@ -36,11 +36,31 @@ export interface SteadyRun {
   p50Ms: number;
   p99Ms: number;
   maxMs: number;
-  /** Service CPU per event over the window, in µs: untraced, and with every delivery traced. */
+  peakRssMb: number;
+}
+
+/** The service draining the same backlog of new events untraced and with every delivery traced. */
+export interface TracingRun {
+  events: number;
+  s4LatencyMs: number;
+  pgDelayMs: number;
+  /** Service CPU (user + system) per event over the drain, in µs. */
   cpuMicrosPerEvent: number;
   tracedCpuMicrosPerEvent: number;
   peakRssMb: number;
   tracedPeakRssMb: number;
+}
+
+/** The service killed half-way through a backlog and started again (crashPhase.ts). */
+export interface CrashRun {
+  /** The credit window it ran with: `AMQP_PREFETCH=50`, or `default`. */
+  window: string;
+  events: number;
+  recordedAtKill: number;
+  /** Messages the broker delivered again after the kill. */
+  redelivered: number;
+  /** Of those, events committed before the kill: taken again as duplicates. */
+  redeliveredAfterCommit: number;
 }
 
 export interface RunResult {
@@ -48,6 +68,7 @@ export interface RunResult {
   loadAverageAtStart: number;
   scenarios: ScenarioRun[];
   steady?: SteadyRun;
+  tracing?: TracingRun;
 }
 
 export interface BenchResults {
@@ -70,6 +91,8 @@ export interface BenchResults {
     steadySeconds: number;
   };
   runs: RunResult[];
+  /** Once per benchmark, at S/4HANA 50 ms and PostgreSQL +1 ms: one per window setting. */
+  crashes: CrashRun[];
   durationSeconds: number;
 }
 

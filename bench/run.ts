@@ -2,9 +2,11 @@
 // each a process of its own against the local PostgreSQL (directly, or through a relay that adds a round trip)
 // and RabbitMQ, the S/4HANA stand-in and an SMTP receiver that drops what it accepts. In every run each
 // scenario's load goes to both, one after the other, the first place alternating from run to run; then a
-// steady-rate window measures latency and, against a second window with every delivery traced, what tracing costs.
+// steady-rate window measures latency, and the service drains one backlog untraced and traced, for what tracing
+// costs. Once at the end, the service is killed half-way through a small backlog, for what a crash costs.
 // Usage: npm run build && npx tsx bench/run.ts [--runs 3] [--events 10000] [--orders 8000] [--duplicates 3000]
 //        [--s4-latency-ms 0,50,200] [--pg-delay-ms 0,1] [--steady-seconds 60] [--no-steady]
+//        [--tracing-events 3000] [--no-tracing] [--crash-events 1000] [--no-crash]
 // Writes bench/results/<timestamp>.json (and latest.json) and prints the tables; `npm run bench:docs` publishes.
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -14,6 +16,7 @@ import { type S4Server, startS4Server } from '../sandbox/s4Server.js';
 import { createTestQueue, type TestQueue } from '../test/support/broker.js';
 import { serviceEnv } from '../test/support/serviceEnv.js';
 import { AMQP_HOST, AMQP_PORT } from '../test/support/services.js';
+import { crashPhase } from './crashPhase.js';
 import { type BenchDatabase, createBenchDatabase } from './infrastructure.js';
 import { type OtlpSink, startOtlpSink } from './otlpSink.js';
 import { type PgRelay, startPgRelay } from './pgRelay.js';
@@ -22,11 +25,27 @@ import { PLAIN_PREFETCH } from './plainConsumer.js';
 import { startPlainProcess } from './plainProcess.js';
 import { type BenchPublisher, openPublisher } from './publisher.js';
 import { report } from './report.js';
-import { type BenchResults, RESULTS_SCHEMA, type RunResult, type SteadyRun } from './results.js';
-import { SCENARIOS, type Scenario, STEADY, warmupCount } from './scenarios.js';
-import { startServiceProcess } from './serviceProcess.js';
+import {
+  type BenchResults,
+  type CrashRun,
+  RESULTS_SCHEMA,
+  type RunResult,
+  type SteadyRun,
+  type TracingRun,
+} from './results.js';
+import { HEADLINE, SCENARIOS, type Scenario, STEADY, warmupCount } from './scenarios.js';
+import { type ServiceProcess, startServiceProcess } from './serviceProcess.js';
 import { type SmtpSink, startSmtpSink } from './smtpSink.js';
-import { createOrders, markerEvent, newEvents, randomSource, withDuplicates } from './workload.js';
+import {
+  type BenchEvent,
+  changes,
+  createOrders,
+  eventsPerOrder,
+  markerEvent,
+  newEvents,
+  randomSource,
+  withDuplicates,
+} from './workload.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -39,6 +58,10 @@ const { values: args } = parseArgs({
     'steady-rate': { type: 'string', default: String(STEADY.perSecond) },
     'steady-seconds': { type: 'string', default: '60' },
     'no-steady': { type: 'boolean', default: false },
+    'tracing-events': { type: 'string', default: '3000' },
+    'no-tracing': { type: 'boolean', default: false },
+    'crash-events': { type: 'string', default: '1000' },
+    'no-crash': { type: 'boolean', default: false },
     'phase-timeout': { type: 'string', default: '300' },
     seed: { type: 'string', default: '42' },
   },
@@ -52,6 +75,8 @@ const orderCount = Math.min(Number(args.orders ?? Math.round(0.8 * eventCount)),
 const duplicateCount = Number(args.duplicates ?? Math.round(0.3 * eventCount));
 const perSecond = Number(args['steady-rate']);
 const steadySeconds = Number(args['steady-seconds']);
+const tracingEvents = Number(args['tracing-events']);
+const crashEvents = Number(args['crash-events']);
 const latencies = numbers(args['s4-latency-ms']);
 const delays = numbers(args['pg-delay-ms']);
 const scenarios = SCENARIOS.filter((s) => latencies.includes(s.s4LatencyMs) && delays.includes(s.pgDelayMs));
@@ -106,7 +131,7 @@ try {
     if (delay > 0) relays.set(delay, await startPgRelay(db.url, delay));
   }
   const results = await runAll(db, queue, publisher, s4, smtp, otlp);
-  if (results.runs.some((run) => run.steady) && otlp.exports() === 0)
+  if (results.runs.some((run) => run.tracing) && otlp.exports() === 0)
     throw new Error('the traced window exported no spans: is tracing wired?');
   const json = JSON.stringify(results, null, 2);
   for (const name of [stamp, 'latest']) writeFileSync(join(RESULTS, `${name}.json`), json);
@@ -129,14 +154,33 @@ async function runAll(
   otlp: OtlpSink,
 ): Promise<BenchResults> {
   const warmupOrders = createOrders(9_000_000, 2 * warmupCount(Math.max(eventCount, perSecond)));
-  const orders = createOrders(1_000_000, Math.max(orderCount, perSecond * steadySeconds));
-  for (const state of [...warmupOrders, ...orders]) s4.setOrder(state);
+  const orders = createOrders(
+    1_000_000,
+    Math.max(orderCount, perSecond * steadySeconds, tracingEvents, crashEvents),
+  );
+  const states = new Map([...warmupOrders, ...orders].map((state) => [state.salesOrder, state]));
+  for (const state of states.values()) s4.setOrder(state);
   const warmupKeys = warmupOrders.map((state) => state.salesOrder);
   const orderKeys = orders.map((state) => state.salesOrder);
   const ctx: PhaseContext = { db, queue, publisher, s4, timeoutMs };
   const databaseUrl = (pgDelayMs: number) => relays.get(pgDelayMs)?.url ?? db.url;
+  /** Empties the database and has S/4HANA answer each order's states from the first again: one per event. */
+  const prepare = async (events: BenchEvent[]) => {
+    await db.reset();
+    for (const [salesOrder, count] of eventsPerOrder(events)) {
+      const order = states.get(salesOrder) as (typeof orders)[number];
+      s4.scriptReads(
+        salesOrder,
+        changes(order, count).map((state) => ({ state })),
+      );
+    }
+  };
 
-  const service = (name: string, pgDelayMs: number, env: Record<string, string> = {}): ConsumerUnderTest => {
+  const service = (
+    name: string,
+    pgDelayMs: number,
+    env: Record<string, string> = {},
+  ): ConsumerUnderTest & { start(): Promise<ServiceProcess> } => {
     const logFile = join(logDir, `${name}-service.log`);
     return {
       // The service at its defaults: only the endpoints are set.
@@ -165,6 +209,7 @@ async function runAll(
         startPlainProcess({
           databaseUrl: databaseUrl(pgDelayMs),
           s4Url: s4.url,
+          smtpUrl: smtp.url,
           queue: queue.address,
           amqpHost: AMQP_HOST,
           amqpPort: AMQP_PORT,
@@ -189,7 +234,7 @@ async function runAll(
     };
     const name = `run${run}-${scenario.name}`;
     const drain = async (consumer: ConsumerUnderTest) => {
-      await db.reset();
+      await prepare([...load.warmup, ...load.measured]);
       return drainPhase(ctx, consumer, load);
     };
     // Who goes first alternates, so that neither always takes the second place's warmer or busier machine.
@@ -207,32 +252,65 @@ async function runAll(
 
   async function steadyRun(run: number): Promise<SteadyRun> {
     s4.setLatency(STEADY.s4LatencyMs);
-    const window = async (traced: boolean) => {
-      await db.reset();
-      const env: Record<string, string> = traced ? { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url } : {};
-      return steadyPhase(ctx, service(`run${run}-steady${traced ? '-traced' : ''}`, STEADY.pgDelayMs, env), {
-        warmup: newEvents(warmupKeys, perSecond, random),
-        measured: newEvents(orderKeys, perSecond * steadySeconds, random),
-        perSecond,
-      });
+    const load = {
+      warmup: newEvents(warmupKeys, perSecond, random),
+      measured: newEvents(orderKeys, perSecond * steadySeconds, random),
+      perSecond,
     };
-    // The untraced window first in odd runs, second in even ones.
-    const first = await window(run % 2 === 0);
-    const second = await window(run % 2 === 1);
-    const [off, on] = run % 2 === 1 ? [first, second] : [second, first];
+    await prepare([...load.warmup, ...load.measured]);
+    const figures = await steadyPhase(ctx, service(`run${run}-steady`, STEADY.pgDelayMs), load);
     return {
       perSecond,
       events: perSecond * steadySeconds,
       s4LatencyMs: STEADY.s4LatencyMs,
       pgDelayMs: STEADY.pgDelayMs,
-      p50Ms: off.p50Ms,
-      p99Ms: off.p99Ms,
-      maxMs: off.maxMs,
-      cpuMicrosPerEvent: off.cpuMicrosPerEvent,
-      tracedCpuMicrosPerEvent: on.cpuMicrosPerEvent,
+      ...figures,
+    };
+  }
+
+  // What tracing costs: the same backlog of new events drained untraced and traced, in the steady window's shape.
+  async function tracingRun(run: number): Promise<TracingRun> {
+    s4.setLatency(STEADY.s4LatencyMs);
+    const load = {
+      warmup: newEvents(warmupKeys, warmupCount(tracingEvents), random),
+      marker: markerEvent(),
+      measured: newEvents(orderKeys, tracingEvents, random),
+    };
+    const drain = async (traced: boolean) => {
+      await prepare([...load.warmup, ...load.measured]);
+      const env: Record<string, string> = traced ? { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url } : {};
+      const name = `run${run}-tracing${traced ? '-on' : '-off'}`;
+      return drainPhase(ctx, service(name, STEADY.pgDelayMs, env), load);
+    };
+    // Untraced first in odd runs, second in even ones.
+    const first = await drain(run % 2 === 0);
+    const second = await drain(run % 2 === 1);
+    const [off, on] = run % 2 === 1 ? [first, second] : [second, first];
+    return {
+      events: tracingEvents,
+      s4LatencyMs: STEADY.s4LatencyMs,
+      pgDelayMs: STEADY.pgDelayMs,
+      cpuMicrosPerEvent: off.cpuMsPerNew * 1000,
+      tracedCpuMicrosPerEvent: on.cpuMsPerNew * 1000,
       peakRssMb: off.peakRssMb,
       tracedPeakRssMb: on.peakRssMb,
     };
+  }
+
+  // What a crash costs in redeliveries, with the window fixed at the plain consumer's prefetch and at the defaults.
+  async function crashRuns(): Promise<CrashRun[]> {
+    s4.setLatency(HEADLINE.s4LatencyMs);
+    const runs: CrashRun[] = [];
+    for (const [window, env] of [
+      [`AMQP_PREFETCH=${PLAIN_PREFETCH}`, { AMQP_PREFETCH: String(PLAIN_PREFETCH) }],
+      ['default', {}],
+    ] as const) {
+      const events = newEvents(orderKeys, crashEvents, random);
+      await prepare(events);
+      const name = `crash-${window === 'default' ? 'default' : 'prefetch'}`;
+      runs.push(await crashPhase(ctx, { ...service(name, HEADLINE.pgDelayMs, env), window }, events));
+    }
+    return runs;
   }
 
   const results: BenchResults = {
@@ -255,6 +333,7 @@ async function runAll(
       steadySeconds,
     },
     runs: [],
+    crashes: [],
     durationSeconds: 0,
   };
   for (let run = 1; run <= runs; run++) {
@@ -264,10 +343,18 @@ async function runAll(
       result.scenarios.push(await scenarioRun(run, scenario));
     }
     if (!args['no-steady']) {
-      log(`run ${run}/${runs}: steady ${perSecond}/s for ${steadySeconds} s, untraced and traced`);
+      log(`run ${run}/${runs}: steady ${perSecond}/s for ${steadySeconds} s`);
       result.steady = await steadyRun(run);
     }
+    if (!args['no-tracing']) {
+      log(`run ${run}/${runs}: ${tracingEvents} events drained untraced and traced`);
+      result.tracing = await tracingRun(run);
+    }
     results.runs.push(result);
+  }
+  if (!args['no-crash']) {
+    log(`crash: ${crashEvents} events, killed half-way, at prefetch ${PLAIN_PREFETCH} and at the defaults`);
+    results.crashes = await crashRuns();
   }
   results.durationSeconds = Math.round((Date.now() - started.getTime()) / 1000);
   return results;

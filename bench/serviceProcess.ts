@@ -17,6 +17,8 @@ export interface ServiceProcess {
   ready(timeoutMs?: number): Promise<void>;
   /** Reads the peak RSS, then stops the process with SIGTERM (SIGKILL after 10 s) and waits for its exit. */
   stop(): Promise<{ peakRssBytes: number; exitCode: number | null }>;
+  /** SIGKILL, as a crash; resolves when the process is gone. */
+  kill(): Promise<void>;
 }
 
 export interface ServiceProcessOptions {
@@ -80,10 +82,14 @@ export async function startServiceProcess(options: ServiceProcessOptions): Promi
       cpu.stop();
       return { peakRssBytes: peak, exitCode: exitCode() ?? null };
     },
+    async kill() {
+      child.kill('SIGKILL');
+      await exited;
+    },
   };
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);

@@ -1,5 +1,5 @@
-// The benchmark's events, shaped like S/4HANA's: several events per changed order, published together
-// (a change raises Changed.v1 plus status events), and deliveries that repeat earlier events.
+// The benchmark's events: every new event a real change of its order (the S/4HANA stand-in answers the order's
+// next state at each read, changes() below), and deliveries that repeat earlier events.
 import { randomBytes } from 'node:crypto';
 import { OTHER_TYPE, salesOrderEvent } from '../sandbox/s4Events.js';
 import type { SalesOrderState } from '../sandbox/s4Server.js';
@@ -49,23 +49,60 @@ export function createOrders(first: number, count: number): SalesOrderState[] {
 }
 
 /**
- * `count` new events over `orders`: every order one, in order, while they last; the rest go to orders drawn at
- * random, each right after that order's first, as S/4HANA raises Changed.v1 and a status event together.
+ * `count` new events over `orders`: every order one, in order, while they last; the rest, one each, to orders
+ * drawn at random without repeating one until all are drawn, in later passes over the orders in the same order.
+ * So an order's next event comes after at least as many others as its pass holds, long after its previous one is
+ * settled: each is a change of its own (a consumer that held both at once would read the order once and see one).
  */
 export function newEvents(orders: string[], count: number, random: () => number): BenchEvent[] {
   const used = orders.slice(0, Math.min(orders.length, count));
-  const extra = new Map<number, number>();
-  for (let i = used.length; i < count; i++) {
-    const at = Math.floor(random() * used.length);
-    extra.set(at, (extra.get(at) ?? 0) + 1);
+  const perOrder = used.map(() => 1);
+  const drawn = used.map((_, i) => i);
+  for (let i = drawn.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [drawn[i], drawn[j]] = [drawn[j] as number, drawn[i] as number];
   }
-  return used.flatMap((salesOrder, at) =>
-    Array.from({ length: 1 + (extra.get(at) ?? 0) }, (_, i) => ({
-      id: randomBytes(12).toString('hex'),
-      salesOrder,
-      type: `sap.s4.beh.salesorder.v1.SalesOrder.${TYPES[i % TYPES.length]}`,
-    })),
-  );
+  for (let i = 0; i < count - used.length; i++) {
+    const at = drawn[i % drawn.length] as number;
+    perOrder[at] = (perOrder[at] ?? 0) + 1;
+  }
+  const passes = Math.max(0, ...perOrder);
+  return Array.from({ length: passes }, (_, pass) =>
+    used.flatMap((salesOrder, at) =>
+      (perOrder[at] ?? 0) > pass
+        ? [
+            {
+              id: randomBytes(12).toString('hex'),
+              salesOrder,
+              type: `sap.s4.beh.salesorder.v1.SalesOrder.${TYPES[pass % TYPES.length]}`,
+            },
+          ]
+        : [],
+    ),
+  ).flat();
+}
+
+/**
+ * The states S/4HANA answers for an order with `count` events, one per read in order: each moves the requested
+ * delivery date a day later and the change time a minute, so each is a change the fleet manager is told of.
+ */
+export function changes(order: SalesOrderState, count: number): SalesOrderState[] {
+  const day = Date.parse(order.requestedDeliveryDate ?? '2026-12-15');
+  const changed = Date.parse(order.lastChangeDateTime);
+  return Array.from({ length: count }, (_, i) => ({
+    ...order,
+    requestedDeliveryDate: new Date(day + i * 86_400_000).toISOString().slice(0, 10),
+    lastChangeDateTime: new Date(changed + i * 60_000).toISOString(),
+  }));
+}
+
+/** New events per order in `events` (the marker and repeats of one event counted once). */
+export function eventsPerOrder(events: BenchEvent[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const event of new Set(events)) {
+    if (event.salesOrder !== undefined) counts.set(event.salesOrder, (counts.get(event.salesOrder) ?? 0) + 1);
+  }
+  return counts;
 }
 
 /**
