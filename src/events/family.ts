@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { S4Settings } from '../config/s4Config.js';
 import type { RetryPolicy } from '../retry.js';
 import type { BatchedReadOptions } from '../s4/batchedReads.js';
+import type { DestinationLimit } from '../s4/destinationLimit.js';
 import type { Context } from '../telemetry/tracing.js';
 import type { EffectMail, EffectResult } from './applyEffect.js';
 import type { ParsedEvent } from './cloudEvent.js';
@@ -28,14 +29,16 @@ export interface FamilyDeps {
   pushToPortal: boolean;
   retryPolicy: RetryPolicy;
   logger: Logger;
-  observe: Pick<BatchedReadOptions, 'observe' | 'onPause'>;
+  /** The S/4HANA destination's limit of requests in flight and its pause: one for every family. */
+  s4Limit: DestinationLimit;
+  observe: Pick<BatchedReadOptions, 'observe'>;
 }
 
-/** The batched reads' options of a family, the same for every family of a destination. */
+/** The batched reads' options of a family, the same for every family of a destination, its limit shared. */
 export function familyReadOptions(deps: FamilyDeps): BatchedReadOptions {
   const { s4, retryPolicy } = deps;
   return {
-    maxConcurrent: s4.maxConcurrentReads,
+    destination: deps.s4Limit,
     batchSize: s4.readBatch,
     // An event waits out a pause as long as its own retries of a slow S/4HANA could have held it.
     maxWaitMs: retryPolicy.attempts * (s4.timeoutMs + retryPolicy.maxDelayMs),

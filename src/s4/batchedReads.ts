@@ -1,23 +1,26 @@
-// Reads of S/4HANA shared and batched per destination. Three rules, in order of importance:
+// Reads of S/4HANA shared and batched per family (its entity set). Three rules, in order of importance:
 // 1. An event is answered only by a read that started after it arrived: a caller that arrives while its order
 //    is being read waits for the next read of that order, never the running one, which may predate the change
 //    it announces. Reads of one order never overlap, so they are answered in the order they were sent, and the
 //    time a read was sent orders the states it returns (readQueue.ts keeps this).
-// 2. No waiting at low load: while no request is in flight, a read goes out at once, in its caller's microtasks.
+// 2. No waiting at low load: while no request to the destination is in flight, a read goes out at once, in its
+//    caller's microtasks.
 // 3. Few requests when busy. While another request is in flight, a request waits until its first caller has
-//    waited a fifth of the latest request's duration (GATHER_SHARE, at most MAX_GATHER_MS), and while
-//    `maxConcurrent` requests are in flight, waiting orders wait for the next free one; either way they go out
-//    together, up to `batchSize` keys, as one collection read with a `$filter` (keyFilter.ts). The events of a
-//    burst reach the read over a few milliseconds, each after its identity check: sent as they came, the first
-//    few would take every free request with an order each, and the rest of the burst, their own orders' later
-//    events among them, would wait a whole read for a free one. A full request goes at once.
-// A 429 or 503 with Retry-After pauses every read of the destination; a collection read refused with 400
-// makes this destination read one order per request from then on.
+//    waited a fifth of the family's latest request's duration (GATHER_SHARE, at most MAX_GATHER_MS), and while
+//    the destination's limit of requests is in flight, waiting orders wait for the next free one; either way
+//    they go out together, up to `batchSize` keys, as one collection read with a `$filter` (keyFilter.ts). The
+//    events of a burst reach the read over a few milliseconds, each after its identity check: sent as they came,
+//    the first few would take every free request with an order each, and the rest of the burst, their own
+//    orders' later events among them, would wait a whole read for a free one. A full request goes at once.
+// The limit of requests in flight and the pause a 429 or 503 with Retry-After asks for belong to the destination,
+// across families (destinationLimit.ts); a collection read refused with 400 makes this family read one key per
+// request from then on.
 import type { Logger } from 'pino';
 import { type Context, ROOT_CONTEXT } from '../telemetry/tracing.js';
+import type { DestinationLimit, DestinationReader } from './destinationLimit.js';
 import type { KeyResult, ODataReader } from './odataReader.js';
 import { type OrderRead, readQueue, type Taken } from './readQueue.js';
-import { throttled, waitForRead } from './readWait.js';
+import { waitForRead } from './readWait.js';
 import { failureDetail } from './s4Failure.js';
 import { type SalesOrder, UnexpectedResponseError } from './salesOrder.js';
 
@@ -32,8 +35,8 @@ export type ReadOrder<T = SalesOrder> = (
 export type RequestResult = 'ok' | 'not_found' | 'throttled' | 'refused' | 'error';
 
 export interface BatchedReadOptions {
-  /** Requests in flight at once (S4_MAX_CONCURRENT_READS). */
-  maxConcurrent: number;
+  /** The destination's limit of requests in flight and its pause, shared with the other families' reads. */
+  destination: DestinationLimit;
   /** Most keys in one request (S4_READ_BATCH); 1 reads one order per request. */
   batchSize: number;
   /**
@@ -44,13 +47,8 @@ export interface BatchedReadOptions {
   logger: Pick<Logger, 'warn'>;
   /** Sees every request: its result, how many orders it read, how long it took. Must not throw. */
   observe?: (request: { result: RequestResult; keys: number; seconds: number }) => void;
-  /** Sees each extension of a pause, in seconds. Must not throw. */
-  onPause?: (seconds: number) => void;
   clock?: () => Date;
 }
-
-/** Retry-After beyond this is not believed: a minute is long enough to spare S/4HANA and short enough to notice. */
-export const MAX_PAUSE_MS = 60_000;
 
 /**
  * What a request waits for company, as a share of the latest request's duration: it costs a read at most a fifth
@@ -61,10 +59,9 @@ export const GATHER_SHARE = 0.2;
 export const MAX_GATHER_MS = 20;
 
 export function batchReads<T = SalesOrder>(api: ODataReader<T>, options: BatchedReadOptions): ReadOrder<T> {
+  const { destination } = options;
   const clock = options.clock ?? (() => new Date());
   const queue = readQueue<T>();
-  let active = 0;
-  let pausedUntil = 0;
   let collectionsRefused = false;
   let scheduled = false;
   // How long a request waits for company (rule 3), from the latest request that was answered.
@@ -81,17 +78,17 @@ export function batchReads<T = SalesOrder>(api: ODataReader<T>, options: Batched
 
   function dispatch(): void {
     scheduled = false;
-    const paused = pausedUntil - Date.now();
+    const paused = destination.pausedUntil() - Date.now();
     if (paused > 0) {
       later(paused);
       return;
     }
     const limit = collectionsRefused ? 1 : options.batchSize;
-    while (active < options.maxConcurrent) {
+    while (destination.hasRoom()) {
       const { keys, since } = queue.ready(limit);
       if (keys.length === 0) return;
       const gathering = since + gatherMs - performance.now();
-      if (active > 0 && keys.length < limit && gatherMs >= 1 && gathering > 0) {
+      if (destination.inFlight() > 0 && keys.length < limit && gatherMs >= 1 && gathering > 0) {
         later(gathering);
         return;
       }
@@ -108,7 +105,7 @@ export function batchReads<T = SalesOrder>(api: ODataReader<T>, options: Batched
 
   async function send(keys: string[]): Promise<void> {
     const batch = queue.take(keys);
-    active += 1;
+    destination.started();
     const readAt = clock();
     const started = performance.now();
     const observe = (result: RequestResult) =>
@@ -149,30 +146,28 @@ export function batchReads<T = SalesOrder>(api: ODataReader<T>, options: Batched
       } else if ((status === 429 || status === 503) && retryAfterMs !== undefined) {
         observe('throttled');
         queue.requeue(batch);
-        pause(retryAfterMs, status);
+        destination.pause(retryAfterMs, status);
       } else {
         observe('error');
         for (const entry of batch) for (const waiter of entry.waiters) waiter.reject(err);
       }
     } finally {
-      active -= 1;
       queue.done(keys);
-      schedule();
+      // Wakes the other families first, then this one (schedule).
+      destination.ended(reader);
     }
   }
 
-  function pause(retryAfterMs: number, status: number): void {
-    const now = Date.now();
-    const until = now + Math.min(retryAfterMs, MAX_PAUSE_MS);
-    if (until <= pausedUntil) return;
-    options.onPause?.((until - Math.max(pausedUntil, now)) / 1000);
-    pausedUntil = until;
-    // Callers whose budget ends before the pause does fail now, as their own retries would have.
-    queue.expire(until, () => throttled(status, until - now));
-  }
+  const reader: DestinationReader = { wake: schedule, expire: queue.expire };
+  destination.join(reader);
 
   return (salesOrder, signal, trace = ROOT_CONTEXT) => {
-    const read = waitForRead(queue, salesOrder, { signal, trace, maxWaitMs: options.maxWaitMs, pausedUntil });
+    const read = waitForRead(queue, salesOrder, {
+      signal,
+      trace,
+      maxWaitMs: options.maxWaitMs,
+      pausedUntil: destination.pausedUntil(),
+    });
     schedule();
     return read;
   };

@@ -10,6 +10,7 @@ import { createEventHandler, type HandleEvent } from '../events/handleEvent.js';
 import { createSalesOrderFamily } from '../events/salesOrderFamily.js';
 import { createCustomerReturnFamily } from '../families/customerReturn/customerReturnFamily.js';
 import type { RetryPolicy } from '../retry.js';
+import { createDestinationLimit } from '../s4/destinationLimit.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import type { OutboxSenders } from './outboxSenders.js';
 
@@ -31,7 +32,12 @@ export function createEventFlow(config: Readonly<Config>, deps: EventFlowDeps): 
     pushToPortal: portalSender !== undefined,
     retryPolicy,
     logger,
-    observe: { observe: metrics.observeS4, onPause: metrics.s4Paused },
+    // Built once: every family's reads count against one limit and wait out one pause of the destination.
+    s4Limit: createDestinationLimit({
+      maxConcurrent: config.s4.maxConcurrentReads,
+      onPause: metrics.s4Paused,
+    }),
+    observe: { observe: metrics.observeS4 },
   };
   const families: Record<EventFamily, Family> = {
     salesOrder: createSalesOrderFamily(familyDeps),

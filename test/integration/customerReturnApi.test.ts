@@ -10,6 +10,7 @@ import {
 } from '../../src/families/customerReturn/customerReturnApi.js';
 import { toWarrantyCase } from '../../src/families/customerReturn/warrantyCase.js';
 import { batchReads } from '../../src/s4/batchedReads.js';
+import { createDestinationLimit } from '../../src/s4/destinationLimit.js';
 import { registerDestination } from '../support/destination.js';
 import { returnState } from '../support/returns.js';
 
@@ -116,7 +117,12 @@ describe.each(['v2', 'v4'] as const)('reading customer returns over %s', (versio
     for (const key of keys) s4.returns.setReturn({ ...RETURN, customerReturn: key });
     const warnings: unknown[] = [];
     const logger = { warn: (...args: unknown[]) => void warnings.push(args) };
-    const readReturn = batchReads(api, { maxConcurrent: 1, batchSize: 50, maxWaitMs: 5000, logger });
+    const readReturn = batchReads(api, {
+      destination: createDestinationLimit({ maxConcurrent: 1 }),
+      batchSize: 50,
+      maxWaitMs: 5000,
+      logger,
+    });
     const before = s4.returns.requestLog().length;
     const reads = await Promise.all(keys.map((key) => readReturn(key)));
     expect(reads.map((read) => read.order?.customerReturn)).toEqual(keys);

@@ -1,4 +1,4 @@
-// The effect statement (applyEffect) and the identity check (checkInbox) under the interleavings that several
+// The effect statements (applyEffect, and writeCase of a warranty case) and the identity check (checkInbox) under the interleavings that several
 // deliveries and instances produce, forced with row locks held by a second connection instead of latencies: the
 // other connection stands for another instance's transaction, open at exactly the point the case needs. Each case
 // first proves the call under test is waiting on that lock, then ends the other transaction and checks the result.
@@ -11,12 +11,14 @@ import { applyEffect } from '../../src/events/applyEffect.js';
 import type { ParsedEvent } from '../../src/events/cloudEvent.js';
 import { checkInbox, checkInboxes } from '../../src/events/inbox.js';
 import { recordProcessed } from '../../src/events/processedRecord.js';
+import { type CaseState, writeCase } from '../../src/families/customerReturn/caseEffect.js';
+import type { CaseStatus } from '../../src/families/customerReturn/warrantyCase.js';
 import { createPortalApi, type PortalApi } from '../../src/portal/portalApi.js';
 import { createPortalSender, type PushResult } from '../../src/portal/portalSender.js';
 import type { PortalOrder } from '../../src/portal/portalStatus.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { registerDestination } from '../support/destination.js';
-import { EFFECT_MAIL, parsedEvent } from '../support/effects.js';
+import { EFFECT_MAIL, parsedEvent, parsedReturnEvent } from '../support/effects.js';
 import { gate } from '../support/gate.js';
 import { guardedLogger } from '../support/logGuard.js';
 import { eventually } from '../support/waits.js';
@@ -211,6 +213,91 @@ describe('the effect statement against another transaction', () => {
     const rows = await rowsOf(salesOrder);
     expect(rows.processed.map((row) => row.outcome)).toEqual(['applied', 'applied']);
     expect(rows.outbox).toHaveLength(1);
+  });
+});
+
+let nextReturn = 62_000_000;
+
+/** A warranty case of `customerReturn` in `caseStatus`, as S/4HANA last changed it at 10:`minute`, read now. */
+function caseState(customerReturn: string, caseStatus: CaseStatus, minute: number): CaseState {
+  return {
+    customerReturn,
+    caseStatus,
+    soldToParty: '17100002',
+    customerReference: 'RMA 7731',
+    salesOrder: '1000473',
+    returnReasons: ['009'],
+    changedAt: new Date(Date.UTC(2026, 10, 30, 10, minute)),
+    readAt: new Date(),
+    isCase: true,
+  };
+}
+
+describe('the warranty case effect against another transaction', () => {
+  /**
+   * Two first events of a new return, each answered by its own read (`first`, then the newer `second`), both in
+   * their transactions at once: the other connection records the first event, so the first effect stops after
+   * inserting the case and before recording the event; the second effect then waits for that uncommitted case,
+   * inserting it too. The other rolls back: the first commits its insert, the second takes the conflict's update.
+   */
+  async function twoFirstEvents(first: CaseStatus, second: CaseStatus) {
+    const customerReturn = String(nextReturn++);
+    const events = [
+      parsedReturnEvent(customerReturn, 'Created'),
+      parsedReturnEvent(customerReturn, 'ItemCreated'),
+    ];
+    const [created, itemCreated] = events as [ParsedEvent, ParsedEvent];
+    await recordInOtherTransaction(created);
+    const firstWrite = pending(
+      writeCase(db.pool, [created], caseState(customerReturn, first, 1), EFFECT_MAIL, false),
+    );
+    await waitingOnLocks(1);
+    const secondWrite = pending(
+      writeCase(db.pool, [itemCreated], caseState(customerReturn, second, 2), EFFECT_MAIL, false),
+    );
+    await waitingOnLocks(2);
+    expect(firstWrite.finished() || secondWrite.finished()).toBe(false);
+    await other.query('rollback');
+
+    const results = [await firstWrite.result, await secondWrite.result];
+    const { rows: mails } = await db.pool.query(
+      `select change, case_status as "caseStatus", previous_case_status as "previousCaseStatus" from mail_outbox
+       where customer_return = $1 order by id`,
+      [customerReturn],
+    );
+    const { rows: records } = await db.pool.query(
+      `select id, notification from processed_event where customer_return = $1`,
+      [customerReturn],
+    );
+    const notifications = events.map(
+      (event) => records.find((record) => record.id === event.id)?.notification,
+    );
+    return { results, mails, notifications };
+  }
+
+  it('queues one new-case email when two first events of a new return read the same status', async () => {
+    const { results, mails, notifications } = await twoFirstEvents('Open', 'Open');
+
+    expect(results).toEqual([
+      { result: 'applied', mailQueued: true, pushQueued: false },
+      { result: 'applied', mailQueued: false, pushQueued: false },
+    ]);
+    expect(mails).toEqual([{ change: 'new', caseStatus: 'Open', previousCaseStatus: null }]);
+    expect(notifications).toEqual(['new', 'unchanged']);
+  });
+
+  it('queues the new case, then its change, when two first events of a new return read different statuses', async () => {
+    const { results, mails, notifications } = await twoFirstEvents('Open', 'InProcess');
+
+    expect(results).toEqual([
+      { result: 'applied', mailQueued: true, pushQueued: false },
+      { result: 'applied', mailQueued: true, pushQueued: false },
+    ]);
+    expect(mails).toEqual([
+      { change: 'new', caseStatus: 'Open', previousCaseStatus: null },
+      { change: 'changed', caseStatus: 'InProcess', previousCaseStatus: 'Open' },
+    ]);
+    expect(notifications).toEqual(['new', 'changed']);
   });
 });
 

@@ -14,6 +14,7 @@ import { checkInbox } from '../../src/events/inbox.js';
 import type { CaseState } from '../../src/families/customerReturn/caseEffect.js';
 import { createCustomerReturnFamily } from '../../src/families/customerReturn/customerReturnFamily.js';
 import { DEFAULT_RETRY } from '../../src/retry.js';
+import { createDestinationLimit } from '../../src/s4/destinationLimit.js';
 import { ROOT_CONTEXT } from '../../src/telemetry/tracing.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { registerDestination } from '../support/destination.js';
@@ -52,6 +53,7 @@ function family(
     pushToPortal: false,
     retryPolicy: DEFAULT_RETRY,
     logger: pino({ level: 'silent' }),
+    s4Limit: createDestinationLimit({ maxConcurrent: s4Settings.maxConcurrentReads }),
     observe: {},
     maxReadLagMs,
     maxDeliveries,

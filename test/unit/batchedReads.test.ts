@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { classify } from '../../src/errors.js';
 import { type BatchedReadOptions, batchReads, MAX_GATHER_MS } from '../../src/s4/batchedReads.js';
+import { createDestinationLimit, type DestinationLimitOptions } from '../../src/s4/destinationLimit.js';
 import { httpFailure } from '../../src/s4/s4Failure.js';
 import type { SalesOrder } from '../../src/s4/salesOrder.js';
 import type { KeyResult, SalesOrderApi } from '../../src/s4/salesOrderApi.js';
@@ -51,17 +52,23 @@ const order = (salesOrder: string, status = 'A') =>
   salesOrderOf({ salesOrder, overallSDProcessStatus: status });
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 const warnings: unknown[] = [];
-const defaults: BatchedReadOptions = {
+type Options = Omit<BatchedReadOptions, 'destination'> & DestinationLimitOptions;
+const defaults: Options = {
   maxConcurrent: 4,
   batchSize: 50,
   maxWaitMs: 10_000,
   logger: { warn: (...args: unknown[]) => void warnings.push(args) },
 };
 
-/** Batched reads (with `options` over the defaults) over an API the test answers, and that API's requests. */
-function batched(options: Partial<BatchedReadOptions> = {}) {
+/**
+ * Batched reads (with `options` over the defaults) over an API the test answers, on a destination of their own,
+ * and that API's requests.
+ */
+function batched(options: Partial<Options> = {}) {
   const { api, started } = controllableApi();
-  return { read: batchReads(api, { ...defaults, ...options }), started };
+  const { maxConcurrent, onPause, ...rest } = { ...defaults, ...options };
+  const destination = createDestinationLimit({ maxConcurrent, onPause });
+  return { read: batchReads(api, { ...rest, destination }), started };
 }
 
 // How long requests take is measured with performance.now(): frozen here unless a test moves it, so that only
@@ -285,13 +292,41 @@ describe('batched S/4HANA reads', () => {
   });
 });
 
+describe('batched S/4HANA reads of two families on one destination', () => {
+  it('offers a request that ends to the other family first, so a busy family never starves the other', async () => {
+    const destination = createDestinationLimit({ maxConcurrent: 1 });
+    const [orders, returns] = [controllableApi(), controllableApi()];
+    const options = { ...defaults, batchSize: 1, destination };
+    const [readOrder, readReturn] = [batchReads(orders.api, options), batchReads(returns.api, options)];
+    const first = [readOrder('1'), readOrder('2')];
+    await tick();
+    const other = readReturn('R1');
+    await tick();
+    expect(orders.started.map((s) => s.keys)).toEqual([['1']]);
+    expect(returns.started).toHaveLength(0); // the one request is the orders'
+
+    orders.started[0]?.answer({ 1: order('1') });
+    await first[0];
+    await tick();
+    // Order 2 has waited longer, but the request that ended was the orders' own: the returns go next.
+    expect(returns.started.map((s) => s.keys)).toEqual([['R1']]);
+    expect(orders.started).toHaveLength(1);
+    returns.started[0]?.answer({ R1: order('R1') });
+    await other;
+    await tick();
+    expect(orders.started.map((s) => s.keys)).toEqual([['1'], ['2']]);
+    orders.started[1]?.answer({ 2: order('2') });
+    await first[1];
+  });
+});
+
 describe('batched S/4HANA reads while another request is in flight', () => {
   beforeEach(() => {
     vi.useFakeTimers({ toFake: ['performance', 'setTimeout', 'clearTimeout'] });
   });
 
   /** Reads whose latest request took `ms`: from then on a request waits a fifth of that while one is in flight. */
-  async function afterRequestOf(ms: number, options: Partial<BatchedReadOptions> = {}) {
+  async function afterRequestOf(ms: number, options: Partial<Options> = {}) {
     const { read, started } = batched(options);
     const pending = read('0');
     await tick();

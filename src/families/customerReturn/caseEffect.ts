@@ -61,33 +61,31 @@ const QUEUE_PUSH = `, pushed as (
       returning 1
     )`;
 
-// `before` locks the case's row first, so that the ledger compares with the latest committed status; a case
-// this statement inserts is new, one it updates changed when its notified status differs. A return once gone
-// stays withdrawn: S/4HANA never gives its number to another return.
+// A status the fleet manager has not been told of: the ledger moves, stamped with this transaction.
+const MOVES = 'current.notified_case_status is distinct from excluded.case_status';
+
+// The ledger moves in the update's SET, which reads the row version the upsert locked, and the statement tells
+// from that stamp in RETURNING whether it moved the ledger itself: never from a snapshot, which misses a case
+// that a concurrent first event inserted and committed meanwhile. Only a case already there can be withdrawn,
+// and a return once gone stays withdrawn: S/4HANA never gives its number to another return.
 function caseEffectSql(pushToPortal: boolean): string {
-  return `with before as (
-      select customer_return, notified_case_status from warranty_case
-      where source_system = $1::text and customer_return = $5::text
-      for update
-    ), kase as (
+  return `with kase as (
       insert into warranty_case as current (source_system, customer_return, case_status, sold_to_party,
         customer_reference, sales_order, return_reasons, s4_changed_at, s4_read_at, notified_case_status,
-        thread_message_id, notified_at)
+        thread_message_id, notified_at, notified_by_xact)
       select $1::text, $5::text, $6::text, $7::text, $8::text, $9::text, $10::text[], $11::timestamptz,
-             $12::timestamptz, $6::text, $14::text, now()
-      from (select 1) one left join before b on true
-      where $13::boolean and ($6::text <> 'Withdrawn' or b.customer_return is not null)
+             $12::timestamptz, $6::text, $14::text, now(), pg_current_xact_id()
+      where $13::boolean and ($6::text <> 'Withdrawn' or exists (
+        select from warranty_case where source_system = $1::text and customer_return = $5::text))
       on conflict (source_system, customer_return) do update set
         case_status = excluded.case_status,
         ${KEEP_DETAILS_ON_WITHDRAWAL},
         s4_read_at = excluded.s4_read_at,
         updated_at = now(),
         previous_notified_case_status = case
-          when current.notified_case_status is distinct from excluded.case_status
-          then current.notified_case_status else current.previous_notified_case_status end,
-        notified_at = case
-          when current.notified_case_status is distinct from excluded.case_status
-          then now() else current.notified_at end,
+          when ${MOVES} then current.notified_case_status else current.previous_notified_case_status end,
+        notified_at = case when ${MOVES} then now() else current.notified_at end,
+        notified_by_xact = case when ${MOVES} then excluded.notified_by_xact else current.notified_by_xact end,
         notified_case_status = excluded.case_status,
         thread_message_id = coalesce(current.thread_message_id, excluded.thread_message_id)
       where case when excluded.case_status = 'Withdrawn' then true
@@ -95,12 +93,9 @@ function caseEffectSql(pushToPortal: boolean): string {
           and (coalesce(excluded.s4_changed_at, '-infinity'), excluded.s4_read_at)
            >= (coalesce(current.s4_changed_at, '-infinity'), current.s4_read_at) end
       returning case_status, sold_to_party, customer_reference, sales_order, return_reasons, s4_changed_at,
-        previous_notified_case_status, thread_message_id, (xmax = 0) as inserted
+        previous_notified_case_status, thread_message_id, notified_by_xact = pg_current_xact_id() as notified
     ), changed as (
-      select k.* from kase k
-      where k.inserted or exists (
-        select from before b where b.notified_case_status is distinct from k.case_status
-      )
+      select k.* from kase k where k.notified
     ), queued as (
       insert into mail_outbox
         (kind, customer_return, case_status, previous_case_status, case_sales_order, return_reasons,
