@@ -154,7 +154,9 @@ describe('checkPortalPuts', () => {
     attempts,
     reason: 'Error: timeout of 1000ms exceeded',
   });
-  const unexplained = `order 8100001: key ${KEY} PUT again after its answer: delivered again without a crash of its holder ${A}`;
+  const unexplained =
+    `order 8100001: key ${KEY} PUT again after its answer: ` +
+    `delivered again without a crash of its holder ${A}`;
 
   it('accepts a retry after a failed try, and a repeat after an answer only after its holder was killed', () => {
     expect(checkPortalPuts([put(10_000, 503), put(26_000, 200)], evidence([])).findings).toEqual([]);
@@ -182,7 +184,7 @@ describe('checkPortalPuts', () => {
     ]);
   });
 
-  it("reports a repeat after an answer when the timeout logged is another try's, another instance's or another failure", () => {
+  it('reports a repeat after an answer when the failure logged is of another try, instance or key, or no timeout', () => {
     const puts = [put(10_000, 200), put(26_000, 200)];
     // The second try timed out, not the answered first; another instance timed out on the first claim's number.
     expect(checkPortalPuts(puts, evidence([], [timedOut(101, 2), timedOut(202, 1)])).findings).toEqual([
@@ -207,7 +209,7 @@ describe('checkPortalPuts', () => {
     ]);
   });
 
-  it('judges each repeat by its own try: a timeout of the first does not excuse a third PUT after an answered second', () => {
+  it('judges each repeat by its own try: a timeout of the first excuses no PUT after an answered second', () => {
     const judged = checkPortalPuts(
       [put(10_000, 200), put(26_000, 200), put(41_000, 200)],
       evidence([], [timedOut(101, 1)]),
