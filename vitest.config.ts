@@ -2,7 +2,8 @@ import { defineConfig } from 'vitest/config';
 import { RealSamplesReporter } from './test/support/realSamplesReporter.js';
 
 // test/tooling/ guards the harness, not the product: the bench report, its relay and the crash suite's judges need
-// no service and run with the unit tests; the sandbox, demo and local-mode tests start servers and processes of their own.
+// no service and run with the unit tests; the sandbox, demo, local-mode and plain-consumer tests start servers and
+// processes of their own.
 const TOOLING_WITHOUT_SERVICES = [
   'test/tooling/benchReport.test.ts',
   'test/tooling/crashChecks.test.ts',

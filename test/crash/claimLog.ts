@@ -9,21 +9,22 @@ const INSTALL = `
     outbox text not null,
     key text not null,
     claim integer not null,
+    attempt integer not null,
     holder text,
     at timestamptz not null default clock_timestamp()
   );
   create function crash_suite_mail_claimed() returns trigger language plpgsql as $$
     begin
-      insert into crash_suite_claim (outbox, key, claim, holder)
-        values ('mail', new.message_id, new.attempts, new.leased_by);
+      insert into crash_suite_claim (outbox, key, claim, attempt, holder)
+        values ('mail', new.message_id, new.attempts, new.attempts, new.leased_by);
       return null;
     end $$;
   create trigger crash_suite_mail_claimed after update of attempts on mail_outbox
     for each row when (new.attempts > old.attempts) execute function crash_suite_mail_claimed();
   create function crash_suite_push_claimed() returns trigger language plpgsql as $$
     begin
-      insert into crash_suite_claim (outbox, key, claim, holder)
-        values ('push', new.push_id::text, new.claims, new.leased_by);
+      insert into crash_suite_claim (outbox, key, claim, attempt, holder)
+        values ('push', new.push_id::text, new.claims, new.attempts, new.leased_by);
       return null;
     end $$;
   create trigger crash_suite_push_claimed after update of claims on portal_push
@@ -37,7 +38,7 @@ export async function recordClaims(pool: pg.Pool): Promise<void> {
 /** The claims of each email (by Message-ID) or push (by Idempotency-Key), in the order they were made. */
 export async function claimsOf(pool: pg.Pool, outbox: 'mail' | 'push'): Promise<Map<string, Claim[]>> {
   const { rows } = await pool.query<Claim & { key: string }>(
-    `select key, claim, holder, (extract(epoch from at) * 1000)::float8 as "at"
+    `select key, claim, attempt, holder, (extract(epoch from at) * 1000)::float8 as "at"
      from crash_suite_claim where outbox = $1::text order by key, claim`,
     [outbox],
   );

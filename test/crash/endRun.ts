@@ -38,9 +38,14 @@ export async function checkRun(rig: Rig, run: RunState): Promise<void> {
     restarts: run.restarts,
   });
   findings.push(...resends.findings, ...checkResentContent(smtp.messages));
-  const pushClaims = await claimsOf(pool, 'push');
-  const puts = checkPortalPuts(portal.requests(), pushClaims, fleet.kills, run.restarts);
-  const casePuts = checkPortalPuts(portal.caseRequests(), pushClaims, fleet.kills, run.restarts, 'return');
+  const pushes = {
+    claims: await claimsOf(pool, 'push'),
+    kills: fleet.kills,
+    restarts: run.restarts,
+    failedPushes: fleet.tally.failedPushes,
+  };
+  const puts = checkPortalPuts(portal.requests(), pushes);
+  const casePuts = checkPortalPuts(portal.caseRequests(), pushes, 'return');
   findings.push(...puts.findings, ...casePuts.findings);
   // Every fault of the run is transient: even an email parked with its reason is one too many here.
   for (const row of outbox.filter((r) => r.state === 'parked')) {

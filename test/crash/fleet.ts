@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { onTestFinished } from 'vitest';
 import { assertNoLeaks, checkLogLine, watchServiceEnv } from '../support/logGuard.js';
+import type { FailedPush } from './portalChecks.js';
 
 export interface LogTally {
   /** Events whose effect a delivery committed (applied, stale, not found, ignored). */
@@ -27,6 +28,8 @@ export interface LogTally {
   mailParked: number;
   /** A mail went out but the service could not record it (e.g. the database was down). */
   mailBookkeepingFailed: number;
+  /** Every "portal push failed, will retry" line: which try of which push the client saw fail, and why. */
+  failedPushes: FailedPush[];
   /** fatal lines: uncaught exceptions, unhandled rejections, failed starts. */
   fatal: string[];
 }
@@ -113,6 +116,7 @@ export function createFleet(options: {
     mailRetried: 0,
     mailParked: 0,
     mailBookkeepingFailed: 0,
+    failedPushes: [],
     fatal: [],
   };
   const kills: Fleet['kills'] = [];
@@ -124,6 +128,8 @@ export function createFleet(options: {
       msg?: string;
       reason?: string;
       messageId?: string;
+      pushId?: string;
+      attempts?: number;
       err?: { message?: string };
     };
     try {
@@ -163,6 +169,14 @@ export function createFleet(options: {
         tally.mailSentById.set(id, (tally.mailSentById.get(id) ?? 0) + 1);
         break;
       }
+      case 'portal push failed, will retry':
+        tally.failedPushes.push({
+          pid: current.child.pid ?? 0,
+          pushId: entry.pushId ?? '',
+          attempts: entry.attempts ?? 0,
+          reason: entry.reason ?? '',
+        });
+        break;
       case 'mail send failed, will retry':
         tally.mailRetried++;
         break;

@@ -9,6 +9,8 @@
 
 export interface Claim {
   claim: number;
+  /** The row's attempts after this claim, the number its sender logs (a push counts afresh for each new state). */
+  attempt: number;
   /** The claiming instance, `host:pid:random` (src/leasedOutbox/leaseHolder.ts). */
   holder: string | null;
   at: number;

@@ -1,14 +1,15 @@
 // The crash suite's judges: every queued email ends received once, or resent once per crash of the instance
 // that held its lease, or parked with a reason; a portal key repeats after an answer only after its holder's
-// crash; the expected portal status follows the README's table, not the service's code.
+// crash, or after its holder logged that try as timed out; the expected portal status follows the README's table,
+// not the service's code.
 import { describe, expect, it } from 'vitest';
 import type { PortalRequest } from '../../sandbox/portalServer.js';
 import type { ReceivedMail } from '../../sandbox/smtpServer.js';
 import { expectedCaseStatus } from '../crash/caseStatusTable.js';
 import { checkCaseMail, checkMail, longestDelay } from '../crash/checks.js';
 import { checkEveryEmail, type QueuedMail } from '../crash/emailEndings.js';
-import type { Claim } from '../crash/holderCrash.js';
-import { checkPortalPuts } from '../crash/portalChecks.js';
+import type { Claim, Kill } from '../crash/holderCrash.js';
+import { checkPortalPuts, type FailedPush, type PushEvidence } from '../crash/portalChecks.js';
 import { expectedStatus } from '../crash/portalStatusTable.js';
 
 const ID = '<resent@fleet.example>';
@@ -26,9 +27,9 @@ const A = 'cell-a:101:0a0a0a0a';
 const B = 'cell-b:202:0b0b0b0b';
 // Claimed by A at 9 s, by B after A's lease ran out at 25 s, by A's restarted successor at 40 s.
 const claims: Claim[] = [
-  { claim: 1, holder: A, at: 9_000 },
-  { claim: 2, holder: B, at: 25_000 },
-  { claim: 3, holder: 'cell-a:303:0c0c0c0c', at: 40_000 },
+  { claim: 1, attempt: 1, holder: A, at: 9_000 },
+  { claim: 2, attempt: 2, holder: B, at: 25_000 },
+  { claim: 3, attempt: 3, holder: 'cell-a:303:0c0c0c0c', at: 40_000 },
 ];
 
 function judge(
@@ -142,23 +143,93 @@ describe('checkPortalPuts', () => {
     status,
     repeated: false,
   });
-  const keyClaims = new Map([[KEY, claims]]);
+  const evidence = (
+    kills: Kill[],
+    failedPushes: FailedPush[] = [],
+    keyClaims: Claim[] = claims,
+  ): PushEvidence => ({ claims: new Map([[KEY, keyClaims]]), kills, restarts: [], failedPushes });
+  const timedOut = (pid: number, attempts: number): FailedPush => ({
+    pid,
+    pushId: KEY,
+    attempts,
+    reason: 'Error: timeout of 1000ms exceeded',
+  });
+  const unexplained =
+    `order 8100001: key ${KEY} PUT again after its answer: ` +
+    `delivered again without a crash of its holder ${A}`;
 
   it('accepts a retry after a failed try, and a repeat after an answer only after its holder was killed', () => {
-    expect(checkPortalPuts([put(10_000, 503), put(26_000, 200)], keyClaims, [], []).findings).toEqual([]);
+    expect(checkPortalPuts([put(10_000, 503), put(26_000, 200)], evidence([])).findings).toEqual([]);
     expect(
-      checkPortalPuts([put(10_000, 200), put(26_000, 200)], keyClaims, [{ pid: 101, at: 11_000 }], [])
-        .findings,
+      checkPortalPuts([put(10_000, 200), put(26_000, 200)], evidence([{ pid: 101, at: 11_000 }])).findings,
     ).toEqual([]);
   });
 
   it('reports a repeat after an answer when only another instance was killed', () => {
     expect(
-      checkPortalPuts([put(10_000, 200), put(26_000, 200)], keyClaims, [{ pid: 202, at: 11_000 }], [])
-        .findings,
-    ).toEqual([
-      `order 8100001: key ${KEY} PUT again after its answer: delivered again without a crash of its holder ${A}`,
+      checkPortalPuts([put(10_000, 200), put(26_000, 200)], evidence([{ pid: 202, at: 11_000 }])).findings,
+    ).toEqual([unexplained]);
+  });
+
+  it('accepts a repeat after an answer that came after its holder logged that try as timed out', () => {
+    const judged = checkPortalPuts([put(10_000, 200), put(26_000, 200)], evidence([], [timedOut(101, 1)]));
+    expect(judged.findings).toEqual([]);
+    expect(judged.repeats).toEqual([
+      {
+        idempotencyKey: KEY,
+        about: 'order 8100001',
+        afterAnswer: 1,
+        cause: 'its try timed out before the answer came',
+      },
     ]);
+  });
+
+  it('reports a repeat after an answer when the failure logged is of another try, instance or key, or no timeout', () => {
+    const puts = [put(10_000, 200), put(26_000, 200)];
+    // The second try timed out, not the answered first; another instance timed out on the first claim's number.
+    expect(checkPortalPuts(puts, evidence([], [timedOut(101, 2), timedOut(202, 1)])).findings).toEqual([
+      unexplained,
+    ]);
+    expect(
+      checkPortalPuts(puts, evidence([], [{ ...timedOut(101, 1), pushId: 'another-key' }])).findings,
+    ).toEqual([unexplained]);
+    expect(
+      checkPortalPuts(
+        puts,
+        evidence([], [{ ...timedOut(101, 1), reason: 'portal answered 503: maintenance' }]),
+      ).findings,
+    ).toEqual([unexplained]);
+  });
+
+  it('reports a key sent twice under one claim even when its holder logged a timeout for it', () => {
+    expect(
+      checkPortalPuts([put(10_000, 200), put(10_500, 200)], evidence([], [timedOut(101, 1)])).findings,
+    ).toEqual([
+      `order 8100001: key ${KEY} PUT again after its answer: delivered twice under one claim of ${A}`,
+    ]);
+  });
+
+  it('judges each repeat by its own try: a timeout of the first excuses no PUT after an answered second', () => {
+    const judged = checkPortalPuts(
+      [put(10_000, 200), put(26_000, 200), put(41_000, 200)],
+      evidence([], [timedOut(101, 1)]),
+    );
+    expect(judged.findings).toEqual([
+      `order 8100001: key ${KEY} PUT again after its answer: delivered again without a crash of its holder ${B}`,
+    ]);
+  });
+
+  it("matches the try by the attempt its claim recorded, which restarts with each new state's key", () => {
+    // The key's first claim is the row's fifth, its first attempt: the sender logs attempts 1.
+    const ofNewKey = claims.map((c) => ({ ...c, claim: c.claim + 4 }));
+    expect(
+      checkPortalPuts([put(10_000, 200), put(26_000, 200)], evidence([], [timedOut(101, 1)], ofNewKey))
+        .findings,
+    ).toEqual([]);
+    expect(
+      checkPortalPuts([put(10_000, 200), put(26_000, 200)], evidence([], [timedOut(101, 5)], ofNewKey))
+        .findings,
+    ).toEqual([unexplained]);
   });
 });
 

@@ -160,15 +160,14 @@ describe("judging a case's emails and PUTs", () => {
 
   it('accepts a withdrawal pushed after the state it withdraws, and reports one state pushed twice', () => {
     const inProcess = put('k1', 1000, 'InProcess');
-    expect(checkPortalPuts([inProcess, put('k2', 2000, 'Withdrawn')], new Map(), [], [], 'return')).toEqual({
+    const none = { claims: new Map(), kills: [], restarts: [], failedPushes: [] };
+    expect(checkPortalPuts([inProcess, put('k2', 2000, 'Withdrawn')], none, 'return')).toEqual({
       repeats: [],
       findings: [],
     });
     const twice = checkPortalPuts(
       [inProcess, put('k2', 2000, 'Withdrawn'), put('k3', 3000, 'Withdrawn')],
-      new Map(),
-      [],
-      [],
+      none,
       'return',
     );
     expect(twice.findings).toEqual([
