@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { withClient } from '../../db/checkout.js';
+import { deleteOldest } from '../../db/deleteOldest.js';
 import type { EffectMail, EffectResult } from '../../events/applyEffect.js';
 import type { ParsedEvent } from '../../events/cloudEvent.js';
 import {
@@ -133,6 +134,12 @@ function caseEffectSql(pushToPortal: boolean): string {
     select ${OUTCOME} as "result", exists (select from queued) as "mailQueued",
       ${pushToPortal ? 'exists (select from pushed)' : 'false'} as "pushQueued"`;
 }
+
+/**
+ * Retention's batch of tombstones older than DEDUP_RETENTION_DAYS (the cutoff, $1): a tombstone only makes a state
+ * read before the deletion stale, and that read's statement runs within its delivery, long before then.
+ */
+export const EXPIRED_TOMBSTONES = deleteOldest('warranty_case', 'updated_at', 'not opened and ');
 
 const STATEMENT = { name: 'warranty-case-effect', text: caseEffectSql(false) };
 const STATEMENT_WITH_PUSH = { name: 'warranty-case-effect-push', text: caseEffectSql(true) };
