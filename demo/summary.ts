@@ -91,7 +91,7 @@ export async function readSummary(
   const { rows: cases } = await pool.query<Summary['cases'][number]>(
     `select customer_return as "customerReturn", case_status as "status", sales_order as "salesOrder",
             customer_reference as "customerReference"
-     from warranty_case order by customer_return`,
+     from warranty_case where opened order by customer_return`,
   );
 
   const files = new Map<string, Email>();

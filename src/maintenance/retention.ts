@@ -1,5 +1,6 @@
-// Removes records that have done their job: processed events, delivery counts and duplicates' arrivals older
-// than the deduplication window, sent mail and replayed dead letters older than the mail window.
+// Removes records that have done their job: processed events, delivery counts, duplicates' arrivals and the
+// tombstones of warranty cases never opened older than the deduplication window, sent mail and replayed dead
+// letters older than the mail window.
 //
 // Small batched deletes, not time partitions: processed_event's key (source, id) must stay unique across
 // all rows, however old, for a redelivery to collide with its original. PostgreSQL requires a partitioned
@@ -17,6 +18,7 @@ import {
   EXPIRED_EVENT_ATTEMPTS,
   EXPIRED_PROCESSED_EVENTS,
 } from '../events/inbox.js';
+import { EXPIRED_TOMBSTONES } from '../families/customerReturn/caseEffect.js';
 import { EXPIRED_SENT_MAILS } from '../notifications/mailOutbox.js';
 
 export interface RetentionDeps {
@@ -36,6 +38,7 @@ export type RetentionTarget =
   | 'processedEvents'
   | 'eventAttempts'
   | 'duplicateArrivals'
+  | 'caseTombstones'
   | 'sentMails'
   | 'replayedDeadLetters';
 
@@ -62,6 +65,7 @@ const DELETES: Record<RetentionTarget, { cutoff: 'event' | 'mail'; sql: string }
   processedEvents: { cutoff: 'event', sql: EXPIRED_PROCESSED_EVENTS },
   eventAttempts: { cutoff: 'event', sql: EXPIRED_EVENT_ATTEMPTS },
   duplicateArrivals: { cutoff: 'event', sql: EXPIRED_DUPLICATE_ARRIVALS },
+  caseTombstones: { cutoff: 'event', sql: EXPIRED_TOMBSTONES },
   sentMails: { cutoff: 'mail', sql: EXPIRED_SENT_MAILS },
   replayedDeadLetters: { cutoff: 'mail', sql: EXPIRED_REPLAYED_DEAD_LETTERS },
 };

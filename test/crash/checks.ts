@@ -40,13 +40,16 @@ export async function checkPortal(pool: pg.Pool, expected: Map<string, ExpectedP
   return findings;
 }
 
-/** One warranty_case row per return, equal to S/4HANA's latest state of it (withdrawn once it is deleted). */
+/**
+ * One warranty case per return, equal to S/4HANA's latest state of it (withdrawn once it is deleted); a tombstone
+ * (a Deleted event of a return no case was opened for) is no case.
+ */
 export async function checkCases(pool: pg.Pool, expected: Map<string, ExpectedCase>): Promise<string[]> {
   const { rows } = await pool.query<ExpectedCase & { customerReturn: string; rows: number }>(
     `select customer_return as "customerReturn", min(case_status) as "caseStatus",
             min(sold_to_party) as "soldToParty", min(customer_reference) as "customerReference",
             min(sales_order) as "salesOrder", min(return_reasons) as "returnReasons", count(*)::int as "rows"
-     from warranty_case group by customer_return`,
+     from warranty_case where opened group by customer_return`,
   );
   const actual = new Map(rows.map(({ customerReturn, ...row }) => [customerReturn, row]));
   const findings: string[] = [];

@@ -260,6 +260,22 @@ describe('reading what the service did', () => {
     );
   });
 
+  it('shows a return deleted before any case was opened by its events alone, with no case', async () => {
+    // S/4HANA never had it for the service: the Deleted event's read finds nothing, and a tombstone takes the key.
+    const customerReturn = '64000003';
+    const deleted = await deliver({ body: json(customerReturnEvent(customerReturn, 'Deleted')) });
+    expect(deleted.outcome).toEqual({ kind: 'accept', result: 'not_found' });
+
+    const res = await call('GET', `/api/returns/${customerReturn}`, viewer());
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({
+      cases: [],
+      mails: [],
+      push: null,
+      events: [expect.objectContaining({ id: deleted.event?.id, outcome: 'not_found', notification: null })],
+    });
+  });
+
   it('answers 404 for a return nothing is known about and 400 for a key the parser would refuse', async () => {
     expect((await call('GET', '/api/returns/4242424242', viewer())).statusCode).toBe(404);
     for (const key of ['ab-c', '12345678901', encodeURIComponent("1')")]) {

@@ -12,6 +12,7 @@ import type { ParsedEvent } from '../../src/events/cloudEvent.js';
 import { checkInbox, checkInboxes } from '../../src/events/inbox.js';
 import { recordProcessed } from '../../src/events/processedRecord.js';
 import { type CaseState, writeCase } from '../../src/families/customerReturn/caseEffect.js';
+import { returnOverview } from '../../src/families/customerReturn/returnOverview.js';
 import type { CaseStatus } from '../../src/families/customerReturn/warrantyCase.js';
 import { createPortalApi, type PortalApi } from '../../src/portal/portalApi.js';
 import { createPortalSender, type PushResult } from '../../src/portal/portalSender.js';
@@ -298,6 +299,128 @@ describe('the warranty case effect against another transaction', () => {
       { change: 'changed', caseStatus: 'InProcess', previousCaseStatus: 'Open' },
     ]);
     expect(notifications).toEqual(['new', 'changed']);
+  });
+});
+
+/** The return is gone: the state a Deleted event's 404 reads, which knows only the status. */
+function withdrawnState(customerReturn: string): CaseState {
+  return {
+    customerReturn,
+    caseStatus: 'Withdrawn',
+    soldToParty: null,
+    customerReference: null,
+    salesOrder: null,
+    returnReasons: [],
+    changedAt: null,
+    readAt: new Date(),
+    isCase: true,
+  };
+}
+
+/** The case row, its emails, its portal push and its events' records of `customerReturn`. */
+async function caseRows(customerReturn: string) {
+  const one = async (sql: string) => (await db.pool.query(sql, [customerReturn])).rows;
+  return {
+    kase: await one(
+      `select case_status as "caseStatus", sold_to_party as "soldToParty",
+              customer_reference as "customerReference", sales_order as "salesOrder",
+              return_reasons as "returnReasons", notified_case_status as "notified"
+       from warranty_case where customer_return = $1`,
+    ),
+    mails: await one(
+      `select change, case_status as "caseStatus", previous_case_status as "previousCaseStatus"
+       from mail_outbox where customer_return = $1 order by id`,
+    ),
+    pushes: await one(
+      `select case_status as "caseStatus", sold_to_party as "soldToParty" from portal_push
+       where customer_return = $1`,
+    ),
+    records: await one(
+      `select type, outcome, notification from processed_event where customer_return = $1 order by processed_at`,
+    ),
+  };
+}
+
+describe('the withdrawal of a case against its first insert', () => {
+  // The portal push tests below count every push their sender books: these cases' pushes are not theirs.
+  afterAll(async () => {
+    await db.pool.query(`delete from portal_push where kind = 'warranty_case'`);
+  });
+
+  it('waits for an uncommitted insert of a new case and withdraws that case once it commits', async () => {
+    // The other connection records the Created event, so the Created's statement stops after inserting the case
+    // and before recording the event, its insert uncommitted: the Deleted's 404 is read meanwhile.
+    const customerReturn = String(nextReturn++);
+    const created = parsedReturnEvent(customerReturn, 'Created');
+    await recordInOtherTransaction(created);
+    const creating = pending(
+      writeCase(db.pool, [created], caseState(customerReturn, 'Open', 1), EFFECT_MAIL, true),
+    );
+    await waitingOnLocks(1);
+    const deleted = parsedReturnEvent(customerReturn, 'Deleted');
+    const deleting = pending(
+      writeCase(db.pool, [deleted], withdrawnState(customerReturn), EFFECT_MAIL, true),
+    );
+    // The Deleted's statement waits on the case's key, not on a snapshot that misses the uncommitted case.
+    await waitingOnLocks(2);
+    expect(creating.finished() || deleting.finished()).toBe(false);
+    await other.query('rollback');
+
+    const applied = { result: 'applied', mailQueued: true, pushQueued: true };
+    expect([await creating.result, await deleting.result]).toEqual([applied, applied]);
+    expect(await caseRows(customerReturn)).toEqual({
+      kase: [
+        {
+          caseStatus: 'Withdrawn',
+          soldToParty: '17100002',
+          customerReference: 'RMA 7731',
+          salesOrder: '1000473',
+          returnReasons: ['009'],
+          notified: 'Withdrawn',
+        },
+      ],
+      mails: [
+        { change: 'new', caseStatus: 'Open', previousCaseStatus: null },
+        { change: 'changed', caseStatus: 'Withdrawn', previousCaseStatus: 'Open' },
+      ],
+      pushes: [{ caseStatus: 'Withdrawn', soldToParty: '17100002' }],
+      records: [
+        { type: created.type, outcome: 'applied', notification: 'new' },
+        { type: deleted.type, outcome: 'applied', notification: 'changed' },
+      ],
+    });
+  });
+
+  it('leaves a tombstone for the Deleted event of a return it never had: a late Created of it is stale', async () => {
+    const customerReturn = String(nextReturn++);
+    const nothing = { mailQueued: false, pushQueued: false };
+    const deleted = parsedReturnEvent(customerReturn, 'Deleted');
+    expect(await writeCase(db.pool, [deleted], withdrawnState(customerReturn), EFFECT_MAIL, true)).toEqual({
+      result: 'not_found',
+      ...nothing,
+    });
+    // Read before S/4HANA deleted the return, written after the deletion was recorded.
+    const created = parsedReturnEvent(customerReturn, 'Created');
+    expect(
+      await writeCase(db.pool, [created], caseState(customerReturn, 'Open', 1), EFFECT_MAIL, true),
+    ).toEqual({ result: 'stale', ...nothing });
+    // The Deleted event again, as S/4HANA may send it twice: still no case to withdraw.
+    const again = parsedReturnEvent(customerReturn, 'Deleted');
+    expect(await writeCase(db.pool, [again], withdrawnState(customerReturn), EFFECT_MAIL, true)).toEqual({
+      result: 'not_found',
+      ...nothing,
+    });
+
+    const rows = await caseRows(customerReturn);
+    expect(rows.mails).toEqual([]);
+    expect(rows.pushes).toEqual([]);
+    expect(rows.records).toEqual([
+      { type: deleted.type, outcome: 'not_found', notification: null },
+      { type: created.type, outcome: 'stale', notification: null },
+      { type: again.type, outcome: 'not_found', notification: null },
+    ]);
+    // The admin API knows the return by its events only: no case was opened.
+    expect((await returnOverview(db.pool, customerReturn))?.cases).toEqual([]);
   });
 });
 

@@ -115,6 +115,16 @@ describe('retention', () => {
               ('amqp', 'never replayed', '\\x7b7d', now() - interval '400 days', null)`,
     );
 
+    // Tombstones of returns deleted before a case was opened, and a withdrawn case as old: a case stays.
+    await db.pool.query(
+      `insert into warranty_case (source_system, customer_return, case_status, s4_read_at, opened, updated_at)
+       values ($1, 'T1', 'Withdrawn', now() - interval '9 days', false, now() - interval '9 days'),
+              ($1, 'T2', 'Withdrawn', now() - interval '8 days', false, now() - interval '8 days'),
+              ($1, 'T3', 'Withdrawn', now() - interval '1 day', false, now() - interval '1 day'),
+              ($1, 'C1', 'Withdrawn', now() - interval '400 days', true, now() - interval '400 days')`,
+      [source],
+    );
+
     const report = await retention({ batchSize: 2 }).runOnce();
 
     expect(report).toMatchObject({
@@ -123,6 +133,7 @@ describe('retention', () => {
         processedEvents: 3,
         eventAttempts: 3,
         duplicateArrivals: 2,
+        caseTombstones: 2,
         sentMails: 2,
         replayedDeadLetters: 1,
       },
@@ -133,6 +144,9 @@ describe('retention', () => {
       'young-2',
     ]);
     expect(await ids('select id from event_attempt where source = $1', [source])).toEqual(['still-seen']);
+    expect(
+      await ids('select customer_return as id from warranty_case where source_system = $1', [source]),
+    ).toEqual(['C1', 'T3']);
     expect(await ids('select sales_order as id from mail_outbox', [])).toEqual(['R3', 'R4', 'R5']);
     expect(await ids('select reason as id from dead_letter', [])).toEqual([
       'never replayed',
@@ -165,6 +179,7 @@ describe('retention', () => {
           processedEvents: 0,
           eventAttempts: 0,
           duplicateArrivals: 0,
+          caseTombstones: 0,
           sentMails: 0,
           replayedDeadLetters: 0,
         },

@@ -95,7 +95,7 @@ async function caseOf(customerReturn: string) {
     `select case_status as "caseStatus", sold_to_party as "soldToParty", customer_reference as "customerReference",
        sales_order as "salesOrder", return_reasons as "returnReasons", s4_changed_at as "changedAt",
        notified_case_status as "notified", previous_notified_case_status as "previous",
-       thread_message_id as "thread"
+       thread_message_id as "thread", opened
      from warranty_case where customer_return = $1`,
     [customerReturn],
   );
@@ -215,11 +215,27 @@ describe('the customer-return family', () => {
     expect((await caseOf(customerReturn)).caseStatus).toBe('Withdrawn');
   });
 
-  it('records a Deleted event of a return it never had as not found, opening no case', async () => {
+  it('records a Deleted event of a return it never had as not found, leaving a tombstone that opens no case', async () => {
     const customerReturn = String(nextReturn++);
     const deleted = parsedReturnEvent(customerReturn, 'Deleted');
-    expect(await deliver(family(), deleted)).toMatchObject({ result: 'not_found' });
-    expect(await caseOf(customerReturn)).toBeUndefined();
+    expect(await deliver(family(), deleted)).toEqual({
+      result: 'not_found',
+      mailQueued: false,
+      pushQueued: false,
+    });
+    // The tombstone holds the key for a late Created or Changed read before the deletion: no values, no ledger.
+    expect(await caseOf(customerReturn)).toEqual({
+      caseStatus: 'Withdrawn',
+      soldToParty: null,
+      customerReference: null,
+      salesOrder: null,
+      returnReasons: [],
+      changedAt: null,
+      notified: null,
+      previous: null,
+      thread: null,
+      opened: false,
+    });
     expect(await recordOf(deleted)).toMatchObject({ customerReturn, outcome: 'not_found' });
   });
 

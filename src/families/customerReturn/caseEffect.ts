@@ -1,10 +1,12 @@
 // The effect of new customer-return events of one return, in one statement, as applyEffect.ts writes an order's:
 // record the events as processed, upsert the warranty case unless the stored state is newer, and move the
 // notification ledger and queue one email on a real change of the case's status. A return that is not a
-// warranty case is recorded with an outcome that says so, and writes no case.
+// warranty case is recorded with an outcome that says so, and writes no case. A withdrawal of a return no case
+// exists for writes a tombstone (migration 0015): a row that opened no case and is never told of.
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { withClient } from '../../db/checkout.js';
+import { deleteOldest } from '../../db/deleteOldest.js';
 import type { EffectMail, EffectResult } from '../../events/applyEffect.js';
 import type { ParsedEvent } from '../../events/cloudEvent.js';
 import {
@@ -27,6 +29,8 @@ const KEEP_DETAILS_ON_WITHDRAWAL = DETAILS.map(
     `${column} = case when excluded.case_status = 'Withdrawn' then current.${column} else excluded.${column} end`,
 ).join(',\n        ');
 
+// `kase` holds the case the upsert wrote, never a tombstone: a tombstone's Deleted event is `not_found`, as an
+// order's 404 is.
 const OUTCOME = `case when not $13::boolean then 'not_warranty_case'
       when exists (select from kase) then 'applied'
       when $6::text = 'Withdrawn' then 'not_found'
@@ -64,19 +68,25 @@ const QUEUE_PUSH = `, pushed as (
 // A status the fleet manager has not been told of: the ledger moves, stamped with this transaction.
 const MOVES = 'current.notified_case_status is distinct from excluded.case_status';
 
+// A row inserted as Withdrawn is a tombstone: it opens no case, so it starts no ledger and no conversation.
+const IF_OPENED = (value: string) => `case when o.opened then ${value} end`;
+
 // The ledger moves in the update's SET, which reads the row version the upsert locked, and the statement tells
 // from that stamp in RETURNING whether it moved the ledger itself: never from a snapshot, which misses a case
-// that a concurrent first event inserted and committed meanwhile. Only a case already there can be withdrawn,
-// and a return once gone stays withdrawn: S/4HANA never gives its number to another return.
+// that a concurrent first event inserted and committed meanwhile. For the same reason a withdrawal always goes
+// through the insert: it waits for an uncommitted insert of the same key and then withdraws the committed case,
+// or, with no case at all, leaves a tombstone. A return once gone stays withdrawn, tombstone or case: S/4HANA
+// never gives its number to another return, so a state read before the deletion and written after it is stale.
 function caseEffectSql(pushToPortal: boolean): string {
-  return `with kase as (
+  return `with upserted as (
       insert into warranty_case as current (source_system, customer_return, case_status, sold_to_party,
-        customer_reference, sales_order, return_reasons, s4_changed_at, s4_read_at, notified_case_status,
+        customer_reference, sales_order, return_reasons, s4_changed_at, s4_read_at, opened, notified_case_status,
         thread_message_id, notified_at, notified_by_xact)
       select $1::text, $5::text, $6::text, $7::text, $8::text, $9::text, $10::text[], $11::timestamptz,
-             $12::timestamptz, $6::text, $14::text, now(), pg_current_xact_id()
-      where $13::boolean and ($6::text <> 'Withdrawn' or exists (
-        select from warranty_case where source_system = $1::text and customer_return = $5::text))
+             $12::timestamptz, o.opened, ${IF_OPENED('$6::text')}, ${IF_OPENED('$14::text')}, ${IF_OPENED('now()')},
+             ${IF_OPENED('pg_current_xact_id()')}
+      from (select $6::text <> 'Withdrawn' as opened) o
+      where $13::boolean
       on conflict (source_system, customer_return) do update set
         case_status = excluded.case_status,
         ${KEEP_DETAILS_ON_WITHDRAWAL},
@@ -85,15 +95,18 @@ function caseEffectSql(pushToPortal: boolean): string {
         previous_notified_case_status = case
           when ${MOVES} then current.notified_case_status else current.previous_notified_case_status end,
         notified_at = case when ${MOVES} then now() else current.notified_at end,
-        notified_by_xact = case when ${MOVES} then excluded.notified_by_xact else current.notified_by_xact end,
+        notified_by_xact = case when ${MOVES} then pg_current_xact_id() else current.notified_by_xact end,
         notified_case_status = excluded.case_status,
-        thread_message_id = coalesce(current.thread_message_id, excluded.thread_message_id)
-      where case when excluded.case_status = 'Withdrawn' then true
+        thread_message_id = coalesce(current.thread_message_id, $14::text)
+      where case when excluded.case_status = 'Withdrawn' then current.opened
         else current.case_status <> 'Withdrawn'
           and (coalesce(excluded.s4_changed_at, '-infinity'), excluded.s4_read_at)
            >= (coalesce(current.s4_changed_at, '-infinity'), current.s4_read_at) end
-      returning case_status, sold_to_party, customer_reference, sales_order, return_reasons, s4_changed_at,
-        previous_notified_case_status, thread_message_id, notified_by_xact = pg_current_xact_id() as notified
+      returning opened, case_status, sold_to_party, customer_reference, sales_order, return_reasons,
+        s4_changed_at, previous_notified_case_status, thread_message_id,
+        notified_by_xact = pg_current_xact_id() as notified
+    ), kase as (
+      select u.* from upserted u where u.opened
     ), changed as (
       select k.* from kase k where k.notified
     ), queued as (
@@ -121,6 +134,12 @@ function caseEffectSql(pushToPortal: boolean): string {
     select ${OUTCOME} as "result", exists (select from queued) as "mailQueued",
       ${pushToPortal ? 'exists (select from pushed)' : 'false'} as "pushQueued"`;
 }
+
+/**
+ * Retention's batch of tombstones older than DEDUP_RETENTION_DAYS (the cutoff, $1): a tombstone only makes a state
+ * read before the deletion stale, and that read's statement runs within its delivery, long before then.
+ */
+export const EXPIRED_TOMBSTONES = deleteOldest('warranty_case', 'updated_at', 'not opened and ');
 
 const STATEMENT = { name: 'warranty-case-effect', text: caseEffectSql(false) };
 const STATEMENT_WITH_PUSH = { name: 'warranty-case-effect-push', text: caseEffectSql(true) };

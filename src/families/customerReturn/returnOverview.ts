@@ -1,5 +1,6 @@
 // What the admin API knows of a customer return (GET /api/returns/{customerReturn}): its warranty case with the
 // notification ledger, its emails (never their addresses), its portal push and its processed events, newest first.
+// A tombstone (a Deleted event of a return no case was opened for) is no case: the return shows its events only.
 import type { Executor } from '../../db/transaction.js';
 
 /** Most rows of each history an overview returns, newest first. */
@@ -14,7 +15,7 @@ export async function returnOverview(db: Executor, customerReturn: string) {
               updated_at as "updatedAt", notified_case_status as "notifiedCaseStatus",
               previous_notified_case_status as "previousNotifiedCaseStatus",
               thread_message_id as "threadMessageId", notified_at as "notifiedAt"
-       from warranty_case where customer_return = $1::text`,
+       from warranty_case where customer_return = $1::text and opened`,
       [customerReturn],
     ),
     db.query(
