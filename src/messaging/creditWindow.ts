@@ -69,8 +69,8 @@ const SHRINK_BELOW = 0.7;
 const STEP = 1 / 8;
 /** Weight of the newest sample in the smoothed rate and hold time. */
 const SMOOTHING = 0.25;
-/** Every this many samples of a full window, it is halved for two samples to measure the base hold again. */
-const PROBE_EVERY = 40;
+/** After this many samples of a full window, it is halved for two samples to measure the base hold again. */
+const PROBE_EVERY = 30;
 const PROBE_SAMPLES = 2;
 /** A sample also ends after this long, so that a trickle (a dependency down, every message paused) is measured. */
 const SAMPLE_MAX_MS = 1000;
@@ -111,12 +111,18 @@ export function creditWindow(options: CreditWindowOptions): CreditWindow {
 
   // Samples of a full window since the last probe; probe samples left; the window to return to after it.
   let sinceProbe = 0;
+  let warmingUp = true;
   let probing = 0;
   let resumeAt = 0;
 
   function learn(at: number) {
     const elapsed = at - started;
     if (elapsed <= 0 || settles === 0 || heldArea <= 0) return;
+    if (warmingUp) {
+      // The first sample of a connection began with nothing held: its holds and rate say nothing yet.
+      warmingUp = false;
+      return;
+    }
     const sampleRate = settles / elapsed;
     const sampleHold = heldArea / settles;
     if (probing > 0) {
@@ -133,12 +139,11 @@ export function creditWindow(options: CreditWindowOptions): CreditWindow {
     } else {
       rate += SMOOTHING * (sampleRate - rate);
       hold += SMOOTHING * (sampleHold - hold);
-      baseHold = Math.min(baseHold, hold);
     }
     if (!full) return;
-    // The base is the lowest hold seen, but while the window stays full it never sees a hold without queueing,
-    // and if S/4HANA became slower for good the old base would shrink the window to its floor. So, as TCP BBR
-    // does for its round trip, it is measured again now and then at half the window, which waits less.
+    // The base hold is measured at half the window, now and then, as TCP BBR measures its round trip: a full
+    // window never shows a hold without queueing, and S/4HANA may have become slower for good. The lowest hold
+    // seen would do on a quiet machine, but a busy one's noise makes it an outlier and shrinks the window.
     if (++sinceProbe >= PROBE_EVERY) {
       sinceProbe = 0;
       probing = PROBE_SAMPLES;
@@ -173,6 +178,7 @@ export function creditWindow(options: CreditWindowOptions): CreditWindow {
     },
     reset() {
       held = 0;
+      warmingUp = true;
       newSample(now());
     },
   };

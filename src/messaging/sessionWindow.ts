@@ -31,6 +31,7 @@ export interface SessionWindow {
  */
 export function sessionWindow(session: Session, control: CreditWindow | number): SessionWindow {
   const size = typeof control === 'number' ? fixedWindow(control) : control;
+  size.reset(); // a new connection: nothing held yet
   let granted = size.current();
   let settledSinceRenewal = 0;
   let closed = false;
