@@ -9,7 +9,7 @@
 //
 // Measuring costs nothing per message: the mean hold time is the area under the count of held messages over a
 // sample divided by the messages settled in it (Little's law again), so no message carries a timestamp. A sample
-// is one turn of the window: as many settles as the window.
+// is one turn of the window (as many settles as the window), or a second if that comes first.
 //
 // Memory: every unsettled message is held in memory. Whatever the rate asks for, the window stays below the bytes
 // budget divided by the largest message of the last turn, and it never leaves [floor, ceiling].
@@ -109,9 +109,10 @@ export function creditWindow(options: CreditWindowOptions): CreditWindow {
   };
   const bytesLimit = () => Math.floor(options.heldBytesBudget / Math.max(1, largestBefore, largest));
 
+  // The first sample of a connection is not learned from.
+  let warmingUp = true;
   // Samples of a full window since the last probe; probe samples left; the window to return to after it.
   let sinceProbe = 0;
-  let warmingUp = true;
   let probing = 0;
   let resumeAt = 0;
 
