@@ -67,22 +67,9 @@ function heldHandler() {
 
 describe('flow control', () => {
   it('holds at most the prefetch and refills the places of settled messages while most are still held', async () => {
-    // The service's own settings for the local broker; nothing here reaches the database, S/4HANA or SMTP.
-    const { amqp } = loadConfig({
-      ...serviceEnv({
-        databaseUrl: 'postgres://unused',
-        s4Url: 'http://unused',
-        smtpUrl: 'smtp://unused',
-        queueAddress: queue.address,
-      }),
-      AMQP_PREFETCH: String(PREFETCH),
-    });
-    if (amqp === undefined) throw new Error('no AMQP settings');
+    const amqp = settings({ AMQP_PREFETCH: String(PREFETCH) });
     const messages = 3 * PREFETCH;
-    await publisher.send(
-      queue.address,
-      Array.from({ length: messages }, (_, i) => ({ body: `{"n":${i}}`, contentType: 'application/json' })),
-    );
+    await publisher.send(queue.address, bodies(messages));
     const handler = heldHandler();
     const consumer = createAmqpConsumer({
       amqp,
