@@ -15,8 +15,11 @@ export const EVENT_MESH_LABELS = ['enterprise-messaging', 'event-mesh-message-cl
 export interface AmqpSettings {
   broker: AmqpBroker;
   queue: string;
-  /** Most unsettled messages held at once. */
-  prefetch: number;
+  /**
+   * AMQP_PREFETCH: most unsettled messages held at once, fixed. Unset, the window adapts between a floor and a
+   * ceiling (messaging/creditWindow.ts).
+   */
+  prefetch: number | undefined;
 }
 
 export interface EventMeshSetup {
@@ -30,7 +33,8 @@ export function brokerConfig(read: EnvReader): {
   eventMesh: EventMeshSetup | undefined;
 } {
   const { problems } = read;
-  const prefetch = read.int('AMQP_PREFETCH', 50, 1, 5000);
+  const prefetch =
+    read.optional('AMQP_PREFETCH') === undefined ? undefined : read.int('AMQP_PREFETCH', 50, 1, 5000);
   const queue = read.optional('AMQP_QUEUE');
   if (queue === undefined) problems.push('AMQP_QUEUE is required when INGEST includes amqp');
   const amqpUrl = read.optional('AMQP_URL');

@@ -2,18 +2,27 @@
 import { rootCertificates } from 'node:tls';
 import type { ClientOptions } from '@sap/xb-msg-amqp-v100';
 import type { AmqpBroker, AmqpSettings } from '../config/brokerConfig.js';
+import { WINDOW_CEILING } from './creditWindow.js';
 
-export function amqpClientOptions({ broker, prefetch }: AmqpSettings): ClientOptions {
+/**
+ * `window`: the session window to open with; by default the fixed AMQP_PREFETCH, which also caps the link credit.
+ * Without AMQP_PREFETCH the window adapts (creditWindow.ts), and the link credit must permit its ceiling.
+ */
+export function amqpClientOptions(
+  { broker, prefetch }: AmqpSettings,
+  window = prefetch ?? WINDOW_CEILING,
+): ClientOptions {
   // Link credit alone does not bound unsettled messages in this client; the session window does, renewed by the
-  // consumer as it settles (sessionWindow.ts). Setting both to the prefetch bounds what the broker sends and what
-  // the service holds.
+  // consumer as it settles (sessionWindow.ts). The link credit is the most the window can be, so it never runs
+  // out before the window does: what the broker sends is bounded by the window, never cut by the credit.
+  const credit = prefetch ?? WINDOW_CEILING;
   return {
     ...connectionOptions(broker),
     tune: { socketNoDelay: true },
     amqp: {
-      incomingSessionWindow: prefetch,
-      maxReceiverLinkCredit: prefetch,
-      minReceiverLinkCredit: Math.max(1, Math.floor(prefetch / 2)),
+      incomingSessionWindow: window,
+      maxReceiverLinkCredit: credit,
+      minReceiverLinkCredit: Math.max(1, Math.floor(credit / 2)),
     },
   };
 }

@@ -8,12 +8,13 @@ import type { HandleEvent } from '../events/outcome.js';
 import { amqpClientOptions } from './amqpClientOptions.js';
 import { amqpReceiver } from './amqpReceive.js';
 import { connectFailureReason } from './connectFailure.js';
+import { adaptiveWindow, fixedWindow } from './creditWindow.js';
 import { type SessionWindow, sessionWindow } from './sessionWindow.js';
 
 export interface AmqpConsumerOptions {
   /**
    * The broker, the queue to consume, and AMQP_PREFETCH: the most unsettled messages at once, the session window
-   * renewed on settling.
+   * renewed on settling; unset, the window adapts (creditWindow.ts).
    */
   amqp: AmqpSettings;
   handle: HandleEvent;
@@ -26,6 +27,8 @@ export interface AmqpConsumer {
   /** Stops taking messages, gives those in flight up to `graceMs` to finish (or be released), then disconnects. */
   stop(graceMs: number): Promise<void>;
   isAttached(): boolean;
+  /** The credit window: the most unsettled messages the broker may send now. */
+  creditWindow(): number;
 }
 
 const RECONNECT_MIN_MS = 500;
@@ -33,7 +36,9 @@ const RECONNECT_MAX_MS = 30_000;
 
 export function createAmqpConsumer(options: AmqpConsumerOptions): AmqpConsumer {
   const { logger, handle } = options;
-  const clientOptions = amqpClientOptions(options.amqp);
+  const { prefetch } = options.amqp;
+  // One for the consumer's life, so that what it learned outlives a reconnect.
+  const window = prefetch === undefined ? adaptiveWindow(() => performance.now()) : fixedWindow(prefetch);
   const inFlight = new Set<Promise<void>>();
   // Aborting ends retry waits at once, so in-flight messages are released quickly on shutdown.
   const stopping = new AbortController();
@@ -55,18 +60,23 @@ export function createAmqpConsumer(options: AmqpConsumerOptions): AmqpConsumer {
     },
   });
 
-  function onMessage(message: IncomingMessage, window: SessionWindow): void {
+  function onMessage(message: IncomingMessage, session: SessionWindow): void {
+    let bytes = 0;
+    for (const chunk of message.payload.chunks ?? []) bytes += chunk.length;
+    session.received(bytes);
     if (stopping.signal.aborted) {
       message.failed(); // arrived after shutdown began: hand it straight back
+      session.settled();
       return;
     }
-    const work = receive(message, window);
+    const work = receive(message, session);
     inFlight.add(work);
     void work.finally(() => inFlight.delete(work));
   }
 
   function connect(): void {
-    const next = new Client(clientOptions);
+    // The session opens with the window as it is now, which sessionWindow() below takes as granted.
+    const next = new Client(amqpClientOptions(options.amqp, window.current()));
     client = next;
     next
       .on('connected', () => logger.info('AMQP connected'))
@@ -92,8 +102,8 @@ export function createAmqpConsumer(options: AmqpConsumerOptions): AmqpConsumer {
         reconnectTimer = setTimeout(connect, delay);
       });
     // Per connection: the messages of a lost one are redelivered, and settling them renews nothing.
-    const window = sessionWindow(next.session(''), options.amqp.prefetch);
-    next.on('disconnected', window.close);
+    const session = sessionWindow(next.session(''), window);
+    next.on('disconnected', session.close);
     next
       .receiver('fleet-order-notifier')
       .attach(options.amqp.queue)
@@ -101,7 +111,7 @@ export function createAmqpConsumer(options: AmqpConsumerOptions): AmqpConsumer {
         attached = true;
         logger.info({ address: options.amqp.queue }, 'AMQP receiver attached');
       })
-      .on('data', (message: IncomingMessage) => onMessage(message, window))
+      .on('data', (message: IncomingMessage) => onMessage(message, session))
       .on('error', (err: Error) => logger.warn({ err }, 'AMQP receiver stream error'));
     next.connect();
   }
@@ -118,5 +128,6 @@ export function createAmqpConsumer(options: AmqpConsumerOptions): AmqpConsumer {
       attached = false;
     },
     isAttached: () => attached,
+    creditWindow: () => window.current(),
   };
 }

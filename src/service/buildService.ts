@@ -72,7 +72,12 @@ export async function buildService(
     pool,
     config.retention.processedEventDays,
     // Read at scrape time, after the consumer below exists.
-    config.amqp === undefined ? {} : { amqpAttached: () => amqp?.isAttached() === true },
+    config.amqp === undefined
+      ? {}
+      : {
+          amqpAttached: () => amqp?.isAttached() === true,
+          amqpCreditWindow: () => amqp?.creditWindow() ?? 0,
+        },
   );
   const senders = createOutboxSenders(config, pool, metrics, logger, options.mailPollMs);
   const { transport, mailSender, portalSender } = senders;

@@ -24,6 +24,8 @@ export type Metrics = ReturnType<typeof createMetrics>;
 export interface MetricsSources {
   /** Whether the AMQP receiver is attached; absent when the service takes events by webhook only. */
   amqpAttached?: () => boolean;
+  /** The AMQP consumer's credit window now; absent as amqpAttached is. */
+  amqpCreditWindow?: () => number;
 }
 
 /** Prometheus metrics. Gauges that describe stored state are read from the database at scrape time. */
@@ -91,6 +93,15 @@ export function createMetrics(pool: Pool, retentionDays: number, sources: Metric
       'fon_amqp_attached',
       '1 while the AMQP receiver is attached to its queue, else 0',
       () => (amqpAttached() ? 1 : 0),
+    );
+  }
+  const { amqpCreditWindow } = sources;
+  if (amqpCreditWindow !== undefined) {
+    scrapedGauge(
+      registry,
+      'fon_amqp_credit_window',
+      'Most unsettled AMQP messages the broker may send now: AMQP_PREFETCH, or the adaptive window',
+      amqpCreditWindow,
     );
   }
   backlogGauges(registry, () => outboxBacklog(pool), {

@@ -1,6 +1,8 @@
 // The consumer's flow control against the real broker: never more than AMQP_PREFETCH unsettled messages, and
 // a settled message's place refilled while most of the others are still held, not once three quarters of
-// them are settled (the client's own low-water mark).
+// them are settled (the client's own low-water mark). Without AMQP_PREFETCH the window adapts: it grows and
+// shrinks under a backlog without the client ever dropping the connection (a transfer beyond the link credit
+// or the session window ends it).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/loadConfig.js';
@@ -13,6 +15,7 @@ import { expectAmqp10 } from '../support/services.js';
 import { eventually } from '../support/waits.js';
 
 const PREFETCH = 20;
+const CEILING = 200;
 const logger = guardedLogger();
 
 let queue: TestQueue;
@@ -64,22 +67,9 @@ function heldHandler() {
 
 describe('flow control', () => {
   it('holds at most the prefetch and refills the places of settled messages while most are still held', async () => {
-    // The service's own settings for the local broker; nothing here reaches the database, S/4HANA or SMTP.
-    const { amqp } = loadConfig({
-      ...serviceEnv({
-        databaseUrl: 'postgres://unused',
-        s4Url: 'http://unused',
-        smtpUrl: 'smtp://unused',
-        queueAddress: queue.address,
-      }),
-      AMQP_PREFETCH: String(PREFETCH),
-    });
-    if (amqp === undefined) throw new Error('no AMQP settings');
+    const amqp = settings({ AMQP_PREFETCH: String(PREFETCH) });
     const messages = 3 * PREFETCH;
-    await publisher.send(
-      queue.address,
-      Array.from({ length: messages }, (_, i) => ({ body: `{"n":${i}}`, contentType: 'application/json' })),
-    );
+    await publisher.send(queue.address, bodies(messages));
     const handler = heldHandler();
     const consumer = createAmqpConsumer({
       amqp,
@@ -89,6 +79,7 @@ describe('flow control', () => {
     consumer.start();
     try {
       await eventually('the prefetch is held', async () => handler.held() === PREFETCH);
+      expect(consumer.creditWindow()).toBe(PREFETCH);
       // Whatever the broker had sent before it saw the window full lands meanwhile: none beyond the prefetch.
       await sleep(500);
       expect(handler.held()).toBe(PREFETCH);
@@ -98,8 +89,135 @@ describe('flow control', () => {
       handler.settleAll();
       await eventually('every message is settled', async () => queue.isIdle());
       expect(handler.mostHeld()).toBe(PREFETCH);
+      expect(consumer.creditWindow()).toBe(PREFETCH);
     } finally {
       await consumer.stop(1000);
     }
   });
+
+  it('pins the window at AMQP_PREFETCH under a backlog of slow reads', async () => {
+    const messages = 1500;
+    await publisher.send(queue.address, bodies(messages));
+    const service = modelService(logger);
+    service.mode = 'slowReads';
+    const consumer = createAmqpConsumer({
+      amqp: settings({ AMQP_PREFETCH: '30' }),
+      handle: service.handle,
+      logger,
+    });
+    service.window = consumer.creditWindow;
+    consumer.start();
+    try {
+      await eventually('the backlog is drained', async () => service.settled() === messages, 60_000);
+      expect(service.mostHeld()).toBe(30);
+      expect(new Set(service.windows())).toEqual(new Set([30]));
+      await eventually('every message is settled', async () => queue.isIdle());
+    } finally {
+      await consumer.stop(1000);
+    }
+  });
+
+  it('grows the window under a backlog of slow reads, never holds more than it granted, and shrinks it when holds only lengthen', async () => {
+    const messages = 12_000;
+    // In batches: the publisher's client buffers at most 2,048 unsettled messages.
+    for (let sent = 0; sent < messages; sent += 1000) await publisher.send(queue.address, bodies(1000));
+    const service = modelService(logger);
+    let reconnects = 0;
+    const consumer = createAmqpConsumer({
+      amqp: settings({}),
+      handle: service.handle,
+      logger,
+      onReconnect: () => {
+        reconnects += 1;
+      },
+    });
+    service.window = consumer.creditWindow;
+    consumer.start();
+    try {
+      // S/4HANA answers in 100 ms whatever the number of reads: more in flight, more settled per second.
+      service.mode = 'slowReads';
+      await eventually('the window grows', async () => consumer.creditWindow() >= 150, 30_000);
+      const grown = consumer.creditWindow();
+      // Now a database that commits 8 at a time, 10 ms each: more in flight only waits.
+      service.mode = 'busyDatabase';
+      await eventually('the window shrinks', async () => consumer.creditWindow() <= grown / 2, 60_000);
+      service.mode = 'letGo';
+      await eventually('every message is settled', async () => queue.isIdle(), 60_000);
+      expect(service.beyondWindow()).toBe(0);
+      expect(service.mostHeld()).toBeLessThanOrEqual(CEILING);
+      expect(service.mostHeld()).toBeGreaterThan(50);
+      // No "link credit underflow", no "incoming window overflow": the connection never dropped.
+      expect(reconnects).toBe(0);
+      expect(consumer.isAttached()).toBe(true);
+    } finally {
+      await consumer.stop(1000);
+    }
+  }, 150_000);
 });
+
+/** The service's own settings for the local broker; nothing here reaches the database, S/4HANA or SMTP. */
+function settings(extra: Record<string, string>) {
+  const { amqp } = loadConfig({
+    ...serviceEnv({
+      databaseUrl: 'postgres://unused',
+      s4Url: 'http://unused',
+      smtpUrl: 'smtp://unused',
+      queueAddress: queue.address,
+    }),
+    ...extra,
+  });
+  if (amqp === undefined) throw new Error('no AMQP settings');
+  return amqp;
+}
+
+function bodies(count: number) {
+  return Array.from({ length: count }, (_, i) => ({ body: `{"n":${i}}`, contentType: 'application/json' }));
+}
+
+/**
+ * A stand-in for the service behind the consumer: `slowReads` holds each message 100 ms, however many are in
+ * flight (an S/4HANA read); `busyDatabase` lets 8 through at a time, 10 ms each (more in flight only waits);
+ * `letGo` settles at once. It records the most held at once, the window at each arrival, and arrivals beyond the
+ * largest window granted until then.
+ */
+function modelService(log: typeof logger) {
+  let held = 0;
+  let mostHeld = 0;
+  let settled = 0;
+  let busy = 0;
+  let beyond = 0;
+  let largest = 0;
+  const waiting: Array<() => void> = [];
+  const windows: number[] = [];
+  const state = {
+    mode: 'letGo' as 'slowReads' | 'busyDatabase' | 'letGo',
+    window: undefined as (() => number) | undefined,
+    handle: (async () => {
+      held += 1;
+      mostHeld = Math.max(mostHeld, held);
+      const window = state.window?.();
+      if (window !== undefined) {
+        windows.push(window);
+        // A smaller window takes effect as messages are settled; more than the largest granted never arrive.
+        largest = Math.max(largest, window);
+        if (held > largest) beyond += 1;
+      }
+      if (state.mode === 'slowReads') await sleep(100);
+      else if (state.mode === 'busyDatabase') {
+        if (busy >= 8) await new Promise<void>((resolve) => waiting.push(resolve));
+        busy += 1;
+        await sleep(10);
+        busy -= 1;
+        waiting.shift()?.();
+      }
+      held -= 1;
+      settled += 1;
+      return { outcome: { kind: 'accept', result: 'applied' }, event: undefined, log } as Handled;
+    }) as HandleEvent,
+    mostHeld: () => mostHeld,
+    settled: () => settled,
+    windows: () => windows,
+    beyondWindow: () => beyond,
+  };
+  return state;
+}

@@ -77,11 +77,20 @@ describe('configuration', () => {
       net: { host: 'broker', port: 5673 },
       sasl: { mechanism: 'PLAIN', user: 'user', password: 'secret' },
       tune: { socketNoDelay: true },
-      amqp: { incomingSessionWindow: 50, maxReceiverLinkCredit: 50, minReceiverLinkCredit: 25 },
     });
     const tls = loadConfig({ ...local, AMQP_URL: 'amqps://broker.example' }).amqp;
     expect(tls && amqpClientOptions(tls)).toMatchObject({
       tls: { host: 'broker.example', port: 5671, servername: 'broker.example' },
+    });
+  });
+
+  it('adapts the window without AMQP_PREFETCH, with link credit for its ceiling', () => {
+    const amqp = loadConfig(local).amqp;
+    expect(amqp?.prefetch).toBeUndefined();
+    expect(amqp && amqpClientOptions(amqp, 50).amqp).toEqual({
+      incomingSessionWindow: 50,
+      maxReceiverLinkCredit: 200,
+      minReceiverLinkCredit: 100,
     });
   });
 
