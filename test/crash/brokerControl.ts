@@ -9,8 +9,11 @@
 // itself destroys the broker's end of exactly those sockets (`ss -K`), so the broker tears the connection
 // down, returns what it held to the queue, and the client sees the connection reset.
 
+import { setTimeout as sleep } from 'node:timers/promises';
 import { privileged } from '../support/queueCounts.js';
 import { AMQP_PORT } from '../support/services.js';
+
+const CONNECTED_WITHIN_MS = 20_000;
 
 export interface Dropped {
   /** Client ports of the processes' broker connections at the moment of the drop. */
@@ -31,7 +34,29 @@ export async function dropBrokerConnections(pids: () => number[]): Promise<Dropp
     'name',
   ]);
   const named = new Set([...channels.matchAll(/:(\d+) -> /g)].map((match) => Number(match[1])));
-  const wanted = new Set(pids());
+  // Every instance may be between a kill and its reconnect at the chosen moment: the drop waits for one to hold
+  // a connection, so that the run always tests a dropped connection.
+  const deadline = Date.now() + CONNECTED_WITHIN_MS;
+  let ports = await connectedPorts(new Set(pids()));
+  while (ports.length === 0 && Date.now() < deadline) {
+    await sleep(200);
+    ports = await connectedPorts(new Set(pids()));
+  }
+  if (ports.length === 0) return { ports, seenByBroker: [], destroyed: 0 };
+  const clients = ports.map((port) => `dport = :${port}`).join(' or ');
+  const { stdout } = await privileged('ss', [
+    '-K',
+    '-tnH',
+    'state',
+    'established',
+    `( sport = :${AMQP_PORT} ) and ( ${clients} )`,
+  ]);
+  const destroyed = stdout.split('\n').filter((line) => line.trim() !== '').length;
+  return { ports, seenByBroker: ports.filter((port) => named.has(port)), destroyed };
+}
+
+/** Client ports of the given processes' established connections to the broker. */
+async function connectedPorts(wanted: Set<number>): Promise<number[]> {
   const { stdout: sockets } = await privileged('ss', [
     '-tnpH',
     'state',
@@ -45,17 +70,7 @@ export async function dropBrokerConnections(pids: () => number[]): Promise<Dropp
     const port = Number(local?.slice(local.lastIndexOf(':') + 1));
     if (wanted.has(pid) && port > 0) ports.push(port);
   }
-  if (ports.length === 0) return { ports, seenByBroker: [], destroyed: 0 };
-  const clients = ports.map((port) => `dport = :${port}`).join(' or ');
-  const { stdout } = await privileged('ss', [
-    '-K',
-    '-tnH',
-    'state',
-    'established',
-    `( sport = :${AMQP_PORT} ) and ( ${clients} )`,
-  ]);
-  const destroyed = stdout.split('\n').filter((line) => line.trim() !== '').length;
-  return { ports, seenByBroker: ports.filter((port) => named.has(port)), destroyed };
+  return ports;
 }
 
 /** Fails with what to do when the suite cannot observe or fault the broker. */
