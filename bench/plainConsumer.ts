@@ -10,11 +10,11 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Client, type IncomingMessage } from '@sap/xb-msg-amqp-v100';
 import pg from 'pg';
+import { portalStatusOf } from '../src/families/salesOrder/portalStatus.js';
+import { toSalesOrder } from '../src/families/salesOrder/salesOrder.js';
 import { amqpClientOptions } from '../src/messaging/amqpClientOptions.js';
 import { sessionWindow } from '../src/messaging/sessionWindow.js';
-import { portalStatusOf } from '../src/portal/portalStatus.js';
 import { odataV2 } from '../src/s4/odataV2.js';
-import { toSalesOrder } from '../src/s4/salesOrder.js';
 
 export const PLAIN_PREFETCH = 50;
 

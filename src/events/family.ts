@@ -3,10 +3,10 @@
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { S4Settings } from '../config/s4Config.js';
+import type { EffectMail, EffectResult } from '../families/salesOrder/applyEffect.js';
 import type { RetryPolicy } from '../retry.js';
 import type { BatchedReadOptions } from '../s4/batchedReads.js';
 import type { Context } from '../telemetry/tracing.js';
-import type { EffectMail, EffectResult } from './applyEffect.js';
 import type { ParsedEvent } from './cloudEvent.js';
 
 export interface Family<State = unknown> {

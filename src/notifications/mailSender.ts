@@ -1,10 +1,11 @@
 import { classify, failureReason } from '../errors.js';
 import { renderCaseEmail } from '../families/customerReturn/caseEmail.js';
+import { renderEmail } from '../families/salesOrder/email.js';
+import { catalogLanguage } from '../families/salesOrder/messages.js';
 import { createLeasedLoop, type LeasedLoop, type LeasedSenderOptions } from '../leasedOutbox/leasedLoop.js';
 import { whileBusy } from '../leasedOutbox/whileBusy.js';
 import { type RetryPolicy, retry } from '../retry.js';
 import { inSpan, linkTo, ROOT_CONTEXT, SpanKind } from '../telemetry/tracing.js';
-import { renderEmail } from './email.js';
 import {
   type ClaimedMail,
   claimDue,
@@ -15,7 +16,6 @@ import {
   scheduleRetry,
 } from './mailOutbox.js';
 import type { MailTransport, SendReport } from './mailTransport.js';
-import { catalogLanguage } from './messages.js';
 
 /**
  * How one email's turn ended; `resent`: SMTP accepted it but the `sent` mark failed, so it goes again;

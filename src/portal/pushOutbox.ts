@@ -4,9 +4,14 @@
 // leaves the row pending and frees it at once: the order goes again with the newer state. A booking done also
 // records the state as the one the portal holds (pushed_*), which the effect compares a change back with.
 import type { Executor } from '../db/transaction.js';
+import {
+  SET_STATE_FROM_EXCLUDED,
+  SHOWN_COLUMNS,
+  STATE_COLUMNS,
+  shownOf,
+} from '../families/salesOrder/portalStatus.js';
 import { type Backlog, readBacklog } from '../leasedOutbox/backlog.js';
 import { type Requeued, requeue } from '../leasedOutbox/requeue.js';
-import { SET_STATE_FROM_EXCLUDED, SHOWN_COLUMNS, STATE_COLUMNS, shownOf } from './portalStatus.js';
 
 /** An order's push, or (kind `warranty_case`) a case's: what the portal API puts where. */
 export type ClaimedPush = PortalPush | CasePush;

@@ -14,12 +14,12 @@
 // A 429 or 503 with Retry-After pauses every read of the destination; a collection read refused with 400
 // makes this destination read one order per request from then on.
 import type { Logger } from 'pino';
+import { type SalesOrder, UnexpectedResponseError } from '../families/salesOrder/salesOrder.js';
 import { type Context, ROOT_CONTEXT } from '../telemetry/tracing.js';
 import type { KeyResult, ODataReader } from './odataReader.js';
 import { type OrderRead, readQueue, type Taken } from './readQueue.js';
 import { throttled, waitForRead } from './readWait.js';
 import { failureDetail } from './s4Failure.js';
-import { type SalesOrder, UnexpectedResponseError } from './salesOrder.js';
 
 /** Reads an order; `signal` (shutdown) ends the wait at once; `trace`: the span the request goes under. */
 export type ReadOrder<T = SalesOrder> = (

@@ -1,7 +1,8 @@
 // API_SALES_ORDER_SRV (OData V2), entity set A_SalesOrder: `{"d": …}`, `{"d": {"results": […]}}`, dates as
 // "/Date(ms)/", error messages as `{lang, value}` (docs/s4hana.md, V2 wire format).
+
+import { asObject, UnexpectedResponseError } from '../families/salesOrder/salesOrder.js';
 import { keyLiteral, type ODataEnvelope, type ODataService } from './odataService.js';
-import { asObject, UnexpectedResponseError } from './salesOrder.js';
 
 const SERVICE_PATH = '/sap/opu/odata/sap/API_SALES_ORDER_SRV';
 

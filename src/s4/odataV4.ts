@@ -2,8 +2,9 @@
 // annotations, collections as `{"value": […]}`, Edm.Date as "2026-05-12", Edm.DateTimeOffset with up to
 // 7 fractional digits, error messages as plain strings (docs/s4hana.md, V4 wire format). The ETag is not used:
 // states are ordered by LastChangeDateTime.
+
+import { asObject, UnexpectedResponseError } from '../families/salesOrder/salesOrder.js';
 import { keyLiteral, type ODataEnvelope, type ODataService } from './odataService.js';
-import { asObject, UnexpectedResponseError } from './salesOrder.js';
 
 const SERVICE_PATH = '/sap/opu/odata4/sap/api_salesorder/srvd_a2x/sap/salesorder/0001';
 

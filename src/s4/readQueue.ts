@@ -2,8 +2,9 @@
 // that an event is answered only by a read that started after it arrived. Callers are bound to a read when it is
 // taken, so whoever arrives later waits here for the next one, and an order being read is never offered to
 // another request.
+
+import type { SalesOrder } from '../families/salesOrder/salesOrder.js';
 import type { Context } from '../telemetry/tracing.js';
-import type { SalesOrder } from './salesOrder.js';
 
 /** A read of one entity: a sales order unless another family's reader is batched. */
 export interface OrderRead<T = SalesOrder> {

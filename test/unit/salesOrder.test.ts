@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import {
+  toSalesOrder as mapEntity,
+  UnexpectedResponseError,
+} from '../../src/families/salesOrder/salesOrder.js';
 import { odataV2, parseODataDate } from '../../src/s4/odataV2.js';
-import { toSalesOrder as mapEntity, UnexpectedResponseError } from '../../src/s4/salesOrder.js';
 
 const toSalesOrder = (body: unknown, key: string) => mapEntity(odataV2.entity(body), key, odataV2.time);
 

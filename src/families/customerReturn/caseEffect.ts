@@ -5,7 +5,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { withClient } from '../../db/checkout.js';
-import type { EffectMail, EffectResult } from '../../events/applyEffect.js';
 import type { ParsedEvent } from '../../events/cloudEvent.js';
 import {
   identityValues,
@@ -13,6 +12,7 @@ import {
   recordProcessedSql,
   unlessRecordedAlready,
 } from '../../events/processedRecord.js';
+import type { EffectMail, EffectResult } from '../salesOrder/applyEffect.js';
 import type { WarrantyCase } from './warrantyCase.js';
 
 /** A return as read: its case's values, and whether WARRANTY_RETURN_REASONS makes it a warranty case. */

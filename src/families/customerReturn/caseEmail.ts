@@ -2,8 +2,8 @@
 // manager's language. Pure. Header values are the return and sales order keys and our own status names; S/4HANA
 // free text (customer reference, sold-to party) goes into the body only, on one line and escaped for HTML.
 import type { SendMailOptions } from 'nodemailer';
-import { escapeHtml, oneLine } from '../../notifications/email.js';
-import { catalogLanguage } from '../../notifications/messages.js';
+import { escapeHtml, oneLine } from '../salesOrder/email.js';
+import { catalogLanguage } from '../salesOrder/messages.js';
 import { CASE_CATALOGS, type CaseCatalog, type CaseMessageKey } from './emailCatalogs.js';
 
 export interface CaseMail {

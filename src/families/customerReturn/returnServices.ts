@@ -6,7 +6,7 @@
 import { keyLiteral, type ODataService } from '../../s4/odataService.js';
 import { v2Envelope } from '../../s4/odataV2.js';
 import { v4Envelope } from '../../s4/odataV4.js';
-import { asObject, UnexpectedResponseError } from '../../s4/salesOrder.js';
+import { asObject, UnexpectedResponseError } from '../salesOrder/salesOrder.js';
 import type { ReturnDialect } from './customerReturn.js';
 
 export const V2_SERVICE_PATH = '/sap/opu/odata/sap/API_CUSTOMER_RETURN_SRV';

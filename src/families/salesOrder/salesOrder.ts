@@ -1,6 +1,6 @@
 // The sales order header as the service uses it, mapped from either API version's entity.
 // Pure: the HTTP call lives in salesOrderApi.ts, each version's wire format in odataV2.ts and odataV4.ts.
-import { TransientError } from '../errors.js';
+import { TransientError } from '../../errors.js';
 
 export interface SalesOrder {
   salesOrder: string;

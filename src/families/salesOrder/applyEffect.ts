@@ -4,17 +4,17 @@
 // were the bottleneck.
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
-import { withClient } from '../db/checkout.js';
-import { type PortalOrder, SET_STATE_FROM_EXCLUDED, STATE_COLUMNS } from '../portal/portalStatus.js';
-import { queuePushSql } from '../portal/pushOutbox.js';
-import type { ParsedEvent } from './cloudEvent.js';
+import { withClient } from '../../db/checkout.js';
+import type { ParsedEvent } from '../../events/cloudEvent.js';
 import {
   identityValues,
   notificationSql,
   type ProcessedResult,
   recordProcessedSql,
   unlessRecordedAlready,
-} from './processedRecord.js';
+} from '../../events/processedRecord.js';
+import { queuePushSql } from '../../portal/pushOutbox.js';
+import { type PortalOrder, SET_STATE_FROM_EXCLUDED, STATE_COLUMNS } from './portalStatus.js';
 
 /** What the effect needs to queue an email: default recipients and language, and the Message-ID's domain. */
 export interface EffectMail {

@@ -2,7 +2,7 @@
 // `{placeholders}` are filled by messages.ts; test/unit/catalogs.test.ts checks that every catalog has every
 // key with the same placeholders. Status names come in two forms: as a value ("Delivered") and inside the
 // subject after a colon ("delivered"), where German keeps its nouns capitalised.
-import type { PortalStatus } from '../portal/portalStatus.js';
+import type { PortalStatus } from './portalStatus.js';
 
 type StatusKeys<Prefix extends string> = `${Prefix}.${PortalStatus}`;
 

@@ -1,5 +1,5 @@
 import type { SendMailOptions } from 'nodemailer';
-import type { OutboxMail } from './mailOutbox.js';
+import type { OutboxMail } from '../../notifications/mailOutbox.js';
 import { type Messages, messagesFor } from './messages.js';
 
 export interface EmailSettings {
