@@ -12,9 +12,9 @@ import { Client, type IncomingMessage } from '@sap/xb-msg-amqp-v100';
 import pg from 'pg';
 import { portalStatusOf } from '../src/families/salesOrder/portalStatus.js';
 import { toSalesOrder } from '../src/families/salesOrder/salesOrder.js';
+import { odataV2 } from '../src/families/salesOrder/salesOrderServices.js';
 import { amqpClientOptions } from '../src/messaging/amqpClientOptions.js';
 import { sessionWindow } from '../src/messaging/sessionWindow.js';
-import { odataV2 } from '../src/s4/odataV2.js';
 
 export const PLAIN_PREFETCH = 50;
 

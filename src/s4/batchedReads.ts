@@ -14,15 +14,15 @@
 // A 429 or 503 with Retry-After pauses every read of the destination; a collection read refused with 400
 // makes this destination read one order per request from then on.
 import type { Logger } from 'pino';
-import { type SalesOrder, UnexpectedResponseError } from '../families/salesOrder/salesOrder.js';
 import { type Context, ROOT_CONTEXT } from '../telemetry/tracing.js';
+import { UnexpectedResponseError } from './odataEntity.js';
 import type { KeyResult, ODataReader } from './odataReader.js';
 import { type OrderRead, readQueue, type Taken } from './readQueue.js';
 import { throttled, waitForRead } from './readWait.js';
 import { failureDetail } from './s4Failure.js';
 
 /** Reads an order; `signal` (shutdown) ends the wait at once; `trace`: the span the request goes under. */
-export type ReadOrder<T = SalesOrder> = (
+export type ReadOrder<T> = (
   salesOrder: string,
   signal?: AbortSignal,
   trace?: Context,
@@ -60,7 +60,7 @@ export const GATHER_SHARE = 0.2;
 /** The longest gather, however slow S/4HANA is: about the time the events of a burst take to arrive. */
 export const MAX_GATHER_MS = 20;
 
-export function batchReads<T = SalesOrder>(api: ODataReader<T>, options: BatchedReadOptions): ReadOrder<T> {
+export function batchReads<T>(api: ODataReader<T>, options: BatchedReadOptions): ReadOrder<T> {
   const clock = options.clock ?? (() => new Date());
   const queue = readQueue<T>();
   let active = 0;

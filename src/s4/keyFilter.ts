@@ -1,7 +1,7 @@
 // Many orders in one collection read: the `$filter` of key terms joined by `or` (both API versions accept
 // it; `in` is not advertised: docs/s4hana.md, Key filters), and the matching of the answer to the request.
 
-import { UnexpectedResponseError } from '../families/salesOrder/salesOrder.js';
+import { UnexpectedResponseError } from './odataEntity.js';
 import { keyLiteral } from './odataService.js';
 
 /** Gateways and proxies commonly refuse longer request lines; 4,096 is safe for all of them. */

@@ -1,9 +1,9 @@
 import { executeHttpRequest } from '@sap-cloud-sdk/http-client';
-import { UnexpectedResponseError } from '../families/salesOrder/salesOrder.js';
 import { type Context, ROOT_CONTEXT } from '../telemetry/tracing.js';
 import { createDestinationTarget } from './destinationTarget.js';
 import { buildUrl, type HttpAnswer, httpGet } from './httpGet.js';
 import { keyFilter, MAX_URL_LENGTH, matchCollection } from './keyFilter.js';
+import { UnexpectedResponseError } from './odataEntity.js';
 import type { ApiVersion, ODataService } from './odataService.js';
 import { httpFailure, parseRetryAfter, s4Failure, wrapFailure } from './s4Failure.js';
 

@@ -7,6 +7,7 @@ import { batchReads, type ReadOrder } from '../../s4/batchedReads.js';
 import { inSpan, SpanKind, traceparentOf } from '../../telemetry/tracing.js';
 import { applyEffect } from './applyEffect.js';
 import { type PortalOrder, toPortalOrder } from './portalStatus.js';
+import type { SalesOrder } from './salesOrder.js';
 import { createSalesOrderApi } from './salesOrderApi.js';
 
 export function createSalesOrderFamily(deps: FamilyDeps): Family<PortalOrder> {
@@ -18,7 +19,10 @@ export function createSalesOrderFamily(deps: FamilyDeps): Family<PortalOrder> {
 }
 
 /** The family from its reader and its grouped statement; events that one read answered share one statement. */
-export function salesOrderFamily(batchedRead: ReadOrder, writeGroup: WriteGroup): Family<PortalOrder> {
+export function salesOrderFamily(
+  batchedRead: ReadOrder<SalesOrder>,
+  writeGroup: WriteGroup,
+): Family<PortalOrder> {
   return {
     async read(event, signal, trace) {
       const { salesOrder } = event;
