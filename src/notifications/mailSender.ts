@@ -1,11 +1,11 @@
 import { classify, failureReason } from '../errors.js';
 import { renderCaseEmail } from '../families/customerReturn/caseEmail.js';
 import { renderEmail } from '../families/salesOrder/email.js';
-import { catalogLanguage } from '../families/salesOrder/messages.js';
 import { createLeasedLoop, type LeasedLoop, type LeasedSenderOptions } from '../leasedOutbox/leasedLoop.js';
 import { whileBusy } from '../leasedOutbox/whileBusy.js';
 import { type RetryPolicy, retry } from '../retry.js';
 import { inSpan, linkTo, ROOT_CONTEXT, SpanKind } from '../telemetry/tracing.js';
+import { catalogLanguage } from './languages.js';
 import {
   type ClaimedMail,
   claimDue,

@@ -3,9 +3,10 @@
 // only that event a duplicate.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ParsedEvent } from '../../src/events/cloudEvent.js';
+import type { EffectResult } from '../../src/events/effect.js';
 import { groupEffects } from '../../src/events/effectGroups.js';
 import { checkInbox } from '../../src/events/inbox.js';
-import { applyEffect, type EffectResult } from '../../src/families/salesOrder/applyEffect.js';
+import { applyEffect } from '../../src/families/salesOrder/applyEffect.js';
 import type { PortalOrder } from '../../src/families/salesOrder/portalStatus.js';
 import { ROOT_CONTEXT } from '../../src/telemetry/tracing.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';

@@ -2,7 +2,7 @@
 // mail settings the composition root binds.
 import { customerReturnEvent, type S4EventSpec, salesOrderEvent } from '../../sandbox/s4Events.js';
 import { type ParsedEvent, parseCloudEvent } from '../../src/events/cloudEvent.js';
-import type { EffectMail } from '../../src/families/salesOrder/applyEffect.js';
+import type { EffectMail } from '../../src/events/effect.js';
 
 export const EFFECT_MAIL: EffectMail = {
   to: ['fleet-manager@fleet.example'],

@@ -6,13 +6,13 @@ import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { withClient } from '../../db/checkout.js';
 import type { ParsedEvent } from '../../events/cloudEvent.js';
+import type { EffectMail, EffectResult } from '../../events/effect.js';
 import {
   identityValues,
   notificationSql,
   recordProcessedSql,
   unlessRecordedAlready,
 } from '../../events/processedRecord.js';
-import type { EffectMail, EffectResult } from '../salesOrder/applyEffect.js';
 import type { WarrantyCase } from './warrantyCase.js';
 
 /** A return as read: its case's values, and whether WARRANTY_RETURN_REASONS makes it a warranty case. */
