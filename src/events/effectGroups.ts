@@ -4,8 +4,8 @@
 
 import type { PortalOrder } from '../families/salesOrder/portalStatus.js';
 import type { Context } from '../telemetry/tracing.js';
-import type { ParsedEvent } from './cloudEvent.js';
 import type { EffectResult } from './effect.js';
+import type { ParsedEvent } from './parsedEvent.js';
 import { perTurn } from './perTurn.js';
 
 /** Writes the effect of `events`, all of one order (or return) with the same state, in one statement (applyEffect). */

@@ -2,8 +2,8 @@
 // before a handler runs, and the replies and audit line every route shares.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Pool } from 'pg';
-import { SALES_ORDER_KEY } from '../events/cloudEvent.js';
 import { CUSTOMER_RETURN_KEY } from '../families/customerReturn/events.js';
+import { SALES_ORDER_KEY } from '../families/salesOrder/events.js';
 
 // The same rule the event parser applies to data.CustomerReturn before its leading zeros go.
 export const customerReturnParams = {

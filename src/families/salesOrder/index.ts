@@ -1,0 +1,24 @@
+// The sales-order family as the shared path asks it (src/events/familyModule.ts).
+import type { FamilyModule } from '../../events/familyModule.js';
+import type { OutboxMail } from '../../notifications/mailOutbox.js';
+import type { PortalPush } from '../../portal/pushOutbox.js';
+import { renderEmail } from './email.js';
+import { isSalesOrderType, salesOrderKey } from './events.js';
+import { orderPath, portalBody } from './pushResource.js';
+import { createSalesOrderFamily } from './salesOrderFamily.js';
+
+export const salesOrder: FamilyModule<OutboxMail, PortalPush> = {
+  name: 'salesOrder',
+  label: 'sales_order',
+  logKey: 'salesOrder',
+  spanKey: 'sap.sales_order',
+  owns: isSalesOrderType,
+  keyOf: salesOrderKey,
+  create: (deps) => createSalesOrderFamily(deps),
+  mail: { kind: 'order', keyOf: (mail) => mail.salesOrder, render: renderEmail },
+  push: {
+    kind: 'order',
+    keyOf: (push) => push.salesOrder,
+    request: (push) => ({ path: orderPath(push.salesOrder), body: portalBody(push) }),
+  },
+};
