@@ -13,7 +13,7 @@ import {
   recordProcessedSql,
   unlessRecordedAlready,
 } from '../../events/processedRecord.js';
-import { queuePushSql } from '../../portal/pushOutbox.js';
+import { queuePushSql } from './orderPush.js';
 import { type PortalOrder, SET_STATE_FROM_EXCLUDED, STATE_COLUMNS } from './portalStatus.js';
 
 interface EffectRow {
