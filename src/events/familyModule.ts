@@ -1,6 +1,6 @@
 // What the shared path asks an event family for, and nothing else: which CloudEvent types are its and the key
 // their data names, its read and effect (family.ts), how its outbox rows become an email and a portal PUT, and
-// what logs, traces and the admin API call its key. src/families/index.ts lists the families; each lives in its own folder.
+// what logs, traces and the admin API call its key. src/families/index.ts lists the families, one folder each.
 import type { SendMailOptions } from 'nodemailer';
 import type { Config } from '../config/loadConfig.js';
 import type { Executor } from '../db/transaction.js';

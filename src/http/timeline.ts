@@ -1,6 +1,6 @@
-// The timeline of an order (GET /api/orders/{salesOrder}/timeline), a return
-// (GET /api/returns/{customerReturn}/timeline) or another family's key, as its TimelineFamily says: every arrival of its events with what became of it, what each
-// S/4HANA read saw and whether that was a change to notify, and its emails and portal push. Read from the tables
+// The timeline of a family's key, as its TimelineFamily says (an order: GET /api/orders/{salesOrder}/timeline, a
+// return: GET /api/returns/{customerReturn}/timeline): every arrival of its events with what became of it, what
+// each S/4HANA read saw and whether that was a change to notify, and its emails and portal push. Read from the tables
 // the service writes anyway (processed_event, event_attempt, duplicate_arrival, dead_letter, mail_outbox,
 // portal_push), so it tells what retention has kept and nothing more. No recipient address is read.
 import type { Executor } from '../db/transaction.js';

@@ -1,5 +1,6 @@
 // Sales orders through the released OData API of the chosen version (V2 `API_SALES_ORDER_SRV`, V4
-// `CE_SALESORDER_0001`, salesOrderServices.ts): the shared reader (odataReader.ts) with the mapping (salesOrder.ts).
+// `CE_SALESORDER_0001`: salesOrderServices.ts), read by the shared reader (src/s4/odataReader.ts) and mapped by
+// salesOrder.ts.
 import { createODataReader, type KeyResult as EntityResult, type ODataReader } from '../../s4/odataReader.js';
 import type { ApiVersion } from '../../s4/odataService.js';
 import { type SalesOrder, toSalesOrder } from './salesOrder.js';
