@@ -19,14 +19,14 @@ import { parseArgs } from 'node:util';
 import { Client, type IncomingMessage } from '@sap/xb-msg-amqp-v100';
 import pg from 'pg';
 import { withTransaction } from '../src/db/transaction.js';
+import { renderEmail } from '../src/families/salesOrder/email.js';
+import { type PortalOrder, toPortalOrder } from '../src/families/salesOrder/portalStatus.js';
+import { toSalesOrder } from '../src/families/salesOrder/salesOrder.js';
+import { odataV2 } from '../src/families/salesOrder/salesOrderServices.js';
 import { amqpClientOptions } from '../src/messaging/amqpClientOptions.js';
 import { sessionWindow } from '../src/messaging/sessionWindow.js';
-import { renderEmail } from '../src/notifications/email.js';
 import type { OutboxMail } from '../src/notifications/mailOutbox.js';
 import { type MailTransport, smtpTransport } from '../src/notifications/mailTransport.js';
-import { type PortalOrder, toPortalOrder } from '../src/portal/portalStatus.js';
-import { odataV2 } from '../src/s4/odataV2.js';
-import { toSalesOrder } from '../src/s4/salesOrder.js';
 import {
   CHECK_IDENTITY,
   FORGET_ATTEMPTS,

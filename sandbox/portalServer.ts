@@ -11,7 +11,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { WarrantyCaseBody } from '../src/families/customerReturn/pushResource.js';
-import type { PortalBody } from '../src/portal/portalApi.js';
+import type { PortalBody } from '../src/families/salesOrder/pushResource.js';
 
 /** The body of a push, as the contract states it. */
 export type PortalState = PortalBody;

@@ -1,6 +1,5 @@
 // How the notification email is sent, from whom, to whom, in which language, and what it links to.
-import { LANGUAGES } from '../notifications/catalogs.js';
-import { catalogLanguage } from '../notifications/messages.js';
+import { catalogLanguage, LANGUAGES } from '../notifications/languages.js';
 import type { EnvReader } from './envReader.js';
 
 /** How mail leaves: by SMTP, or as .eml files written to a directory (local runs, the demo). */

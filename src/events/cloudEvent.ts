@@ -4,45 +4,18 @@
 // - binary: attributes travel beside the body (AMQP application-properties `cloudEvents:*`, HTTP `ce-*`
 //   headers), and the body is the event's data.
 // The body is read by strictJson.ts, which refuses what two JSON parsers could read differently.
-import { customerReturnEvent, isCustomerReturnType } from '../families/customerReturn/events.js';
+import { familyOfType } from '../families/index.js';
 import { attributeValues } from './binaryAttributes.js';
 import { checkContentType } from './contentType.js';
-import { type PayloadHashes, payloadHashes } from './payloadHash.js';
+import type { InboundMessage, ParsedEvent } from './parsedEvent.js';
+import { payloadHashes } from './payloadHash.js';
 import { clip, type Failure, fail, show, UNPRINTABLE } from './reasonText.js';
 import { parseStrictJson } from './strictJson.js';
 
-export interface InboundMessage {
-  body: Buffer;
-  contentType: string | undefined;
-  /** Binary-mode attributes with their transport prefix removed (`id`, `source`, ...); empty in structured mode. */
-  binaryAttributes: Record<string, unknown>;
-  /** Attribute names the transport carried more than once (e.g. under both AMQP prefixes): refused. */
-  repeatedAttributes?: string[];
-  /** Why the transport could not read the message (headers not decodable, a batch not splittable): refused. */
-  unreadable?: string;
-}
-
-export interface ParsedEvent extends PayloadHashes {
-  source: string;
-  id: string;
-  type: string;
-  /** The event family the type belongs to, which reads and writes its effect; undefined: only recorded. */
-  family: EventFamily | undefined;
-  /** What the event names in its family (a sales order, a customer return), valid inside an OData key. */
-  key: string | undefined;
-  /** The key of a sales-order event; undefined for other event types. */
-  salesOrder: string | undefined;
-  /** The CloudEvents distributed-tracing extension, when present and well-formed: the producer's trace. */
-  traceparent?: string;
-  tracestate?: string;
-}
-
-export type EventFamily = 'salesOrder' | 'customerReturn';
+export type { InboundMessage, ParsedEvent } from './parsedEvent.js';
 
 export type ParseResult = { ok: true; event: ParsedEvent } | { ok: false; reason: string };
 
-export const SALES_ORDER_TYPE_PREFIX = 'sap.s4.beh.salesorder.v1.SalesOrder.';
-export const SALES_ORDER_KEY = /^[A-Za-z0-9]{1,10}$/;
 // W3C Trace Context: version-traceid-parentid-flags, lower-case hex; an all-zero trace or parent id is invalid.
 const TRACEPARENT = /^[0-9a-f]{2}-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$/;
 // Printable text only (UNPRINTABLE): these values reach logs, SQL parameters and email headers. Lone
@@ -117,6 +90,7 @@ function parse(message: InboundMessage, maxBytes: number): ParseResult {
       type,
       family,
       key,
+      // The identity tables keep a sales_order column of their own (and customer_return: inbox.ts returnOf).
       salesOrder: family === 'salesOrder' ? key : undefined,
       ...traceContext(event),
       ...payloadHashes(event),
@@ -124,23 +98,14 @@ function parse(message: InboundMessage, maxBytes: number): ParseResult {
   };
 }
 
-type Named = { family: EventFamily; key: string } | { family: undefined; key: undefined };
+type Named = { family: string; key: string } | { family: undefined; key: undefined };
 
-/** The family of a type handled here and the key its data names, or why an event of a family is refused. */
+/** The family a type belongs to and the key its data names, or why an event of a family is refused. */
 function familyKey(type: string, data: unknown): ({ ok: true } & Named) | Failure {
-  if (type.startsWith(SALES_ORDER_TYPE_PREFIX)) {
-    if (!isObject(data)) return fail(`data must be a JSON object, got ${show(data)}`);
-    const key = own(data, 'SalesOrder');
-    if (typeof key !== 'string' || !SALES_ORDER_KEY.test(key)) {
-      return fail(`data.SalesOrder must be 1 to 10 letters or digits, got ${show(key)}`);
-    }
-    return { ok: true, family: 'salesOrder', key };
-  }
-  if (isCustomerReturnType(type)) {
-    const named = customerReturnEvent(type, data);
-    return named.ok ? { ok: true, family: 'customerReturn', key: named.customerReturn } : named;
-  }
-  return { ok: true, family: undefined, key: undefined };
+  const family = familyOfType(type);
+  if (family === undefined) return { ok: true, family: undefined, key: undefined };
+  const named = family.keyOf(type, data);
+  return named.ok ? { ok: true, family: family.name, key: named.key } : named;
 }
 
 /**

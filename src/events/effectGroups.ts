@@ -1,10 +1,11 @@
 // One statement for the events that one S/4HANA read answered. A batched read answers every event waiting for
 // an order at once, so their effects write the very same state: written one by one, each statement would lock
 // the order's row behind the one before and repeat the upsert. Grouped, they cost one statement.
-import type { PortalOrder } from '../portal/portalStatus.js';
+
+import type { PortalOrder } from '../families/salesOrder/portalStatus.js';
 import type { Context } from '../telemetry/tracing.js';
-import type { EffectResult } from './applyEffect.js';
-import type { ParsedEvent } from './cloudEvent.js';
+import type { EffectResult } from './effect.js';
+import type { ParsedEvent } from './parsedEvent.js';
 import { perTurn } from './perTurn.js';
 
 /** Writes the effect of `events`, all of one order (or return) with the same state, in one statement (applyEffect). */

@@ -7,8 +7,8 @@ import type { RetryPolicy } from '../retry.js';
 import type { BatchedReadOptions } from '../s4/batchedReads.js';
 import type { DestinationLimit } from '../s4/destinationLimit.js';
 import type { Context } from '../telemetry/tracing.js';
-import type { EffectMail, EffectResult } from './applyEffect.js';
-import type { ParsedEvent } from './cloudEvent.js';
+import type { EffectMail, EffectResult } from './effect.js';
+import type { ParsedEvent } from './parsedEvent.js';
 
 export interface Family<State = unknown> {
   /** 4. The current state, read before any transaction opens; null when S/4HANA does not know it. Throws on failure. */

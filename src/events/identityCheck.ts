@@ -2,8 +2,8 @@
 // source and channel go out as one statement (inbox.ts, checkInboxes); a check alone in its turn, the usual at low rates,
 // goes out as checkInbox.
 import type { Pool } from 'pg';
-import type { ParsedEvent } from './cloudEvent.js';
 import { type Channel, checkInbox, checkInboxes, type InboxEntry } from './inbox.js';
+import type { ParsedEvent } from './parsedEvent.js';
 import { perTurn } from './perTurn.js';
 
 export type CheckIdentity = (event: ParsedEvent, channel: Channel) => Promise<InboxEntry>;

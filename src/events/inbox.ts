@@ -4,8 +4,8 @@
 import type { Pool } from 'pg';
 import { deleteOldest } from '../db/deleteOldest.js';
 import type { Executor } from '../db/transaction.js';
-import type { ParsedEvent } from './cloudEvent.js';
 import { refusedEventSql } from './deadLetter.js';
+import type { ParsedEvent } from './parsedEvent.js';
 
 export interface InboxEntry {
   /** Hash of the payload recorded when the event was processed, or null if it is not processed yet. */

@@ -1,7 +1,7 @@
 // What should happen to a message, as data: the flow decides it, and only the transport adapters (AMQP,
 // webhook, Event Hub) and the replay act on it.
 import type { Logger } from 'pino';
-import type { InboundMessage, ParsedEvent } from './cloudEvent.js';
+import type { InboundMessage, ParsedEvent } from './parsedEvent.js';
 import type { ProcessedResult } from './processedRecord.js';
 
 export type Outcome =

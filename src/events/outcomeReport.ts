@@ -1,9 +1,10 @@
 // What a handled message tells its trace span, the log and the metrics: the CloudEvents semantic conventions,
 // the sales order, the channel, and the outcome with its reason. observed() wraps the flow with all of it.
 import type { Logger } from 'pino';
+import { familyNamed } from '../families/index.js';
 import { type Context, inSpan, producerContext, SpanKind } from '../telemetry/tracing.js';
-import type { InboundMessage, ParsedEvent } from './cloudEvent.js';
 import type { Channel, HandleContext, Handled, HandleEvent, Outcome } from './outcome.js';
+import type { InboundMessage, ParsedEvent } from './parsedEvent.js';
 
 export interface Observers {
   logger: Logger;
@@ -60,10 +61,9 @@ function eventFields(channel: Channel, event: ParsedEvent | undefined) {
 
 export function identityFields(event: ParsedEvent | undefined) {
   if (event === undefined) return {};
-  const { source, id, type, salesOrder } = event;
-  return event.family === 'customerReturn'
-    ? { source, id, type, customerReturn: event.key }
-    : { source, id, type, salesOrder };
+  const { source, id, type, key } = event;
+  const family = familyNamed(event.family);
+  return family === undefined ? { source, id, type } : { source, id, type, [family.logKey]: key };
 }
 
 export function eventAttributes(channel: Channel, event: ParsedEvent | undefined) {
@@ -74,9 +74,14 @@ export function eventAttributes(channel: Channel, event: ParsedEvent | undefined
         'cloudevents.event_source': event.source,
         'cloudevents.event_id': event.id,
         'cloudevents.event_type': event.type,
-        ...(event.salesOrder === undefined ? {} : { 'sap.sales_order': event.salesOrder }),
-        ...(event.family === 'customerReturn' ? { 'sap.customer_return': event.key } : {}),
+        ...familyAttribute(event),
       };
+}
+
+/** The key as the event's family names it in traces: `sap.sales_order`, `sap.customer_return`. */
+function familyAttribute(event: ParsedEvent): Record<string, string> {
+  const family = familyNamed(event.family);
+  return family === undefined || event.key === undefined ? {} : { [family.spanKey]: event.key };
 }
 
 export function outcomeAttributes(outcome: Outcome) {

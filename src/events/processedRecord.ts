@@ -1,7 +1,7 @@
 // Recording events as processed: on their own (no effect beyond the record), or inside the effect's single
 // statement, which embeds recordProcessedSql. The record takes over what the delivery count knew.
 import type { Executor } from '../db/transaction.js';
-import type { ParsedEvent } from './cloudEvent.js';
+import type { ParsedEvent } from './parsedEvent.js';
 
 /**
  * What processing an event came to, kept in processed_event.outcome (the column and the admin API keep that

@@ -8,12 +8,12 @@ import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { withTransaction } from '../db/transaction.js';
 import { classify } from '../errors.js';
-import type { InboundMessage, ParsedEvent } from './cloudEvent.js';
 import { type DeadLetter, findRefusedMessage, recordDeadLetter } from './deadLetter.js';
 import { clearAttempts, returnOf } from './inbox.js';
 import { messageHash } from './messageHash.js';
 import { accept, type Channel, type HandleContext, type Handled, type Outcome, reject } from './outcome.js';
 import { identityFields } from './outcomeReport.js';
+import type { InboundMessage, ParsedEvent } from './parsedEvent.js';
 
 export type Refusal =
   /**

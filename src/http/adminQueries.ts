@@ -1,9 +1,9 @@
 // The admin API's SQL: reads across the tables, and the one operator write on the outbox (a retry).
 // Dates are formatted in SQL: pg would turn a `date` into a local-midnight Date object.
 import type { Executor } from '../db/transaction.js';
+import { openOrdersBySoldTo, ordersByPortalStatus } from '../families/salesOrder/openOrders.js';
 import { type Requeued, requeue } from '../leasedOutbox/requeue.js';
 import { outboxBacklog } from '../notifications/mailOutbox.js';
-import { openOrdersBySoldTo, ordersByPortalStatus } from '../portal/openOrders.js';
 import { pushBacklog } from '../portal/pushOutbox.js';
 
 /** Most rows of each history an order overview returns, newest first. */

@@ -1,18 +1,17 @@
-// The operator's view and levers, under /api: what is known about an order or an event, counts, mail that
+// The operator's view and levers, under /api: what is known about an event or a family's key (an order, a
+// return: src/families/, each family's `admin`), counts, mail that
 // needs attention (and its retry), dead letters (and their replay). Reads need the Viewer scope, actions
 // Admin. Every action is logged with the caller, never with a token or an email address.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Pool } from 'pg';
 import type { HandleEvent } from '../events/outcome.js';
 import { replayDeadLetter } from '../events/replay.js';
-import { customerReturnKey } from '../families/customerReturn/events.js';
-import { returnOverview } from '../families/customerReturn/returnOverview.js';
+import { FAMILIES } from '../families/index.js';
 import { pushesNeedingAttention, retryPush } from '../portal/pushOutbox.js';
 import {
   eventHistory,
   listDeadLetters,
   mailNeedingAttention,
-  orderOverview,
   readDeadLetter,
   retryMail,
   summary,
@@ -20,19 +19,19 @@ import {
 import {
   audit,
   type ById,
+  type ByKey,
   conflict,
-  customerReturnParams,
   eventQuery,
   idParams,
+  keyParams,
   notFound,
   type Page,
   pageQuery,
   type ReadPage,
-  salesOrderParams,
 } from './adminSchemas.js';
 import type { Auth } from './auth.js';
 import { SCOPES } from './scopes.js';
-import { ORDER_TIMELINE, RETURN_TIMELINE, timeline } from './timeline.js';
+import { timeline } from './timeline.js';
 
 export interface AdminDeps {
   pool: Pool;
@@ -52,50 +51,21 @@ export function adminRoutes(deps: AdminDeps): (app: FastifyInstance) => Promise<
     const viewer = { onRequest: auth.requireScope(SCOPES.viewer) };
     const admin = { onRequest: auth.requireScope(SCOPES.admin) };
 
-    // A lookup answers what is known, or 404 saying what is not.
-    app.get<{ Params: { salesOrder: string } }>(
-      '/api/orders/:salesOrder',
-      { ...viewer, schema: { params: salesOrderParams } },
-      async ({ params: { salesOrder } }, reply) =>
-        (await orderOverview(pool, salesOrder)) ??
-        notFound(reply, `nothing is known about sales order ${salesOrder}`),
-    );
-
-    app.get<{ Params: { salesOrder: string } }>(
-      '/api/orders/:salesOrder/timeline',
-      { ...viewer, schema: { params: salesOrderParams } },
-      async ({ params: { salesOrder } }, reply) => {
-        const story = await timeline(pool, ORDER_TIMELINE, salesOrder);
-        return story
-          ? { salesOrder, ...story }
-          : notFound(reply, `nothing is known about sales order ${salesOrder}`);
-      },
-    );
-
-    /** A read by the return's key as every table holds it: `0060000000` is return 60000000. */
-    const byReturn =
-      (read: (customerReturn: string) => Promise<object | null>) =>
-      async (request: FastifyRequest<{ Params: { customerReturn: string } }>, reply: FastifyReply) => {
-        const raw = request.params.customerReturn;
-        const customerReturn = customerReturnKey(raw) ?? raw;
-        return (
-          (await read(customerReturn)) ??
-          notFound(reply, `nothing is known about customer return ${customerReturn}`)
-        );
-      };
-    app.get<{ Params: { customerReturn: string } }>(
-      '/api/returns/:customerReturn',
-      { ...viewer, schema: { params: customerReturnParams } },
-      byReturn((customerReturn) => returnOverview(pool, customerReturn)),
-    );
-    app.get<{ Params: { customerReturn: string } }>(
-      '/api/returns/:customerReturn/timeline',
-      { ...viewer, schema: { params: customerReturnParams } },
-      byReturn(async (customerReturn) => {
-        const story = await timeline(pool, RETURN_TIMELINE, customerReturn);
-        return story && { customerReturn, ...story };
-      }),
-    );
+    // Each family's lookups by its key: what is known, or 404 saying what is not.
+    for (const { admin: family } of FAMILIES) {
+      const known = (reply: FastifyReply, key: string, found: object | null) =>
+        found ?? notFound(reply, `nothing is known about ${family.what} ${key}`);
+      const byKey = { ...viewer, schema: { params: keyParams(family.param, family.keyPattern) } };
+      app.get<ByKey>(`${family.lookup}/:${family.param}`, byKey, async (request, reply) => {
+        const key = family.normalise(request.params[family.param] as string);
+        return known(reply, key, await family.overview(pool, key));
+      });
+      app.get<ByKey>(`${family.lookup}/:${family.param}/timeline`, byKey, async (request, reply) => {
+        const key = family.normalise(request.params[family.param] as string);
+        const story = await timeline(pool, family.timeline, key);
+        return known(reply, key, story && { [family.param]: key, ...story });
+      });
+    }
 
     // What the caller may do, so that the console shows a Viewer no button it may not use.
     app.get('/api/me', viewer, async (request) => ({
@@ -137,32 +107,19 @@ export function adminRoutes(deps: AdminDeps): (app: FastifyInstance) => Promise<
 
     pagedList('/api/portal-pushes', pushesNeedingAttention);
 
-    /** A parked or failing push back in line: an order's by its sales order, a case's by its customer return. */
-    const pushRetry =
-      (key: 'salesOrder' | 'customerReturn', what: string) =>
-      async (request: FastifyRequest<{ Params: Record<string, string> }>, reply: FastifyReply) => {
-        const value = request.params[key] as string;
-        const result = await retryPush(
-          pool,
-          value,
-          key === 'customerReturn' ? 'customer_return' : 'sales_order',
-        );
-        audit(request, { [key]: value, result: result.kind }, 'admin: portal push retry');
-        if (result.kind === 'not_found') return notFound(reply, `no portal push for ${what} ${value}`);
+    // A parked or failing push back in line, by its family's key as the request gives it.
+    for (const { admin: family } of FAMILIES) {
+      const byKey = { ...admin, schema: { params: keyParams(family.param, family.keyPattern) } };
+      app.post<ByKey>(`${family.pushes}/:${family.param}/retry`, byKey, async (request, reply) => {
+        const value = request.params[family.param] as string;
+        const result = await retryPush(pool, value, family.timeline.column);
+        audit(request, { [family.param]: value, result: result.kind }, 'admin: portal push retry');
+        if (result.kind === 'not_found') return notFound(reply, `no portal push for ${family.what} ${value}`);
         if (result.kind === 'done') return conflict(reply, `the portal push of ${value} is done`);
         deps.wakePortalSender();
-        return { [key]: value, state: 'pending', pushId: result.identity };
-      };
-    app.post<{ Params: Record<string, string> }>(
-      '/api/portal-pushes/:salesOrder/retry',
-      { ...admin, schema: { params: salesOrderParams } },
-      pushRetry('salesOrder', 'sales order'),
-    );
-    app.post<{ Params: Record<string, string> }>(
-      '/api/portal-pushes/warranty-cases/:customerReturn/retry',
-      { ...admin, schema: { params: customerReturnParams } },
-      pushRetry('customerReturn', 'customer return'),
-    );
+        return { [family.param]: value, state: 'pending', pushId: result.identity };
+      });
+    }
 
     pagedList('/api/dead-letters', listDeadLetters);
 

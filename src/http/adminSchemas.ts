@@ -2,22 +2,13 @@
 // before a handler runs, and the replies and audit line every route shares.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Pool } from 'pg';
-import { SALES_ORDER_KEY } from '../events/cloudEvent.js';
-import { CUSTOMER_RETURN_KEY } from '../families/customerReturn/events.js';
 
-// The same rule the event parser applies to data.CustomerReturn before its leading zeros go.
-export const customerReturnParams = {
+/** A family's key in the path, checked by the rule its events' key follows before a handler runs. */
+export const keyParams = (param: string, pattern: RegExp) => ({
   type: 'object',
-  required: ['customerReturn'],
-  properties: { customerReturn: { type: 'string', pattern: CUSTOMER_RETURN_KEY.source } },
-} as const;
-
-// The same rule the event parser applies to data.SalesOrder.
-export const salesOrderParams = {
-  type: 'object',
-  required: ['salesOrder'],
-  properties: { salesOrder: { type: 'string', pattern: SALES_ORDER_KEY.source } },
-} as const;
+  required: [param],
+  properties: { [param]: { type: 'string', pattern: pattern.source } },
+});
 
 // A bigint identity: digits only, short enough for PostgreSQL's bigint.
 export const idParams = {
@@ -46,6 +37,7 @@ export const pageQuery = {
 
 export type Page = { Querystring: { limit: number; offset: number } };
 export type ById = { Params: { id: string } };
+export type ByKey = { Params: Record<string, string> };
 export type ReadPage = (db: Pool, limit: number, offset: number) => Promise<unknown[]>;
 
 export const notFound = (reply: FastifyReply, message: string): FastifyReply =>

@@ -5,8 +5,8 @@
 // Anything that goes wrong before the outcome is safely stored is a retry-later: nothing is lost.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import type { InboundMessage } from '../events/cloudEvent.js';
 import type { HandleEvent } from '../events/outcome.js';
+import type { InboundMessage } from '../events/parsedEvent.js';
 import { storedHeaders } from './pushHeaders.js';
 
 export type PushChannel = 'webhook' | 'event-hub';

@@ -3,10 +3,10 @@
 // Contracts: CloudEvents HTTP protocol binding 1.0: binary, structured and batch mode.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import type { InboundMessage } from '../events/cloudEvent.js';
 import { BATCH_ELEMENT_CONTENT_TYPE, BATCH_MEDIA_TYPE, splitBatch } from '../events/cloudEventBatch.js';
 import { mediaType } from '../events/contentType.js';
 import type { HandleEvent } from '../events/outcome.js';
+import type { InboundMessage } from '../events/parsedEvent.js';
 import { answerEvent, type Push, type PushChannel, retryLater } from './pushAnswer.js';
 import { binaryAttributes, header, holdContentType, sentContentType } from './pushHeaders.js';
 

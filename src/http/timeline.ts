@@ -1,6 +1,6 @@
-// The timeline of an order (GET /api/orders/{salesOrder}/timeline) or of a return
-// (GET /api/returns/{customerReturn}/timeline): every arrival of its events with what became of it, what each
-// S/4HANA read saw and whether that was a change to notify, and its emails and portal push. Read from the tables
+// The timeline of a family's key, as its TimelineFamily says (an order: GET /api/orders/{salesOrder}/timeline, a
+// return: GET /api/returns/{customerReturn}/timeline): every arrival of its events with what became of it, what
+// each S/4HANA read saw and whether that was a change to notify, and its emails and portal push. Read from the tables
 // the service writes anyway (processed_event, event_attempt, duplicate_arrival, dead_letter, mail_outbox,
 // portal_push), so it tells what retention has kept and nothing more. No recipient address is read.
 import type { Executor } from '../db/transaction.js';
@@ -61,57 +61,10 @@ export interface TimelineFamily<Read> {
   reasons: Reasons;
 }
 
-const STALE = {
+/** A read older than the state held, the same for every family. */
+export const STALE = {
   realChange: false,
   reason: 'the read was older than the state already held: nothing changed',
-};
-
-export const ORDER_TIMELINE: TimelineFamily<{
-  portalStatus: string;
-  requestedDeliveryDate: string | null;
-  lastChangeDateTime: Date | null;
-}> = {
-  column: 'sales_order',
-  state: `portal_status as "portalStatus",
-          to_char(requested_delivery_date, 'YYYY-MM-DD') as "requestedDeliveryDate"`,
-  read: (row) =>
-    row.readStatus === null
-      ? null
-      : {
-          portalStatus: row.readStatus,
-          requestedDeliveryDate: row.readDate,
-          lastChangeDateTime: row.readChangedAt,
-        },
-  reasons: {
-    new: { realChange: true, reason: 'the first state of this order: the fleet manager is told of it' },
-    changed: {
-      realChange: true,
-      reason: 'status or requested delivery date differ from the pair last notified',
-    },
-    unchanged: {
-      realChange: false,
-      reason: 'status and requested delivery date are the pair already notified',
-    },
-    stale: STALE,
-  },
-};
-
-export const RETURN_TIMELINE: TimelineFamily<{ caseStatus: string; lastChangeDateTime: Date | null }> = {
-  column: 'customer_return',
-  state: `case_status as "caseStatus"`,
-  read: (row) =>
-    row.readCaseStatus === null
-      ? null
-      : { caseStatus: row.readCaseStatus, lastChangeDateTime: row.readChangedAt },
-  reasons: {
-    new: {
-      realChange: true,
-      reason: 'the first state of this warranty case: the fleet manager is told of it',
-    },
-    changed: { realChange: true, reason: 'the case status differs from the status last notified' },
-    unchanged: { realChange: false, reason: 'the case status is the one already notified' },
-    stale: STALE,
-  },
 };
 
 // One union in arrival order: each branch takes the newest rows of its kind, the outer query sorts them.

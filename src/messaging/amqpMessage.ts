@@ -1,7 +1,7 @@
 // An AMQP message as the flow sees it: body, content type, CloudEvents binary-mode attributes.
 import type { IncomingMessage } from '@sap/xb-msg-amqp-v100';
 import { collectAttributes } from '../events/binaryAttributes.js';
-import type { InboundMessage } from '../events/cloudEvent.js';
+import type { InboundMessage } from '../events/parsedEvent.js';
 
 /** Reads the body and CloudEvents binary-mode attributes (`cloudEvents:` or `cloudEvents_` prefix). */
 export function toInbound(message: IncomingMessage): InboundMessage {

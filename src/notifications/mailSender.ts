@@ -1,10 +1,10 @@
-import { classify, failureReason } from '../errors.js';
-import { renderCaseEmail } from '../families/customerReturn/caseEmail.js';
+import { classify, failureReason, PermanentError } from '../errors.js';
+import { familyOfMail } from '../families/index.js';
 import { createLeasedLoop, type LeasedLoop, type LeasedSenderOptions } from '../leasedOutbox/leasedLoop.js';
 import { whileBusy } from '../leasedOutbox/whileBusy.js';
 import { type RetryPolicy, retry } from '../retry.js';
 import { inSpan, linkTo, ROOT_CONTEXT, SpanKind } from '../telemetry/tracing.js';
-import { renderEmail } from './email.js';
+import { catalogLanguage } from './languages.js';
 import {
   type ClaimedMail,
   claimDue,
@@ -15,7 +15,6 @@ import {
   scheduleRetry,
 } from './mailOutbox.js';
 import type { MailTransport, SendReport } from './mailTransport.js';
-import { catalogLanguage } from './messages.js';
 
 /**
  * How one email's turn ended; `resent`: SMTP accepted it but the `sent` mark failed, so it goes again;
@@ -64,16 +63,11 @@ export function createMailSender(options: MailSenderOptions): MailSender {
   // database several times the CPU of a shared one.
   const recordSent = whileBusy((ids: string[]) => retry(() => markSent(pool, ids), MARK_RETRY));
 
-  // The outbox row says what it is: an order's email, or a warranty case's.
-  const render = (mail: ClaimedMail) =>
-    mail.kind === 'warranty_case' ? renderCaseEmail(mail, email) : renderEmail(mail, email);
-
   async function deliver(mail: ClaimedMail, slotDone: () => void): Promise<void> {
-    const about =
-      mail.kind === 'warranty_case'
-        ? { customerReturn: mail.customerReturn }
-        : { salesOrder: mail.salesOrder };
-    const log = logger.child({ ...about, mailId: mail.id, messageId: mail.messageId });
+    // The row's kind names its family, which renders it and names its key.
+    const family = familyOfMail(mail.kind);
+    const key = family === undefined ? {} : { [family.logKey]: family.mail.keyOf(mail) };
+    const log = logger.child({ ...key, mailId: mail.id, messageId: mail.messageId });
     if (mail.locale !== null && catalogLanguage(mail.locale) === undefined) {
       log.warn(
         { locale: mail.locale, fallback: email.locale },
@@ -89,15 +83,18 @@ export function createMailSender(options: MailSenderOptions): MailSender {
           kind: SpanKind.CLIENT,
           links: linkTo(mail.traceParent),
           attributes: {
-            ...(mail.kind === 'warranty_case'
-              ? { 'sap.customer_return': mail.customerReturn }
-              : { 'sap.sales_order': mail.salesOrder }),
+            ...(family === undefined ? {} : { [family.spanKey]: family.mail.keyOf(mail) }),
             'fon.mail_id': mail.id,
             'fon.attempt': mail.attempts,
           },
         },
         ROOT_CONTEXT,
-        () => transport.send(render(mail)),
+        async () => {
+          // A kind the database allows but no family renders: an operator's to see, not to retry.
+          if (family === undefined)
+            throw new PermanentError(`no event family sends mail of kind ${mail.kind}`);
+          return transport.send(family.mail.render(mail, email));
+        },
       );
     } catch (err) {
       slotDone();

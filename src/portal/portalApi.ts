@@ -3,22 +3,12 @@
 // request again, with the same Idempotency-Key.
 import { executeHttpRequest } from '@sap-cloud-sdk/http-client';
 import { failureReason } from '../errors.js';
-import { warrantyCaseBody, warrantyCasePath } from '../families/customerReturn/pushResource.js';
+import { familyOfPush } from '../families/index.js';
 import { createDestinationTarget } from '../s4/destinationTarget.js';
 import { type HttpAnswer, httpExchange } from '../s4/httpGet.js';
 import { parseRetryAfter } from '../s4/s4Failure.js';
 import { scrubAddresses } from '../telemetry/scrubAddresses.js';
-import type { ClaimedPush, PortalPush } from './pushOutbox.js';
-
-/** The body of the PUT: the issue's contract, field for field. */
-export interface PortalBody {
-  salesOrder: string;
-  portalStatus: string;
-  requestedDeliveryDate: string | null;
-  soldToParty: string | null;
-  customerReference: string | null;
-  s4ChangedAt: string | null;
-}
+import type { ClaimedPush } from './pushOutbox.js';
 
 /** How the portal answered one push. */
 export type PushAnswer =
@@ -71,22 +61,12 @@ function errorMessage(body: string): string {
   return scrubAddresses(text).slice(0, 200);
 }
 
-export function portalBody(push: PortalPush): PortalBody {
-  return {
-    salesOrder: push.salesOrder,
-    portalStatus: push.portalStatus,
-    requestedDeliveryDate: push.requestedDeliveryDate,
-    soldToParty: push.soldToParty,
-    customerReference: push.customerReference,
-    s4ChangedAt: push.s4ChangedAt === null ? null : push.s4ChangedAt.toISOString(),
-  };
-}
-
-/** Where a push goes and what it says: an order's state, or a warranty case's (pushResource.ts). */
+/** Where a push goes and what it says, as the family of its row (the `kind` column) writes it. */
 function pathAndBody(push: ClaimedPush): [path: string, body: string] {
-  if (push.kind !== 'warranty_case')
-    return [`/orders/${encodeURIComponent(push.salesOrder)}`, JSON.stringify(portalBody(push))];
-  return [warrantyCasePath(push.customerReturn), JSON.stringify(warrantyCaseBody(push))];
+  const family = familyOfPush(push.kind);
+  if (family === undefined) throw new Error(`no event family pushes rows of kind ${push.kind}`);
+  const { path, body } = family.push.request(push);
+  return [path, JSON.stringify(body)];
 }
 
 export function createPortalApi(options: { destination: string; timeoutMs: number }): PortalApi {

@@ -1,3 +1,4 @@
+import { familyOfPush } from '../families/index.js';
 import { createLeasedLoop, type LeasedLoop, type LeasedSenderOptions } from '../leasedOutbox/leasedLoop.js';
 import { type RetryPolicy, retry } from '../retry.js';
 import type { PortalApi, PushAnswer } from './portalApi.js';
@@ -55,10 +56,8 @@ export function createPortalSender(options: PortalSenderOptions): PortalSender {
   const pollMs = options.pollMs ?? 1000;
   const leaseSeconds = options.leaseSeconds ?? 15;
   async function deliver(push: ClaimedPush): Promise<void> {
-    const about =
-      push.kind === 'warranty_case'
-        ? { customerReturn: push.customerReturn }
-        : { salesOrder: push.salesOrder };
+    const family = familyOfPush(push.kind);
+    const about = family === undefined ? {} : { [family.logKey]: family.push.keyOf(push) };
     const log = logger.child({ ...about, pushId: push.pushId, attempts: push.attempts });
     const answer = await portal.put(push);
     const booking = bookingOf(answer, push.attempts);

@@ -1,12 +1,13 @@
-// The portal push outbox's SQL (table portal_push, one row per order). The effect queues a state in its own
-// transaction; the sender claims due rows under a lease, renews it while the portal answers, and books the
-// answer only for the claim it holds. A booking that finds a newer state queued meanwhile (another push_id)
-// leaves the row pending and frees it at once: the order goes again with the newer state. A booking done also
-// records the state as the one the portal holds (pushed_*), which the effect compares a change back with.
+// The portal push outbox's SQL (table portal_push, one row per order or warranty case). Each family's effect
+// queues a state in its own transaction (src/families/salesOrder/orderPush.ts, customerReturn/caseEffect.ts);
+// the sender claims due rows under a lease, renews it while the portal answers, and books the answer only for
+// the claim it holds. A booking that finds a newer state queued meanwhile (another push_id) leaves the row
+// pending and frees it at once: the row goes again with the newer state. A booking done also records an
+// order's state as the one the portal holds (pushed_*), which the order effect compares a change back with.
 import type { Executor } from '../db/transaction.js';
+import { SHOWN_COLUMNS } from '../families/salesOrder/portalStatus.js';
 import { type Backlog, readBacklog } from '../leasedOutbox/backlog.js';
 import { type Requeued, requeue } from '../leasedOutbox/requeue.js';
-import { SET_STATE_FROM_EXCLUDED, SHOWN_COLUMNS, STATE_COLUMNS, shownOf } from './portalStatus.js';
 
 /** An order's push, or (kind `warranty_case`) a case's: what the portal API puts where. */
 export type ClaimedPush = PortalPush | CasePush;
@@ -40,37 +41,6 @@ export interface CasePush
   /** The sales order the return refers to, if any. */
   salesOrder: string | null;
   returnReasons: string[];
-}
-
-// A state that may be withdrawn: pending, never tried since the state last pushed was booked (no claim since,
-// so no push of it can have reached the portal, not even one that timed out), and S/4HANA's new state shows
-// what that push showed. The portal holds it already: nothing is sent.
-const CHANGED_BACK = `p.state = 'pending' and p.claims = p.pushed_claim
-  and ${shownOf('p', 'pushed_')} is not distinct from ${shownOf('excluded')}`;
-
-/**
- * The effect's step that queues a push, as a common table expression `pushed` taking its row from `portal`
- * (the portal upsert, which returns the order's state only when it became the portal's) and `pushId`, the new
- * state's Idempotency-Key. A state the row holds already (the one queued, or the one last pushed when done)
- * queues nothing; a state changed back to the one last pushed withdraws a pending state never tried
- * (CHANGED_BACK); any other state replaces a pending one, or follows one in flight. `queued` says which.
- */
-export function queuePushSql(pushId: string): string {
-  return `pushed as (
-    insert into portal_push as p (sales_order, ${STATE_COLUMNS}, push_id)
-    select sales_order, ${STATE_COLUMNS}, ${pushId} from portal
-    on conflict (sales_order) do update set ${SET_STATE_FROM_EXCLUDED},
-      push_id = excluded.push_id,
-      state = case when ${CHANGED_BACK} then 'done' else 'pending' end,
-      result = case when ${CHANGED_BACK} then 'withdrawn' end,
-      done_at = case when ${CHANGED_BACK} then now() end,
-      attempts = 0,
-      next_attempt_at = now(),
-      last_error = null,
-      pending_since = case when p.state = 'pending' then p.pending_since else now() end
-    where ${shownOf('p')} is distinct from ${shownOf('excluded')}
-    returning p.state = 'pending' as queued
-  )`;
 }
 
 const PUSH_COLUMNS = `p.resource, p.kind, coalesce(p.sales_order, p.case_sales_order) as "salesOrder",

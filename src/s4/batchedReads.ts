@@ -18,14 +18,14 @@
 import type { Logger } from 'pino';
 import { type Context, ROOT_CONTEXT } from '../telemetry/tracing.js';
 import type { DestinationLimit, DestinationReader } from './destinationLimit.js';
+import { UnexpectedResponseError } from './odataEntity.js';
 import type { KeyResult, ODataReader } from './odataReader.js';
 import { type OrderRead, readQueue, type Taken } from './readQueue.js';
 import { waitForRead } from './readWait.js';
 import { failureDetail } from './s4Failure.js';
-import { type SalesOrder, UnexpectedResponseError } from './salesOrder.js';
 
 /** Reads an order; `signal` (shutdown) ends the wait at once; `trace`: the span the request goes under. */
-export type ReadOrder<T = SalesOrder> = (
+export type ReadOrder<T> = (
   salesOrder: string,
   signal?: AbortSignal,
   trace?: Context,
@@ -58,7 +58,7 @@ export const GATHER_SHARE = 0.2;
 /** The longest gather, however slow S/4HANA is: about the time the events of a burst take to arrive. */
 export const MAX_GATHER_MS = 20;
 
-export function batchReads<T = SalesOrder>(api: ODataReader<T>, options: BatchedReadOptions): ReadOrder<T> {
+export function batchReads<T>(api: ODataReader<T>, options: BatchedReadOptions): ReadOrder<T> {
   const { destination } = options;
   const clock = options.clock ?? (() => new Date());
   const queue = readQueue<T>();

@@ -1,7 +1,8 @@
 // Many orders in one collection read: the `$filter` of key terms joined by `or` (both API versions accept
 // it; `in` is not advertised: docs/s4hana.md, Key filters), and the matching of the answer to the request.
+
+import { UnexpectedResponseError } from './odataEntity.js';
 import { keyLiteral } from './odataService.js';
-import { UnexpectedResponseError } from './salesOrder.js';
 
 /** Gateways and proxies commonly refuse longer request lines; 4,096 is safe for all of them. */
 export const MAX_URL_LENGTH = 4096;

@@ -3,9 +3,9 @@ import { type Context, ROOT_CONTEXT } from '../telemetry/tracing.js';
 import { createDestinationTarget } from './destinationTarget.js';
 import { buildUrl, type HttpAnswer, httpGet } from './httpGet.js';
 import { keyFilter, MAX_URL_LENGTH, matchCollection } from './keyFilter.js';
+import { UnexpectedResponseError } from './odataEntity.js';
 import type { ApiVersion, ODataService } from './odataService.js';
 import { httpFailure, parseRetryAfter, s4Failure, wrapFailure } from './s4Failure.js';
-import { UnexpectedResponseError } from './salesOrder.js';
 
 /** One key's share of a collection read: its entity mapped, null when S/4HANA has no such entity, or why not. */
 export type KeyResult<T> = { order: T | null } | { error: unknown };

@@ -2,7 +2,7 @@
 // of one thing: how an answer wraps an entity or a collection, how times and error texts are written (the
 // envelope), and, per entity set read, where the entity and the collection live and which property is the key.
 // Each mapping to the service's own type is one for both versions (salesOrder.ts, families/*/).
-import type { TimeFormat } from './salesOrder.js';
+import type { TimeFormat } from './odataEntity.js';
 
 export type ApiVersion = 'v2' | 'v4';
 

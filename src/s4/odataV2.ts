@@ -1,9 +1,8 @@
-// API_SALES_ORDER_SRV (OData V2), entity set A_SalesOrder: `{"d": …}`, `{"d": {"results": […]}}`, dates as
+// OData V2 as S/4HANA's released V2 APIs write it: `{"d": …}`, `{"d": {"results": […]}}`, dates as
 // "/Date(ms)/", error messages as `{lang, value}` (docs/s4hana.md, V2 wire format).
-import { keyLiteral, type ODataEnvelope, type ODataService } from './odataService.js';
-import { asObject, UnexpectedResponseError } from './salesOrder.js';
 
-const SERVICE_PATH = '/sap/opu/odata/sap/API_SALES_ORDER_SRV';
+import { asObject, UnexpectedResponseError } from './odataEntity.js';
+import type { ODataEnvelope } from './odataService.js';
 
 // "/Date(1747008000000)/" or "/Date(1747050000000+0000)/". The number is UTC milliseconds; the optional
 // offset (minutes) only says where it was recorded, so it is ignored.
@@ -36,14 +35,4 @@ export const v2Envelope: ODataEnvelope = {
     const value = (body as { error?: { message?: { value?: unknown } } } | null)?.error?.message?.value;
     return typeof value === 'string' ? value : '';
   },
-};
-
-// No $select: OverallDeliveryStatus exists only in newer releases, and naming a property the release lacks
-// fails the whole request. The header is a few kilobytes, 50 of them well inside the answer limit.
-export const odataV2: ODataService = {
-  ...v2Envelope,
-  keyProperty: 'SalesOrder',
-  entityPath: (salesOrder) => `${SERVICE_PATH}/A_SalesOrder(${encodeURIComponent(keyLiteral(salesOrder))})`,
-  collectionPath: `${SERVICE_PATH}/A_SalesOrder`,
-  query: { $format: 'json' },
 };

@@ -1,24 +1,9 @@
-// CE_SALESORDER_0001 (OData V4), entity set SalesOrder: the entity at the top level with `@odata.*`
-// annotations, collections as `{"value": […]}`, Edm.Date as "2026-05-12", Edm.DateTimeOffset with up to
-// 7 fractional digits, error messages as plain strings (docs/s4hana.md, V4 wire format). The ETag is not used:
-// states are ordered by LastChangeDateTime.
-import { keyLiteral, type ODataEnvelope, type ODataService } from './odataService.js';
-import { asObject, UnexpectedResponseError } from './salesOrder.js';
-
-const SERVICE_PATH = '/sap/opu/odata4/sap/api_salesorder/srvd_a2x/sap/salesorder/0001';
-
-// Every one of these is in the V4 header on every release (EDMX), so selecting them cannot fail the request.
-const SELECT = [
-  'SalesOrder',
-  'SoldToParty',
-  'PurchaseOrderByCustomer',
-  'RequestedDeliveryDate',
-  'LastChangeDateTime',
-  'OverallSDProcessStatus',
-  'OverallDeliveryStatus',
-  'OverallSDDocumentRejectionSts',
-  'DeliveryBlockReason',
-].join(',');
+// OData V4 as S/4HANA's released V4 APIs write it: the entity at the top level with `@odata.*` annotations,
+// collections as `{"value": […]}`, Edm.Date as "2026-05-12", Edm.DateTimeOffset with up to 7 fractional digits,
+// error messages as plain strings (docs/s4hana.md, V4 wire format). The ETag is not used: states are ordered by
+// LastChangeDateTime.
+import { asObject, UnexpectedResponseError } from './odataEntity.js';
+import type { ODataEnvelope } from './odataService.js';
 
 const EDM_DATE = /^\d{4}-\d{2}-\d{2}$/;
 const EDM_DATE_TIME_OFFSET =
@@ -59,12 +44,4 @@ export const v4Envelope: ODataEnvelope = {
     const message = (body as { error?: { message?: unknown } } | null)?.error?.message;
     return typeof message === 'string' ? message : '';
   },
-};
-
-export const odataV4: ODataService = {
-  ...v4Envelope,
-  keyProperty: 'SalesOrder',
-  entityPath: (salesOrder) => `${SERVICE_PATH}/SalesOrder(${encodeURIComponent(keyLiteral(salesOrder))})`,
-  collectionPath: `${SERVICE_PATH}/SalesOrder`,
-  query: { $select: SELECT },
 };

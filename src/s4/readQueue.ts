@@ -2,17 +2,17 @@
 // that an event is answered only by a read that started after it arrived. Callers are bound to a read when it is
 // taken, so whoever arrives later waits here for the next one, and an order being read is never offered to
 // another request.
+
 import type { Context } from '../telemetry/tracing.js';
-import type { SalesOrder } from './salesOrder.js';
 
 /** A read of one entity: a sales order unless another family's reader is batched. */
-export interface OrderRead<T = SalesOrder> {
+export interface OrderRead<T> {
   order: T | null;
   /** When the read was sent: a state read later is at least as new. */
   readAt: Date;
 }
 
-export interface Waiter<T = SalesOrder> {
+export interface Waiter<T> {
   /** When the caller started waiting (performance.now()): how long a request has gathered. */
   since: number;
   /** Date.now() beyond which a pause fails the caller instead of holding it. */
@@ -24,12 +24,12 @@ export interface Waiter<T = SalesOrder> {
 }
 
 /** An order taken for a request, with the callers that request answers. */
-export interface Taken<T = SalesOrder> {
+export interface Taken<T> {
   key: string;
   waiters: Waiter<T>[];
 }
 
-export interface ReadQueue<T = SalesOrder> {
+export interface ReadQueue<T> {
   add(key: string, waiter: Waiter<T>): void;
   /** Up to `limit` orders that wait and are not being read, oldest first, and when the first of them began. */
   ready(limit: number): { keys: string[]; since: number };
@@ -43,7 +43,7 @@ export interface ReadQueue<T = SalesOrder> {
   expire(until: number, failure: () => unknown): void;
 }
 
-export function readQueue<T = SalesOrder>(): ReadQueue<T> {
+export function readQueue<T>(): ReadQueue<T> {
   // Insertion order is the line: the order whose first caller came first goes first.
   let waiting = new Map<string, Waiter<T>[]>();
   const reading = new Set<string>();

@@ -1,14 +1,12 @@
-// The per-message path as the composition root configures it: each event family (its S/4HANA reads and its
-// effect: salesOrderFamily.ts, src/families/customerReturn/) chosen by the family the parser named, and the outbox
-// senders woken after a commit that queued for them. The path itself is src/events/handleEvent.ts.
+// The per-message path as the composition root configures it: each event family of src/families/index.ts built
+// (its S/4HANA reads and its effect) and chosen by the family the parser named, and the outbox senders woken
+// after a commit that queued for them. The path itself is src/events/handleEvent.ts.
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from '../config/loadConfig.js';
-import type { EventFamily } from '../events/cloudEvent.js';
-import type { Family, FamilyDeps } from '../events/family.js';
+import type { FamilyDeps } from '../events/family.js';
 import { createEventHandler, type HandleEvent } from '../events/handleEvent.js';
-import { createSalesOrderFamily } from '../events/salesOrderFamily.js';
-import { createCustomerReturnFamily } from '../families/customerReturn/customerReturnFamily.js';
+import { FAMILIES } from '../families/index.js';
 import type { RetryPolicy } from '../retry.js';
 import { createDestinationLimit } from '../s4/destinationLimit.js';
 import type { Metrics } from '../telemetry/metrics.js';
@@ -39,13 +37,10 @@ export function createEventFlow(config: Readonly<Config>, deps: EventFlowDeps): 
     }),
     observe: { observe: metrics.observeS4 },
   };
-  const families: Record<EventFamily, Family> = {
-    salesOrder: createSalesOrderFamily(familyDeps),
-    customerReturn: createCustomerReturnFamily({ ...familyDeps, maxDeliveries: config.maxDeliveries }),
-  };
+  const families = new Map(FAMILIES.map((family) => [family.name, family.create(familyDeps, config)]));
   return createEventHandler({
     pool,
-    familyOf: (event) => (event.family === undefined ? undefined : families[event.family]),
+    familyOf: (event) => (event.family === undefined ? undefined : families.get(event.family)),
     onQueued: ({ mailQueued, pushQueued }) => {
       if (mailQueued) mailSender.wake();
       if (pushQueued) portalSender?.wake();

@@ -1,23 +1,16 @@
 import type { Pool } from 'pg';
 import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
-import type { EventFamily } from '../events/cloudEvent.js';
 import { oldestProcessedAgeSeconds } from '../events/inbox.js';
 import type { Channel, Handled } from '../events/outcome.js';
 import { outcomeLabel } from '../events/outcomeReport.js';
+import { familyNamed } from '../families/index.js';
+import { ordersByPortalStatus } from '../families/salesOrder/openOrders.js';
 import { outboxBacklog } from '../notifications/mailOutbox.js';
 import type { MailResult } from '../notifications/mailSender.js';
-import { ordersByPortalStatus } from '../portal/openOrders.js';
 import type { PushResult } from '../portal/portalSender.js';
 import { pushBacklog } from '../portal/pushOutbox.js';
 import type { RequestResult } from '../s4/batchedReads.js';
 import { backlogGauges, scrapedGauge, scrapedGaugeByLabel } from './scrapedGauges.js';
-
-// The family label's values, in the snake case of the other labels.
-const FAMILY_LABELS: Record<EventFamily | 'none', string> = {
-  salesOrder: 'sales_order',
-  customerReturn: 'customer_return',
-  none: 'none',
-};
 
 export type Metrics = ReturnType<typeof createMetrics>;
 
@@ -147,7 +140,12 @@ export function createMetrics(pool: Pool, retentionDays: number, sources: Metric
       const { outcome } = handled;
       const name = outcomeLabel(outcome);
       const reason = outcome.kind === 'accept' ? '' : outcome.code;
-      events.inc({ channel, outcome: name, reason, family: FAMILY_LABELS[handled.event?.family ?? 'none'] });
+      events.inc({
+        channel,
+        outcome: name,
+        reason,
+        family: familyNamed(handled.event?.family)?.label ?? 'none',
+      });
       duration.observe({ outcome: name }, seconds);
     },
     observeS4({ result, keys, seconds }: { result: RequestResult; keys: number; seconds: number }): void {

@@ -2,11 +2,12 @@
 // recorded, the state is written once and mailed once, and an identity another delivery recorded first makes
 // only that event a duplicate.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyEffect, type EffectResult } from '../../src/events/applyEffect.js';
 import type { ParsedEvent } from '../../src/events/cloudEvent.js';
+import type { EffectResult } from '../../src/events/effect.js';
 import { groupEffects } from '../../src/events/effectGroups.js';
 import { checkInbox } from '../../src/events/inbox.js';
-import type { PortalOrder } from '../../src/portal/portalStatus.js';
+import { applyEffect } from '../../src/families/salesOrder/applyEffect.js';
+import type { PortalOrder } from '../../src/families/salesOrder/portalStatus.js';
 import { ROOT_CONTEXT } from '../../src/telemetry/tracing.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { EFFECT_MAIL, parsedEvent } from '../support/effects.js';

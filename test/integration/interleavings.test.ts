@@ -7,16 +7,16 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PortalServer, startPortalServer } from '../../sandbox/portalServer.js';
-import { applyEffect } from '../../src/events/applyEffect.js';
 import type { ParsedEvent } from '../../src/events/cloudEvent.js';
 import { checkInbox, checkInboxes } from '../../src/events/inbox.js';
 import { recordProcessed } from '../../src/events/processedRecord.js';
 import { type CaseState, writeCase } from '../../src/families/customerReturn/caseEffect.js';
 import { returnOverview } from '../../src/families/customerReturn/returnOverview.js';
 import type { CaseStatus } from '../../src/families/customerReturn/warrantyCase.js';
+import { applyEffect } from '../../src/families/salesOrder/applyEffect.js';
+import type { PortalOrder } from '../../src/families/salesOrder/portalStatus.js';
 import { createPortalApi, type PortalApi } from '../../src/portal/portalApi.js';
 import { createPortalSender, type PushResult } from '../../src/portal/portalSender.js';
-import type { PortalOrder } from '../../src/portal/portalStatus.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { registerDestination } from '../support/destination.js';
 import { EFFECT_MAIL, parsedEvent, parsedReturnEvent } from '../support/effects.js';

@@ -1,8 +1,8 @@
 // What tests of the effect statement (applyEffect) hand it: events parsed by the service's own parser, and the
 // mail settings the composition root binds.
 import { customerReturnEvent, type S4EventSpec, salesOrderEvent } from '../../sandbox/s4Events.js';
-import type { EffectMail } from '../../src/events/applyEffect.js';
 import { type ParsedEvent, parseCloudEvent } from '../../src/events/cloudEvent.js';
+import type { EffectMail } from '../../src/events/effect.js';
 
 export const EFFECT_MAIL: EffectMail = {
   to: ['fleet-manager@fleet.example'],

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CATALOGS, LANGUAGES } from '../../src/notifications/catalogs.js';
-import { catalogLanguage } from '../../src/notifications/messages.js';
+import { CATALOGS } from '../../src/families/salesOrder/catalogs.js';
+import { catalogLanguage, LANGUAGES } from '../../src/notifications/languages.js';
 
 const placeholders = (message: string) => [...message.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
 

@@ -2,12 +2,8 @@
 // whatever it refuses has a printable reason, and the payload hash ignores key order and transport mode.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  type ParsedEvent,
-  type ParseResult,
-  parseCloudEvent,
-  SALES_ORDER_TYPE_PREFIX,
-} from '../../src/events/cloudEvent.js';
+import { type ParsedEvent, type ParseResult, parseCloudEvent } from '../../src/events/cloudEvent.js';
+import { SALES_ORDER_TYPE_PREFIX } from '../../src/families/salesOrder/events.js';
 
 const LIMIT = 64 * 1024;
 const UNPRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]/u;

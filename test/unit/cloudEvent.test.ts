@@ -1,12 +1,8 @@
 // The parser on its own: what it accepts, the exact reason for everything it refuses, and the payload hash.
 import type { IncomingMessage } from '@sap/xb-msg-amqp-v100';
 import { describe, expect, it } from 'vitest';
-import {
-  type InboundMessage,
-  type ParseResult,
-  parseCloudEvent,
-  SALES_ORDER_TYPE_PREFIX,
-} from '../../src/events/cloudEvent.js';
+import { type InboundMessage, type ParseResult, parseCloudEvent } from '../../src/events/cloudEvent.js';
+import { SALES_ORDER_TYPE_PREFIX } from '../../src/families/salesOrder/events.js';
 import { toInbound } from '../../src/messaging/amqpMessage.js';
 import {
   type HostileMessage,

@@ -15,7 +15,7 @@ import {
   toWarrantyCase,
   whenReturnMissing,
 } from '../../src/families/customerReturn/warrantyCase.js';
-import { UnexpectedResponseError } from '../../src/s4/salesOrder.js';
+import { UnexpectedResponseError } from '../../src/s4/odataEntity.js';
 import { returnV2Body, returnV4Body } from '../fixtures/customerReturn.js';
 
 const map = (service: ReturnService, body: unknown, key: string) =>

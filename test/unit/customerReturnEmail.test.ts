@@ -6,7 +6,7 @@ import { type CaseMail, renderCaseEmail } from '../../src/families/customerRetur
 import { CASE_CATALOGS } from '../../src/families/customerReturn/emailCatalogs.js';
 import { warrantyCaseBody, warrantyCasePath } from '../../src/families/customerReturn/pushResource.js';
 import { CASE_STATUSES } from '../../src/families/customerReturn/warrantyCase.js';
-import { LANGUAGES } from '../../src/notifications/catalogs.js';
+import { LANGUAGES } from '../../src/notifications/languages.js';
 
 const mail: CaseMail = {
   customerReturn: '60000123',

@@ -1,7 +1,7 @@
 import { simpleParser } from 'mailparser';
 import nodemailer from 'nodemailer';
 import { describe, expect, it } from 'vitest';
-import { renderEmail, subjectReference } from '../../src/notifications/email.js';
+import { renderEmail, subjectReference } from '../../src/families/salesOrder/email.js';
 import type { OutboxMail } from '../../src/notifications/mailOutbox.js';
 
 const mail: OutboxMail = {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { classifyAnswer, portalBody } from '../../src/portal/portalApi.js';
+import { portalBody } from '../../src/families/salesOrder/pushResource.js';
+import { classifyAnswer } from '../../src/portal/portalApi.js';
 import { retryDelaySeconds } from '../../src/portal/portalSender.js';
 
 const answer = (status: number, retryAfter?: string) => ({ status, body: 'x', retryAfter });

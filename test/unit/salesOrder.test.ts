@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { odataV2, parseODataDate } from '../../src/s4/odataV2.js';
-import { toSalesOrder as mapEntity, UnexpectedResponseError } from '../../src/s4/salesOrder.js';
+import { toSalesOrder as mapEntity } from '../../src/families/salesOrder/salesOrder.js';
+import { odataV2 } from '../../src/families/salesOrder/salesOrderServices.js';
+import { UnexpectedResponseError } from '../../src/s4/odataEntity.js';
+import { parseODataDate } from '../../src/s4/odataV2.js';
 
 const toSalesOrder = (body: unknown, key: string) => mapEntity(odataV2.entity(body), key, odataV2.time);
 

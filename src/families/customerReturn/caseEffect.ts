@@ -7,8 +7,8 @@ import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { withClient } from '../../db/checkout.js';
 import { deleteOldest } from '../../db/deleteOldest.js';
-import type { EffectMail, EffectResult } from '../../events/applyEffect.js';
-import type { ParsedEvent } from '../../events/cloudEvent.js';
+import type { EffectMail, EffectResult } from '../../events/effect.js';
+import type { ParsedEvent } from '../../events/parsedEvent.js';
 import {
   identityValues,
   notificationSql,

@@ -2,9 +2,9 @@
 // manager's language. Pure. Header values are the return and sales order keys and our own status names; S/4HANA
 // free text (customer reference, sold-to party) goes into the body only, on one line and escaped for HTML.
 import type { SendMailOptions } from 'nodemailer';
-import { escapeHtml, oneLine } from '../../notifications/email.js';
-import { catalogLanguage } from '../../notifications/messages.js';
-import { CASE_CATALOGS, type CaseCatalog, type CaseMessageKey } from './emailCatalogs.js';
+import { catalogLanguage } from '../../notifications/languages.js';
+import { escapeHtml, oneLine } from '../../notifications/mailText.js';
+import { CASE_CATALOGS, type CaseMessageKey } from './emailCatalogs.js';
 
 export interface CaseMail {
   customerReturn: string;
@@ -32,7 +32,7 @@ export interface CaseEmailSettings {
 export function renderCaseEmail(mail: CaseMail, settings: CaseEmailSettings): SendMailOptions {
   const language =
     catalogLanguage(mail.locale ?? settings.locale) ?? catalogLanguage(settings.locale) ?? 'en';
-  const catalog = CASE_CATALOGS[language] ?? (CASE_CATALOGS.en as CaseCatalog);
+  const catalog = CASE_CATALOGS[language];
   const t = (key: CaseMessageKey, values: Record<string, string> = {}) =>
     catalog[key].replace(/\{(\w+)\}/g, (whole, name: string) => values[name] ?? whole);
   const status = (value: string | null, form: 'status' | 'subjectStatus') => {

@@ -1,7 +1,7 @@
 // The customer return as the service uses it, mapped from either API version's entity with its items.
 // Pure: the reads live in customerReturnApi.ts, each version's names and item envelope in returnServices.ts.
-import type { TimeFormat } from '../../s4/salesOrder.js';
-import { UnexpectedResponseError } from '../../s4/salesOrder.js';
+import type { TimeFormat } from '../../s4/odataEntity.js';
+import { UnexpectedResponseError } from '../../s4/odataEntity.js';
 
 export interface CustomerReturnItem {
   customerReturnItem: string;

@@ -3,10 +3,10 @@
 // does not know is withdrawn after a Deleted event, and after Created or Changed waited for (replication lag)
 // until the event is RETURN_READ_LAG_MS old or on its last allowed delivery, then settled as not found.
 import { PermanentError, TransientError } from '../../errors.js';
-import type { ParsedEvent } from '../../events/cloudEvent.js';
 import { groupEffects } from '../../events/effectGroups.js';
 import { type Family, type FamilyDeps, familyReadOptions } from '../../events/family.js';
 import { deliveriesSoFar } from '../../events/inbox.js';
+import type { ParsedEvent } from '../../events/parsedEvent.js';
 import { batchReads } from '../../s4/batchedReads.js';
 import { inSpan, SpanKind, traceparentOf } from '../../telemetry/tracing.js';
 import { type CaseState, writeCase } from './caseEffect.js';

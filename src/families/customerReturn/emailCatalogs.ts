@@ -1,6 +1,7 @@
 // Every text of the warranty-case email, per language, in the languages the order email has
 // (test/unit/customerReturnEmail.test.ts checks both, key for key and placeholder for placeholder). Status names
 // come as a value ("Completed") and inside the subject after a colon ("completed"), as in the order email.
+import type { Language } from '../../notifications/languages.js';
 import type { CaseStatus } from './warrantyCase.js';
 
 export type CaseMessageKey =
@@ -69,4 +70,4 @@ const de: CaseCatalog = {
 };
 
 /** Catalogs by language subtag. */
-export const CASE_CATALOGS: Readonly<Record<string, CaseCatalog>> = { en, de };
+export const CASE_CATALOGS: Readonly<Record<Language, CaseCatalog>> = { en, de };

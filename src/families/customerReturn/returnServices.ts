@@ -3,10 +3,11 @@
 // `_Item`, where V4's Product stands for V2's Material. Every selected property is in both releases' metadata
 // (test/unit/customerReturnMetadata.test.ts), so selecting them cannot fail a request, and the answer holds the
 // fields read rather than the 55 header and 88 item properties of each return.
+
+import { asObject, UnexpectedResponseError } from '../../s4/odataEntity.js';
 import { keyLiteral, type ODataService } from '../../s4/odataService.js';
 import { v2Envelope } from '../../s4/odataV2.js';
 import { v4Envelope } from '../../s4/odataV4.js';
-import { asObject, UnexpectedResponseError } from '../../s4/salesOrder.js';
 import type { ReturnDialect } from './customerReturn.js';
 
 export const V2_SERVICE_PATH = '/sap/opu/odata/sap/API_CUSTOMER_RETURN_SRV';

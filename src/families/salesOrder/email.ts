@@ -1,5 +1,6 @@
 import type { SendMailOptions } from 'nodemailer';
-import type { OutboxMail } from './mailOutbox.js';
+import type { OutboxMail } from '../../notifications/mailOutbox.js';
+import { escapeHtml, oneLine } from '../../notifications/mailText.js';
 import { type Messages, messagesFor } from './messages.js';
 
 export interface EmailSettings {
@@ -121,13 +122,4 @@ export function subjectReference(reference: string | null): string {
     .slice(0, SUBJECT_REFERENCE_LENGTH - 1)
     .map((part) => part.segment)
     .join('')}…`;
-}
-
-/** Free text on one line: line breaks, tabs and other control or format characters become single spaces. */
-export function oneLine(text: string | null): string {
-  return (text ?? '').replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\s]+/gu, ' ').trim();
-}
-
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }

@@ -1,13 +1,14 @@
 // The sales-order family: its state is the order as S/4HANA has it now, read in batches (batchedReads.ts) and
 // paused per destination; its effect is one statement for the events one read answered (effectGroups.ts).
-import { PermanentError } from '../errors.js';
-import { type PortalOrder, toPortalOrder } from '../portal/portalStatus.js';
-import { batchReads, type ReadOrder } from '../s4/batchedReads.js';
-import { createSalesOrderApi } from '../s4/salesOrderApi.js';
-import { inSpan, SpanKind, traceparentOf } from '../telemetry/tracing.js';
+import { PermanentError } from '../../errors.js';
+import { groupEffects, type WriteGroup } from '../../events/effectGroups.js';
+import { type Family, type FamilyDeps, familyReadOptions } from '../../events/family.js';
+import { batchReads, type ReadOrder } from '../../s4/batchedReads.js';
+import { inSpan, SpanKind, traceparentOf } from '../../telemetry/tracing.js';
 import { applyEffect } from './applyEffect.js';
-import { groupEffects, type WriteGroup } from './effectGroups.js';
-import { type Family, type FamilyDeps, familyReadOptions } from './family.js';
+import { type PortalOrder, toPortalOrder } from './portalStatus.js';
+import type { SalesOrder } from './salesOrder.js';
+import { createSalesOrderApi } from './salesOrderApi.js';
 
 export function createSalesOrderFamily(deps: FamilyDeps): Family<PortalOrder> {
   const { pool, s4, mail, pushToPortal } = deps;
@@ -18,7 +19,10 @@ export function createSalesOrderFamily(deps: FamilyDeps): Family<PortalOrder> {
 }
 
 /** The family from its reader and its grouped statement; events that one read answered share one statement. */
-export function salesOrderFamily(batchedRead: ReadOrder, writeGroup: WriteGroup): Family<PortalOrder> {
+export function salesOrderFamily(
+  batchedRead: ReadOrder<SalesOrder>,
+  writeGroup: WriteGroup,
+): Family<PortalOrder> {
   return {
     async read(event, signal, trace) {
       const { salesOrder } = event;

@@ -4,34 +4,17 @@
 // were the bottleneck.
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
-import { withClient } from '../db/checkout.js';
-import { type PortalOrder, SET_STATE_FROM_EXCLUDED, STATE_COLUMNS } from '../portal/portalStatus.js';
-import { queuePushSql } from '../portal/pushOutbox.js';
-import type { ParsedEvent } from './cloudEvent.js';
+import { withClient } from '../../db/checkout.js';
+import type { EffectMail, EffectResult } from '../../events/effect.js';
+import type { ParsedEvent } from '../../events/parsedEvent.js';
 import {
   identityValues,
   notificationSql,
-  type ProcessedResult,
   recordProcessedSql,
   unlessRecordedAlready,
-} from './processedRecord.js';
-
-/** What the effect needs to queue an email: default recipients and language, and the Message-ID's domain. */
-export interface EffectMail {
-  to: string[];
-  /** MAIL_LOCALE: the language of customers without their own in mail_recipient. */
-  locale: string;
-  messageIdDomain: string;
-}
-
-export interface EffectResult {
-  /** A family's effect may settle an event as not found or, for a return, as not a warranty case. */
-  result: ProcessedResult | 'duplicate';
-  /** An email was queued in the outbox: wake the sender. */
-  mailQueued: boolean;
-  /** A push of the order's state to the portal's API was queued: wake the portal sender. */
-  pushQueued: boolean;
-}
+} from '../../events/processedRecord.js';
+import { queuePushSql } from './orderPush.js';
+import { type PortalOrder, SET_STATE_FROM_EXCLUDED, STATE_COLUMNS } from './portalStatus.js';
 
 interface EffectRow {
   applied: boolean;

@@ -1,5 +1,6 @@
 // Texts in one locale: the catalog of its language, dates and day counts formatted by Intl for the locale.
-import { CATALOGS, type Catalog, type MessageKey } from './catalogs.js';
+import { catalogLanguage } from '../../notifications/languages.js';
+import { CATALOGS, type MessageKey } from './catalogs.js';
 
 export interface Messages {
   /** The BCP 47 tag the texts are in. */
@@ -12,16 +13,6 @@ export interface Messages {
   days(n: number): string;
   /** A portal status by name; an unknown one as it is. */
   status(status: string, form: 'status' | 'subjectStatus'): string;
-}
-
-/** The language subtag of a tag that has a catalog, or undefined: unknown language or not a BCP 47 tag. */
-export function catalogLanguage(tag: string): string | undefined {
-  try {
-    const { language } = new Intl.Locale(tag);
-    return Object.hasOwn(CATALOGS, language) ? language : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 // Building the Intl formatters is most of what rendering an email costs, and they keep no state: one
@@ -45,7 +36,7 @@ export function messagesFor(tag: string, fallback: string): Messages {
 function buildMessages(tag: string, fallback: string): Messages {
   const locale = catalogLanguage(tag) === undefined ? fallback : tag;
   const language = catalogLanguage(locale) ?? 'en';
-  const { messages, dateLocale } = CATALOGS[language] as { messages: Catalog; dateLocale: string };
+  const { messages, dateLocale } = CATALOGS[language];
   // A tag naming only the language formats dates the catalog's way; a tag with a region its own way.
   const formatLocale = new Intl.Locale(locale).region === undefined ? dateLocale : locale;
   // Dates are calendar days, not instants: formatted in UTC so no time zone can shift them by one.

@@ -1,6 +1,6 @@
 // Counts the portal shows, derived from each order's state in portal_order_status and never incremented: a
 // duplicate or a redelivery changes no order's state, so it cannot change a count either.
-import type { Executor } from '../db/transaction.js';
+import type { Executor } from '../../db/transaction.js';
 
 /** Most sold-to parties GET /api/summary lists, those with the most open orders first. */
 export const OPEN_ORDERS_TOP = 100;

@@ -1,6 +1,6 @@
 // The sales order header as the service uses it, mapped from either API version's entity.
-// Pure: the HTTP call lives in salesOrderApi.ts, each version's wire format in odataV2.ts and odataV4.ts.
-import { TransientError } from '../errors.js';
+// Pure: the HTTP call lives in salesOrderApi.ts, each version's names in salesOrderServices.ts.
+import { type TimeFormat, UnexpectedResponseError } from '../../s4/odataEntity.js';
 
 export interface SalesOrder {
   salesOrder: string;
@@ -15,23 +15,6 @@ export interface SalesOrder {
   deliveryStatus: string;
   rejectionStatus: string;
   deliveryBlockReason: string;
-}
-
-/**
- * S/4HANA answered something that is not the sales order asked for. Transient by statement: it is a gateway,
- * proxy or release to look at, and the message waits (bounded by the delivery limit) instead of being
- * dead-lettered for a problem that is not its own.
- */
-export class UnexpectedResponseError extends TransientError {
-  override name = 'UnexpectedResponseError';
-}
-
-/** How one API version writes the two kinds of time the mapping reads. */
-export interface TimeFormat {
-  /** An Edm date as YYYY-MM-DD, or null. */
-  date(value: unknown): string | null;
-  /** An Edm.DateTimeOffset, or null. */
-  dateTime(value: unknown): Date | null;
 }
 
 /** Maps one entity (already unwrapped from its envelope) to the header the portal needs. */
@@ -60,12 +43,4 @@ export function toSalesOrder(
     rejectionStatus: text('OverallSDDocumentRejectionSts'),
     deliveryBlockReason: text('DeliveryBlockReason'),
   };
-}
-
-/** An object, or the reason it is not one: envelopes are checked before anything is read from them. */
-export function asObject(value: unknown, what: string): Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new UnexpectedResponseError(`response has no ${what}`);
-  }
-  return value as Record<string, unknown>;
 }

@@ -2,7 +2,8 @@
 // `{placeholders}` are filled by messages.ts; test/unit/catalogs.test.ts checks that every catalog has every
 // key with the same placeholders. Status names come in two forms: as a value ("Delivered") and inside the
 // subject after a colon ("delivered"), where German keeps its nouns capitalised.
-import type { PortalStatus } from '../portal/portalStatus.js';
+import type { Language } from '../../notifications/languages.js';
+import type { PortalStatus } from './portalStatus.js';
 
 type StatusKeys<Prefix extends string> = `${Prefix}.${PortalStatus}`;
 
@@ -106,9 +107,7 @@ const de: Catalog = {
  * Catalogs by language subtag, each with the locale its dates are formatted in when a tag names the language
  * alone: plain `en` writes "15 Dec 2026" (day first, as outside the US), `en-US` still gets "Dec 15, 2026".
  */
-export const CATALOGS: Readonly<Record<string, { messages: Catalog; dateLocale: string }>> = {
+export const CATALOGS: Readonly<Record<Language, { messages: Catalog; dateLocale: string }>> = {
   en: { messages: en, dateLocale: 'en-GB' },
   de: { messages: de, dateLocale: 'de-DE' },
 };
-
-export const LANGUAGES = Object.keys(CATALOGS);

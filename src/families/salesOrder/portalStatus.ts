@@ -1,4 +1,4 @@
-import type { SalesOrder } from '../s4/salesOrder.js';
+import type { SalesOrder } from './salesOrder.js';
 
 export type PortalStatus =
   | 'Rejected'

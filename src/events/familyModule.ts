@@ -1,0 +1,72 @@
+// What the shared path asks an event family for, and nothing else: which CloudEvent types are its and the key
+// their data names, its read and effect (family.ts), how its outbox rows become an email and a portal PUT, and
+// what logs, traces and the admin API call its key. src/families/index.ts lists the families, one folder each.
+import type { SendMailOptions } from 'nodemailer';
+import type { Config } from '../config/loadConfig.js';
+import type { Executor } from '../db/transaction.js';
+import type { TimelineFamily } from '../http/timeline.js';
+import type { ClaimedMail } from '../notifications/mailOutbox.js';
+import type { ClaimedPush } from '../portal/pushOutbox.js';
+import type { Family, FamilyDeps } from './family.js';
+import type { Failure } from './reasonText.js';
+
+/** The admin API's routes of a family's key (src/http/adminRoutes.ts registers them for every family). */
+export interface FamilyAdmin {
+  /** The lookups: GET `<lookup>/:<param>` (the overview) and GET `<lookup>/:<param>/timeline`. */
+  lookup: string;
+  /** The operator's push retry: POST `<pushes>/:<param>/retry`. */
+  pushes: string;
+  /** The key's name in the path and in the answers. */
+  param: string;
+  /** What the key names, in a 404's message. */
+  what: string;
+  /** The key as events carry it, checked before a handler runs. */
+  keyPattern: RegExp;
+  /** The key as every table holds it. */
+  normalise(raw: string): string;
+  overview(db: Executor, key: string): Promise<object | null>;
+  /** Its timeline, and the key's column in every table (the push retry's too). */
+  timeline: TimelineFamily<unknown>;
+}
+
+/** What every family's email is rendered with: the sender, MAIL_LOCALE, PORTAL_ORDER_URL. */
+export interface MailSettings {
+  from: string;
+  locale: string;
+  portalOrderUrl?: string | undefined;
+}
+
+// Methods, not function properties: a family typed by its own rows still counts as a FamilyModule of any row,
+// and the kind of the row (the `kind` column) is what chose the family.
+export interface FamilyModule<
+  Mail extends ClaimedMail = ClaimedMail,
+  Push extends ClaimedPush = ClaimedPush,
+> {
+  /** ParsedEvent.family of its events. */
+  name: string;
+  /** The `family` label of the metrics. */
+  label: string;
+  /** The key's name in log lines (`salesOrder`) and in span attributes (`sap.sales_order`). */
+  logKey: string;
+  spanKey: string;
+  /** Whether a CloudEvent type is the family's, handled or not: an unhandled one is refused by keyOf. */
+  owns(type: string): boolean;
+  /** The key an event's data names, normalised as every table holds it, or why the event is refused. */
+  keyOf(type: string, data: unknown): { ok: true; key: string } | Failure;
+  /** Its reader and effect, built by the composition root. */
+  create(deps: FamilyDeps, config: Readonly<Config>): Family;
+  mail: {
+    /** mail_outbox.kind of its rows. */
+    kind: string;
+    keyOf(mail: Mail): string;
+    render(mail: Mail, settings: MailSettings): SendMailOptions;
+  };
+  push: {
+    /** portal_push.kind of its rows. */
+    kind: string;
+    keyOf(push: Push): string;
+    /** The PUT's path below the portal's base URL, and its JSON body. */
+    request(push: Push): { path: string; body: unknown };
+  };
+  admin: FamilyAdmin;
+}

@@ -1,0 +1,46 @@
+// The customer-return family as the shared path asks it (src/events/familyModule.ts).
+import type { FamilyModule } from '../../events/familyModule.js';
+import type { OutboxCaseMail } from '../../notifications/mailOutbox.js';
+import type { CasePush } from '../../portal/pushOutbox.js';
+import { renderCaseEmail } from './caseEmail.js';
+import { createCustomerReturnFamily } from './customerReturnFamily.js';
+import {
+  CUSTOMER_RETURN_KEY,
+  customerReturnEvent,
+  customerReturnKey,
+  isCustomerReturnType,
+} from './events.js';
+import { warrantyCaseBody, warrantyCasePath } from './pushResource.js';
+import { returnOverview } from './returnOverview.js';
+import { RETURN_TIMELINE } from './returnTimeline.js';
+
+export const customerReturn: FamilyModule<OutboxCaseMail, CasePush> = {
+  name: 'customerReturn',
+  label: 'customer_return',
+  logKey: 'customerReturn',
+  spanKey: 'sap.customer_return',
+  owns: isCustomerReturnType,
+  keyOf(type, data) {
+    const named = customerReturnEvent(type, data);
+    return named.ok ? { ok: true, key: named.customerReturn } : named;
+  },
+  create: (deps, config) => createCustomerReturnFamily({ ...deps, maxDeliveries: config.maxDeliveries }),
+  mail: { kind: 'warranty_case', keyOf: (mail) => mail.customerReturn, render: renderCaseEmail },
+  push: {
+    kind: 'warranty_case',
+    keyOf: (push) => push.customerReturn,
+    request: (push) => ({ path: warrantyCasePath(push.customerReturn), body: warrantyCaseBody(push) }),
+  },
+  admin: {
+    lookup: '/api/returns',
+    pushes: '/api/portal-pushes/warranty-cases',
+    param: 'customerReturn',
+    what: 'customer return',
+    // The same rule the event parser applies to data.CustomerReturn before its leading zeros go.
+    keyPattern: CUSTOMER_RETURN_KEY,
+    // `0060000000` is return 60000000.
+    normalise: (raw) => customerReturnKey(raw) ?? raw,
+    overview: returnOverview,
+    timeline: RETURN_TIMELINE,
+  },
+};

@@ -1,0 +1,36 @@
+// The sales-order family as the shared path asks it (src/events/familyModule.ts).
+import type { FamilyModule } from '../../events/familyModule.js';
+import { orderOverview } from '../../http/adminQueries.js';
+import type { OutboxMail } from '../../notifications/mailOutbox.js';
+import type { PortalPush } from '../../portal/pushOutbox.js';
+import { renderEmail } from './email.js';
+import { isSalesOrderType, SALES_ORDER_KEY, salesOrderKey } from './events.js';
+import { ORDER_TIMELINE } from './orderTimeline.js';
+import { orderPath, portalBody } from './pushResource.js';
+import { createSalesOrderFamily } from './salesOrderFamily.js';
+
+export const salesOrder: FamilyModule<OutboxMail, PortalPush> = {
+  name: 'salesOrder',
+  label: 'sales_order',
+  logKey: 'salesOrder',
+  spanKey: 'sap.sales_order',
+  owns: isSalesOrderType,
+  keyOf: salesOrderKey,
+  create: (deps) => createSalesOrderFamily(deps),
+  mail: { kind: 'order', keyOf: (mail) => mail.salesOrder, render: renderEmail },
+  push: {
+    kind: 'order',
+    keyOf: (push) => push.salesOrder,
+    request: (push) => ({ path: orderPath(push.salesOrder), body: portalBody(push) }),
+  },
+  admin: {
+    lookup: '/api/orders',
+    pushes: '/api/portal-pushes',
+    param: 'salesOrder',
+    what: 'sales order',
+    keyPattern: SALES_ORDER_KEY,
+    normalise: (raw) => raw,
+    overview: orderOverview,
+    timeline: ORDER_TIMELINE,
+  },
+};
