@@ -107,7 +107,7 @@ export async function claimDue(
   leaseSeconds: number,
   holder: string | null = null,
 ): Promise<ClaimedMail[]> {
-  // Named, like every statement a message or an email runs: prepared once per connection, then only bound.
+  // Named, as the event path's statements are: prepared once per connection, then only bound and executed.
   const { rows } = await db.query<ClaimedMail>({
     name: 'claim-due-mail',
     text: CLAIM_DUE,

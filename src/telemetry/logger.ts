@@ -19,8 +19,8 @@ export function createLogger(level: string, destination?: pino.DestinationStream
   const logger = pino(
     {
       level,
-      // Not pino's `redact`: its paths are parsed again and the object cloned for every field of every line,
-      // which made redaction cost twice as much as the rest of a line (test/unit/logger.test.ts has the rules).
+      // Not pino's `redact`: it parses its paths again and clones the object for every field of every line. One
+      // pass over a line's fields does the same (test/unit/logger.test.ts has the rules).
       formatters: { log: redacted, bindings: redacted },
       // Errors are logged by allow-list: pino's own serializer would copy every field a library hung on them.
       serializers: { err: errorFields },
