@@ -107,7 +107,12 @@ export async function claimDue(
   leaseSeconds: number,
   holder: string | null = null,
 ): Promise<ClaimedMail[]> {
-  const { rows } = await db.query<ClaimedMail>(CLAIM_DUE, [limit, leaseSeconds, holder]);
+  // Named, as the event path's statements are: prepared once per connection, then only bound and executed.
+  const { rows } = await db.query<ClaimedMail>({
+    name: 'claim-due-mail',
+    text: CLAIM_DUE,
+    values: [limit, leaseSeconds, holder],
+  });
   return rows;
 }
 
@@ -137,7 +142,7 @@ export const MARK_SENT = `update mail_outbox set state = 'sent', sent_at = now()
 
 /** Records emails as sent, one statement for all of them. */
 export async function markSent(db: Executor, ids: string[]): Promise<void> {
-  await db.query(MARK_SENT, [ids]);
+  await db.query({ name: 'mark-mail-sent', text: MARK_SENT, values: [ids] });
 }
 
 export async function scheduleRetry(
