@@ -209,13 +209,20 @@ describe('mta.yaml and manifest.yml', () => {
   it('start the same command, the file that package.json names, under a heap ceiling that fits the quota', () => {
     expect(mtaParams.command).toBe(app.command);
     expect(app.command).toBe(pkg.scripts.start);
-    const [, heapMb, file] = /^node --max-old-space-size=(\d+) (\S+)$/.exec(String(app.command)) ?? [];
+    const [, heapMb, semiMb, file] =
+      /^node --max-old-space-size=(\d+) --max-semi-space-size=(\d+) (\S+)$/.exec(String(app.command)) ?? [];
     expect(file).toBe(pkg.main);
     // The old generation is most of the process, not all of it: code, buffers and the young generation need
     // the rest of the quota.
     expect(Number(heapMb)).toBeLessThanOrEqual(0.65 * Number.parseInt(String(mtaParams.memory), 10));
+    // V8 starts a full collection whenever the old generation's room falls below the young generation's size,
+    // so a young generation grown to a large share of the ceiling makes nearly every collection a full one.
+    expect(2 * Number(semiMb)).toBeLessThanOrEqual(0.1 * Number(heapMb));
     // The benchmark's peak RSS is the deployment's only under the same ceiling.
-    expect(DEPLOYED_NODE_FLAGS).toEqual([`--max-old-space-size=${heapMb}`]);
+    expect(DEPLOYED_NODE_FLAGS).toEqual([
+      `--max-old-space-size=${heapMb}`,
+      `--max-semi-space-size=${semiMb}`,
+    ]);
   });
 
   it('use the same health check, memory, disk, instances and buildpack', () => {
