@@ -11,6 +11,7 @@ import type { ParsedEvent } from '../../src/events/cloudEvent.js';
 import { checkInbox, checkInboxes } from '../../src/events/inbox.js';
 import { recordProcessed } from '../../src/events/processedRecord.js';
 import { type CaseState, writeCase } from '../../src/families/customerReturn/caseEffect.js';
+import { withdrawnCase } from '../../src/families/customerReturn/customerReturnFamily.js';
 import { returnOverview } from '../../src/families/customerReturn/returnOverview.js';
 import type { CaseStatus } from '../../src/families/customerReturn/warrantyCase.js';
 import { applyEffect } from '../../src/families/salesOrder/applyEffect.js';
@@ -302,21 +303,6 @@ describe('the warranty case effect against another transaction', () => {
   });
 });
 
-/** The return is gone: the state a Deleted event's 404 reads, which knows only the status. */
-function withdrawnState(customerReturn: string): CaseState {
-  return {
-    customerReturn,
-    caseStatus: 'Withdrawn',
-    soldToParty: null,
-    customerReference: null,
-    salesOrder: null,
-    returnReasons: [],
-    changedAt: null,
-    readAt: new Date(),
-    isCase: true,
-  };
-}
-
 /** The case row, its emails, its portal push and its events' records of `customerReturn`. */
 async function caseRows(customerReturn: string) {
   const one = async (sql: string) => (await db.pool.query(sql, [customerReturn])).rows;
@@ -359,7 +345,7 @@ describe('the withdrawal of a case against its first insert', () => {
     await waitingOnLocks(1);
     const deleted = parsedReturnEvent(customerReturn, 'Deleted');
     const deleting = pending(
-      writeCase(db.pool, [deleted], withdrawnState(customerReturn), EFFECT_MAIL, true),
+      writeCase(db.pool, [deleted], withdrawnCase(customerReturn, new Date()), EFFECT_MAIL, true),
     );
     // The Deleted's statement waits on the case's key, not on a snapshot that misses the uncommitted case.
     await waitingOnLocks(2);
@@ -395,7 +381,9 @@ describe('the withdrawal of a case against its first insert', () => {
     const customerReturn = String(nextReturn++);
     const nothing = { mailQueued: false, pushQueued: false };
     const deleted = parsedReturnEvent(customerReturn, 'Deleted');
-    expect(await writeCase(db.pool, [deleted], withdrawnState(customerReturn), EFFECT_MAIL, true)).toEqual({
+    expect(
+      await writeCase(db.pool, [deleted], withdrawnCase(customerReturn, new Date()), EFFECT_MAIL, true),
+    ).toEqual({
       result: 'not_found',
       ...nothing,
     });
@@ -406,7 +394,9 @@ describe('the withdrawal of a case against its first insert', () => {
     ).toEqual({ result: 'stale', ...nothing });
     // The Deleted event again, as S/4HANA may send it twice: still no case to withdraw.
     const again = parsedReturnEvent(customerReturn, 'Deleted');
-    expect(await writeCase(db.pool, [again], withdrawnState(customerReturn), EFFECT_MAIL, true)).toEqual({
+    expect(
+      await writeCase(db.pool, [again], withdrawnCase(customerReturn, new Date()), EFFECT_MAIL, true),
+    ).toEqual({
       result: 'not_found',
       ...nothing,
     });

@@ -58,7 +58,7 @@ export function createCustomerReturnFamily(deps: CustomerReturnFamilyDeps): Fami
 }
 
 /** A case whose return is gone: the statement keeps the values the case had. */
-function withdrawnCase(customerReturn: string, readAt: Date): CaseState {
+export function withdrawnCase(customerReturn: string, readAt: Date): CaseState {
   return {
     customerReturn,
     caseStatus: 'Withdrawn',
