@@ -88,6 +88,7 @@ export async function drainPhase(
   const running = await consumer.start();
   let stopped: { peakRssBytes: number };
   try {
+    // The broker's count comes last: each asks rabbitmqctl, a process whose start costs the consumer CPU.
     const done = await waitFor(
       async () =>
         (await recordedCount(db, consumer.events)) >= expected &&
@@ -95,7 +96,16 @@ export async function drainPhase(
         (await queue.isIdle()),
       ctx.timeoutMs,
     );
-    if (!done) throw new Error(`the queue was not drained in ${ctx.timeoutMs} ms; see ${consumer.logFile}`);
+    if (!done) {
+      const recorded = await recordedCount(db, consumer.events);
+      const mailed = await mails(db, consumer.mails);
+      const idle = await queue.isIdle();
+      throw new Error(
+        `the queue was not drained in ${ctx.timeoutMs} ms: ${recorded} of ${expected} events recorded, ` +
+          `${mailed.sent} of ${expectedMails} emails sent (${mailed.queued} queued), ` +
+          `queue ${idle ? 'idle' : 'not idle'}; see ${consumer.logFile}`,
+      );
+    }
   } finally {
     stopped = await running.stop();
     await sleep(600);

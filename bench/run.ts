@@ -8,6 +8,7 @@
 //        [--s4-latency-ms 0,50,200] [--pg-delay-ms 0,1] [--steady-seconds 60] [--no-steady]
 //        [--tracing-events 3000] [--no-tracing] [--crash-events 1000] [--no-crash]
 // Writes bench/results/<timestamp>.json (and latest.json) and prints the tables; `npm run bench:docs` publishes.
+// While it runs, <timestamp>.partial.json holds the runs finished so far.
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -133,8 +134,8 @@ try {
   const results = await runAll(db, queue, publisher, s4, smtp, otlp);
   if (results.runs.some((run) => run.tracing) && otlp.exports() === 0)
     throw new Error('the traced window exported no spans: is tracing wired?');
-  const json = JSON.stringify(results, null, 2);
-  for (const name of [stamp, 'latest']) writeFileSync(join(RESULTS, `${name}.json`), json);
+  for (const name of [stamp, 'latest']) save(results, name);
+  rmSync(join(RESULTS, `${stamp}.partial.json`), { force: true });
   console.log(`\n${report(results)}`);
   console.log(
     `\nresults: bench/results/${stamp}.json (and latest.json); logs: bench/results/logs/` +
@@ -351,6 +352,8 @@ async function runAll(
       result.tracing = await tracingRun(run);
     }
     results.runs.push(result);
+    // Kept as it grows, so that a later failure loses no finished run.
+    save(results, `${stamp}.partial`);
   }
   if (!args['no-crash']) {
     log(`crash: ${crashEvents} events, killed half-way, at prefetch ${PLAIN_PREFETCH} and at the defaults`);
@@ -358,6 +361,10 @@ async function runAll(
   }
   results.durationSeconds = Math.round((Date.now() - started.getTime()) / 1000);
   return results;
+}
+
+function save(results: BenchResults, name: string): void {
+  writeFileSync(join(RESULTS, `${name}.json`), JSON.stringify(results, null, 2));
 }
 
 async function serverVersion(db: BenchDatabase): Promise<string> {

@@ -3,6 +3,10 @@
 import { randomBytes } from 'node:crypto';
 import { OTHER_TYPE, salesOrderEvent } from '../sandbox/s4Events.js';
 import type { SalesOrderState } from '../sandbox/s4Server.js';
+import { WINDOW_CEILING } from '../src/messaging/creditWindow.js';
+
+/** Events at least between an original and its repeat: well beyond what the credit window can hold. */
+export const DUPLICATE_GAP = 5 * WINDOW_CEILING;
 
 const TYPES = [
   'Changed.v1',
@@ -107,13 +111,23 @@ export function eventsPerOrder(events: BenchEvent[]): Map<string, number> {
 
 /**
  * `events` with `count` redeliveries mixed in, each a later copy of an event drawn at random (the same body,
- * as a broker redelivers it), placed anywhere after its original.
+ * as a broker redelivers it), placed at least `gap` events after its original. The gap, larger than any credit
+ * window, lets the original settle first: a repeat read while the original's is in flight would take the
+ * order's next scripted state (changes()) for an event that changes nothing.
  */
-export function withDuplicates(events: BenchEvent[], count: number, random: () => number): BenchEvent[] {
+export function withDuplicates(
+  events: BenchEvent[],
+  count: number,
+  random: () => number,
+  gap = DUPLICATE_GAP,
+): BenchEvent[] {
+  const span = events.length - gap;
+  if (count > 0 && span <= 0)
+    throw new Error(`${events.length} events leave no room for a repeat ${gap} later`);
   const after = new Map<number, BenchEvent[]>();
   for (let i = 0; i < count; i++) {
-    const original = Math.floor(random() * events.length);
-    const at = original + Math.floor(random() * (events.length - original));
+    const original = Math.floor(random() * span);
+    const at = original + gap + Math.floor(random() * (span - original));
     after.set(at, [...(after.get(at) ?? []), events[original] as BenchEvent]);
   }
   return events.flatMap((event, i) => [event, ...(after.get(i) ?? [])]);

@@ -211,22 +211,31 @@ describe('the benchmark load', () => {
 
   it('counts new events per order once, however often one is repeated', () => {
     const events = newEvents(['1', '2'], 3, randomSource(4));
-    const load = [markerEvent(), ...withDuplicates(events, 5, randomSource(5))];
+    const load = [markerEvent(), ...withDuplicates(events, 5, randomSource(5), 1)];
     expect([...eventsPerOrder(load).values()].sort()).toEqual([1, 2]);
   });
 
-  it('mixes in duplicates, each the same event again and after its original', () => {
+  it('mixes in duplicates, each the same event again and at least the gap after its original', () => {
     const events = newEvents(['1', '2', '3', '4', '5', '6', '7', '8'], 10, randomSource(2));
-    const load = withDuplicates(events, 30, randomSource(3));
+    const load = withDuplicates(events, 30, randomSource(3), 4);
     expect(load).toHaveLength(40);
     const seen = new Set<BenchEvent>();
     for (const event of load) {
       if (!events.includes(event)) throw new Error('a duplicate that is no copy of a sent event');
-      if (seen.has(event)) continue;
+      if (seen.has(event)) {
+        // The originals sent before this repeat: at least the gap's worth after its own.
+        expect(seen.size - events.indexOf(event)).toBeGreaterThan(4);
+        continue;
+      }
       // Originals keep their order; a repeat is only ever of one already sent.
       expect(events.indexOf(event)).toBe(seen.size);
       seen.add(event);
     }
+  });
+
+  it('refuses a load too short for the gap', () => {
+    const events = newEvents(['1', '2'], 3, randomSource(4));
+    expect(() => withDuplicates(events, 1, randomSource(5), 3)).toThrow(/no room/);
   });
 });
 
