@@ -33,13 +33,18 @@ export async function checkInbox(db: Pool, event: ParsedEvent, channel: Channel)
     text: identityCheckSql({
       delivered:
         'select $2::text as id, $3::text as payload_hash, $5::text as sales_order, $6::text as customer_return',
-      ids: '= $2::text',
     }),
     values: [event.source, event.id, event.payloadHash, channel, event.salesOrder ?? null, returnOf(event)],
   });
   const { id: _id, ...entry } = rows[0] as InboxEntry & { id: string };
   return entry;
 }
+
+/** checkInboxes' statement: $1 source, $2 ids, $3 payload hashes, $4 channel, $5 sales orders, $6 returns. */
+export const CHECK_INBOXES = identityCheckSql({
+  delivered: `select id, payload_hash, sales_order, customer_return
+     from unnest($2::text[], $3::text[], $5::text[], $6::text[]) as d(id, payload_hash, sales_order, customer_return)`,
+});
 
 /**
  * checkInbox for several events of one source with distinct ids, in one statement: their entries by id. Their
@@ -58,11 +63,7 @@ export async function checkInboxes(
   const { rows } = await db.query<InboxEntry & { id: string }>({
     // Named: prepared once per connection, then only bound and executed.
     name: 'check-inbox',
-    text: identityCheckSql({
-      delivered: `select id, payload_hash, sales_order, customer_return
-         from unnest($2::text[], $3::text[], $5::text[], $6::text[]) as d(id, payload_hash, sales_order, customer_return)`,
-      ids: '= any($2::text[])',
-    }),
+    text: CHECK_INBOXES,
     values: [
       source,
       events.map((event) => event.id),
@@ -77,7 +78,11 @@ export async function checkInboxes(
 
 /**
  * The identity check, for the deliveries that `delivered` selects (id, payload_hash, sales_order, customer_return)
- * of source $1 whose ids match `ids`, by channel $4: one row per delivery, its entry with its id.
+ * of source $1, by channel $4: one row per delivery, its entry with its id.
+ *
+ * Each delivery's record is probed by its whole key, in a scalar subquery that PostgreSQL never turns into a join
+ * or a scan: with `id = any(...)` a plan made while the table looked small (a new deployment's, or any table
+ * growing faster than autovacuum analyzes it) read every record of the source for each check.
  *
  * It commits without waiting for the WAL flush (synchronous_commit off for this statement's transaction only):
  * the count must survive the service dying, not PostgreSQL crashing (bench/NOTES.md, Throughput at 0 ms). Hence
@@ -85,13 +90,18 @@ export async function checkInboxes(
  * The counts are written in the order of their keys, as the effect statement deletes them, so that statements of
  * several instances over the same identities wait for each other instead of deadlocking.
  */
-function identityCheckSql(sql: { delivered: string; ids: string }): string {
+function identityCheckSql(sql: { delivered: string }): string {
   return `with async_commit as (
        select set_config('synchronous_commit', 'off', true)
      ), delivered as (
        ${sql.delivered}
      ), seen as (
-       select id, payload_hash from processed_event where source = $1::text and id ${sql.ids}
+       select id, payload_hash from (
+         select d.id,
+                (select p.payload_hash from processed_event p where p.source = $1::text and p.id = d.id) as payload_hash
+         from delivered d
+       ) probed
+       where payload_hash is not null
      ), refused as (
        select d.id, ${refusedEventSql('$1::text', 'd.id', 'd.payload_hash')} as refused from delivered d
      ), attempt as (

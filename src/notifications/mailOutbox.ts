@@ -3,8 +3,10 @@
 // SMTP, and a crash mid-send lets the lease run out within seconds and another instance (or this one,
 // restarted) send it again with the same Message-ID. Emails of one order (or one warranty case: a conversation)
 // go out in outbox order: only the oldest unsent email of a conversation is ever claimable.
+
+import type { Pool } from 'pg';
 import { deleteOldest } from '../db/deleteOldest.js';
-import type { Executor } from '../db/transaction.js';
+import { type Executor, withTransaction } from '../db/transaction.js';
 import { type Backlog, readBacklog } from '../leasedOutbox/backlog.js';
 
 /** An order's email, or (kind `warranty_case`) a case's: what the sender renders. */
@@ -101,14 +103,32 @@ export const CLAIM_DUE = `update mail_outbox m
  * Parked emails are not pending and hold nothing back. `attempts`, counted up here, identifies this claim;
  * `holder` (the claiming instance, src/leasedOutbox/leaseHolder.ts) is recorded on each row as `leased_by`.
  */
-export async function claimDue(
-  db: Executor,
+export function claimDue(
+  pool: Pool,
   limit: number,
   leaseSeconds: number,
   holder: string | null = null,
 ): Promise<ClaimedMail[]> {
+  return withTransaction(pool, (tx) => claimDueInTransaction(tx, limit, leaseSeconds, holder));
+}
+
+// The claim's plan is fixed: walk the due index in order, probe each candidate's order by key, stop at the limit.
+// An outbox's statistics lag its backlog (a new deployment's table was never analyzed; an outage's backlog grows
+// faster than autovacuum analyzes), and from them PostgreSQL planned to read and sort every due email at every
+// claim, and kept that plan on the connection while the backlog grew.
+const INDEX_PLAN = `select set_config('enable_sort', 'off', true), set_config('enable_seqscan', 'off', true),
+  set_config('enable_bitmapscan', 'off', true), set_config('enable_hashjoin', 'off', true)`;
+
+/** claimDue inside a transaction the caller holds open: the claim's rows stay locked until it ends. */
+export async function claimDueInTransaction(
+  tx: Executor,
+  limit: number,
+  leaseSeconds: number,
+  holder: string | null = null,
+): Promise<ClaimedMail[]> {
+  await tx.query({ name: 'index-plan', text: INDEX_PLAN });
   // Named, as the event path's statements are: prepared once per connection, then only bound and executed.
-  const { rows } = await db.query<ClaimedMail>({
+  const { rows } = await tx.query<ClaimedMail>({
     name: 'claim-due-mail',
     text: CLAIM_DUE,
     values: [limit, leaseSeconds, holder],

@@ -4,10 +4,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ParsedEvent } from '../../src/events/cloudEvent.js';
 import { checkIdentityBatched as batchInboxChecks } from '../../src/events/identityCheck.js';
-import { checkInbox } from '../../src/events/inbox.js';
+import { CHECK_INBOXES, checkInbox } from '../../src/events/inbox.js';
 import { recordProcessed } from '../../src/events/processedRecord.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { parsedEvent } from '../support/effects.js';
+import { rowsRead } from '../support/plans.js';
 
 let db: TestDatabase;
 /** Statements the pool ran: each takes a connection of its own. */
@@ -122,5 +123,47 @@ describe('identity checks asked for in one turn', () => {
     expect(results.map((settled) => settled.status)).toEqual(['rejected', 'rejected']);
     // Nothing of the failed statement was written: the valid event is counted once its own check runs.
     expect((await check(valid, 'amqp')).attempts).toBe(1);
+  });
+});
+
+describe('the identity check on a growing table', () => {
+  it('reads only the records of the identities it asks for, on a connection that checked while the table was small', async () => {
+    // A service's connection prepares the check when a new deployment has processed a few events and keeps it
+    // while thousands are recorded: each check must probe its own identities, not read the source's records.
+    const fresh = await createTestDatabase();
+    const client = await fresh.pool.connect();
+    const source = '/default/sap.s4.beh/244572008';
+    const record = (first: number, count: number) =>
+      client.query(
+        `insert into processed_event (source, id, type, outcome, payload_hash)
+         select $1::text, 'recorded-' || n, 'sap.s4.beh.salesorder.v1.SalesOrder.Changed.v1', 'applied', 'hash'
+         from generate_series($2::int, $2::int + $3::int - 1) n`,
+        [source, first, count],
+      );
+    // As checkInboxes sends it: the same name and text, so prepared once on this connection and kept.
+    const check = (ids: string[]) =>
+      client.query({
+        name: 'check-inbox',
+        text: CHECK_INBOXES,
+        values: [source, ids, ids.map(() => 'hash'), 'amqp', ids.map(() => '6300000'), ids.map(() => null)],
+      });
+    try {
+      const recorded = 8000;
+      await client.query('begin');
+      await record(1, 40);
+      for (let checks = 0; checks < 6; checks++) await check([`recorded-${checks + 1}`, `early-${checks}`]);
+      await record(100, recorded);
+      const ids = ['recorded-7', 'recorded-5000', ...Array.from({ length: 8 }, (_, i) => `new-${i}`)];
+      let entries = 0;
+      const read = await rowsRead(client, 'processed_event', async () => {
+        entries = (await check(ids)).rows.length;
+      });
+      expect(entries).toBe(ids.length);
+      expect(read).toBeLessThan(recorded / 10);
+    } finally {
+      await client.query('rollback');
+      client.release();
+      await fresh.drop();
+    }
   });
 });

@@ -28,13 +28,16 @@ beforeAll(async () => {
   [db, smtp] = await Promise.all([createTestDatabase(), startSmtpServer()]);
   transport = smtpTransport(smtp.url);
   pool = new pg.Pool({ connectionString: db.url, max: 4 });
-  const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<unknown>;
-  pool.query = ((...args: unknown[]) => {
-    const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string }).text;
-    if (text === CLAIM_DUE) claims++;
-    if (text === MARK_SENT) marks++;
-    return query(...args);
-  }) as typeof pool.query;
+  // On each connection, so that statements run on a checked-out client (a claim's transaction) count too.
+  pool.on('connect', (client) => {
+    const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
+    client.query = ((...args: unknown[]) => {
+      const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string }).text;
+      if (text === CLAIM_DUE) claims++;
+      if (text === MARK_SENT) marks++;
+      return query(...args);
+    }) as typeof client.query;
+  });
 });
 afterAll(async () => {
   transport.close();

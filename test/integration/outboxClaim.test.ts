@@ -6,12 +6,14 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   CLAIM_DUE,
   claimDue,
+  claimDueInTransaction,
   markSent,
   park,
   renewLeases,
   scheduleRetry,
 } from '../../src/notifications/mailOutbox.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { rowsRead } from '../support/plans.js';
 
 const LEASE = 15;
 let db: TestDatabase;
@@ -73,7 +75,7 @@ describe('claiming due mail in outbox order per order', () => {
 
   it('skips an order whose older email another instance is claiming in a transaction not yet committed', async () => {
     const [a1, , b1] = await queue('A', 'A', 'B');
-    const other = await inOpenTransaction((client) => claimDue(client, 1, LEASE));
+    const other = await inOpenTransaction((client) => claimDueInTransaction(client, 1, LEASE));
     try {
       expect(ids(other.result)).toEqual([a1]);
       // a1 is locked by the other claim and still pending in this snapshot: neither it nor a2 may go.
@@ -155,6 +157,49 @@ describe('claiming from a large backlog on a table without statistics', () => {
       );
       expect(ids(await claimDue(fresh.pool, 8, LEASE))).toEqual(ids(oldest));
     } finally {
+      await fresh.drop();
+    }
+  });
+});
+
+describe('claiming from a backlog that grew after the last analyze', () => {
+  it('reads about as many rows as it claims, not the whole backlog, on a connection that claimed while it was quiet', async () => {
+    // The outbox's statistics are a quiet day's (autovacuum analyzed it with a few emails pending); then an
+    // outage's backlog grows to thousands, faster than autovacuum analyzes, on a connection that has claimed
+    // before: a plan kept from the quiet outbox would read the whole backlog at every claim.
+    const fresh = await createTestDatabase();
+    const client = await fresh.pool.connect();
+    try {
+      const pending = 4000;
+      const insert = (first: number, count: number) =>
+        client.query(
+          `insert into mail_outbox (sales_order, portal_status, recipients, message_id)
+           select 'SO' || n, 'Open', array['fleet-manager@fleet.example'],
+             '<' || gen_random_uuid() || '@fleet.example>'
+           from generate_series($1::int, $1::int + $2::int - 1) n`,
+          [first, count],
+        );
+      await insert(1, 60);
+      await client.query(
+        `update mail_outbox set state = 'sent', sent_at = now()
+         where id in (select id from mail_outbox order by id limit 40)`,
+      );
+      await client.query('analyze mail_outbox');
+      await client.query('begin');
+      try {
+        for (let claims = 0; claims < 6; claims++) await claimDueInTransaction(client, 2, LEASE);
+        await insert(100, pending);
+        let claimed: Array<{ id: string }> = [];
+        const read = await rowsRead(client, 'mail_outbox', async () => {
+          claimed = await claimDueInTransaction(client, 8, LEASE);
+        });
+        expect(claimed).toHaveLength(8);
+        expect(read).toBeLessThan(pending / 10);
+      } finally {
+        await client.query('rollback');
+      }
+    } finally {
+      client.release();
       await fresh.drop();
     }
   });
