@@ -52,6 +52,11 @@ export interface ReadAndDecision {
  * an effect, what its S/4HANA read saw and the notification decision. An identity recorded already fails the whole
  * statement: the first delivery stands alone. $1 to $4 as identityValues gives them, $5 the sales order (or the
  * SQL of `salesOrder`), the customer return as SQL, the outcome as SQL (docs/processing.md, The flow).
+ *
+ * `cleared` locks each count by its whole key, in key order as the identity check writes them, in a scalar
+ * subquery that PostgreSQL never turns into a scan, then deletes the locked rows by ctid, which cannot change
+ * while the lock is held. With `id = any(...)`, a plan made while the table looked small read every count of
+ * the source, and an outage leaves thousands of them.
  */
 export function recordProcessedSql(sql: {
   outcome: string;
@@ -65,7 +70,10 @@ export function recordProcessedSql(sql: {
        ${read.caseStatus ?? 'null::text'}`
     : 'null, null::date, null::timestamptz, null, null::text';
   return `cleared as (
-       delete from event_attempt where source = $1::text and id = any($2::text[])
+       delete from event_attempt where ctid = any(array(
+         select (select a.ctid from event_attempt a where a.source = $1::text and a.id = e.id for update)
+         from (select id from unnest($2::text[]) as id order by id) e
+       ))
        returning id, channel, first_seen_at, attempts, last_error
      ), recorded as (
        insert into processed_event (source, id, type, sales_order, customer_return, outcome, payload_hash,

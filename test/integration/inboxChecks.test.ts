@@ -166,4 +166,42 @@ describe('the identity check on a growing table', () => {
       await fresh.drop();
     }
   });
+
+  it('reads only the counts of the events it records, however many others an outage left counted', async () => {
+    // An S/4HANA outage leaves thousands of events counted and unprocessed; recording one must find its own count
+    // by key, on a connection that recorded while the table was small.
+    const fresh = await createTestDatabase();
+    const client = await fresh.pool.connect();
+    const count = (prefix: string, first: number, total: number) =>
+      client.query(
+        `insert into event_attempt (source, id, channel)
+         select '/default/sap.s4.beh/244572008', $1::text || n, 'amqp'
+         from generate_series($2::int, $2::int + $3::int - 1) n`,
+        [prefix, first, total],
+      );
+    try {
+      const counted = 4000;
+      await client.query('begin');
+      await count('early-', 1, 10);
+      for (let records = 1; records <= 6; records++) {
+        await recordProcessed(
+          client,
+          parsedEvent({ salesOrder: '6300000', id: `early-${records}` }),
+          'not_found',
+        );
+      }
+      await count('waiting-', 1, counted);
+      const recorded = parsedEvent({ salesOrder: '6300000', id: 'waiting-2000' });
+      const read = await rowsRead(client, 'event_attempt', () =>
+        recordProcessed(client, recorded, 'not_found'),
+      );
+      const { rows } = await client.query(`select from event_attempt where id = 'waiting-2000'`);
+      expect(rows).toHaveLength(0);
+      expect(read).toBeLessThan(counted / 10);
+    } finally {
+      await client.query('rollback');
+      client.release();
+      await fresh.drop();
+    }
+  });
 });
