@@ -8,7 +8,7 @@ import { CHECK_INBOXES, checkInbox } from '../../src/events/inbox.js';
 import { recordProcessed } from '../../src/events/processedRecord.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { parsedEvent } from '../support/effects.js';
-import { rowsRead } from '../support/plans.js';
+import { rowsRead } from '../support/rowsRead.js';
 
 let db: TestDatabase;
 /** Statements the pool ran: each takes a connection of its own. */

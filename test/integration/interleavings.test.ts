@@ -235,6 +235,11 @@ function caseState(customerReturn: string, caseStatus: CaseStatus, minute: numbe
   };
 }
 
+/** A Deleted event's statement, as the family writes it after S/4HANA answered 404 for the return. */
+function withdraw(deleted: ParsedEvent, customerReturn: string) {
+  return writeCase(db.pool, [deleted], withdrawnCase(customerReturn, new Date()), EFFECT_MAIL, true);
+}
+
 describe('the warranty case effect against another transaction', () => {
   /**
    * Two first events of a new return, each answered by its own read (`first`, then the newer `second`), both in
@@ -344,9 +349,7 @@ describe('the withdrawal of a case against its first insert', () => {
     );
     await waitingOnLocks(1);
     const deleted = parsedReturnEvent(customerReturn, 'Deleted');
-    const deleting = pending(
-      writeCase(db.pool, [deleted], withdrawnCase(customerReturn, new Date()), EFFECT_MAIL, true),
-    );
+    const deleting = pending(withdraw(deleted, customerReturn));
     // The Deleted's statement waits on the case's key, not on a snapshot that misses the uncommitted case.
     await waitingOnLocks(2);
     expect(creating.finished() || deleting.finished()).toBe(false);
@@ -381,12 +384,7 @@ describe('the withdrawal of a case against its first insert', () => {
     const customerReturn = String(nextReturn++);
     const nothing = { mailQueued: false, pushQueued: false };
     const deleted = parsedReturnEvent(customerReturn, 'Deleted');
-    expect(
-      await writeCase(db.pool, [deleted], withdrawnCase(customerReturn, new Date()), EFFECT_MAIL, true),
-    ).toEqual({
-      result: 'not_found',
-      ...nothing,
-    });
+    expect(await withdraw(deleted, customerReturn)).toEqual({ result: 'not_found', ...nothing });
     // Read before S/4HANA deleted the return, written after the deletion was recorded.
     const created = parsedReturnEvent(customerReturn, 'Created');
     expect(
@@ -394,12 +392,7 @@ describe('the withdrawal of a case against its first insert', () => {
     ).toEqual({ result: 'stale', ...nothing });
     // The Deleted event again, as S/4HANA may send it twice: still no case to withdraw.
     const again = parsedReturnEvent(customerReturn, 'Deleted');
-    expect(
-      await writeCase(db.pool, [again], withdrawnCase(customerReturn, new Date()), EFFECT_MAIL, true),
-    ).toEqual({
-      result: 'not_found',
-      ...nothing,
-    });
+    expect(await withdraw(again, customerReturn)).toEqual({ result: 'not_found', ...nothing });
 
     const rows = await caseRows(customerReturn);
     expect(rows.mails).toEqual([]);

@@ -13,7 +13,7 @@ import {
   scheduleRetry,
 } from '../../src/notifications/mailOutbox.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { rowsRead } from '../support/plans.js';
+import { rowsRead } from '../support/rowsRead.js';
 
 const LEASE = 15;
 let db: TestDatabase;
