@@ -1,5 +1,6 @@
 // The faults a phase plans, done to the running rig: a SIGKILL and restart, a database failover, a PostgreSQL
-// restart or dropped broker connections. Each is counted in the run's report.
+// restart or dropped broker connections. Each is counted in the run's report; the phase counts what ended the
+// service's sessions.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { dropBrokerConnections } from './brokerControl.js';
 import type { RunState } from './runState.js';
@@ -7,21 +8,26 @@ import type { PlannedAction } from './scenario.js';
 import { terminateSessions } from './sessionTerminator.js';
 import type { Rig } from './startRig.js';
 
+/** A fault that ended sessions of the service: a failover that terminated at least one, or a restart. */
+export type SessionsEnded = 'failover' | 'postgres restart';
+
 export async function performAction(
   rig: Rig,
   run: RunState,
   action: PlannedAction,
   progress: (line: string) => void,
-): Promise<void> {
+): Promise<SessionsEnded | undefined> {
   const { fleet } = rig;
   const { report } = run;
   if (action.kind === 'kill') {
     const running = fleet.slots.filter((slot) => fleet.isRunning(slot));
     const slot = running[action.pick % Math.max(1, running.length)];
-    if (slot === undefined || !(await fleet.kill(slot))) return;
+    if (slot === undefined || !(await fleet.kill(slot))) return undefined;
     await sleep(action.pauseMs);
     await fleet.restart(slot);
-  } else if (action.kind === 'terminate sessions') {
+    return undefined;
+  }
+  if (action.kind === 'terminate sessions') {
     // A failover planned while the suite restarts PostgreSQL finds no server to ask: that one is skipped.
     const done = await terminateSessions(rig.pool, action.aim ?? 'any', rig.nextMailAcceptance).catch(
       (err) => {
@@ -29,7 +35,7 @@ export async function performAction(
         return undefined;
       },
     );
-    if (done === undefined) return;
+    if (done === undefined) return undefined;
     const { faults } = report;
     faults.sessionTerminations++;
     faults.sessionsTerminated += done.sessions;
@@ -40,19 +46,22 @@ export async function performAction(
       `database failover (${done.aim}${done.hit ? '' : ', moment not seen'}): ${done.sessions} sessions ` +
         `terminated, ${done.inTransaction} in a transaction, ${done.retention} in a retention pass`,
     );
-  } else if (action.kind === 'postgres restart') {
+    return done.sessions > 0 ? 'failover' : undefined;
+  }
+  if (action.kind === 'postgres restart') {
     const from = Date.now();
     await rig.postgres.restart(action.pauseMs);
     run.restarts.push({ from, to: Date.now() });
     report.faults.postgresRestarts++;
     report.faults.postgresDownMs += Date.now() - from;
-  } else {
-    const dropped = await dropBrokerConnections(() => fleet.pids());
-    report.faults.brokerDrops++;
-    report.faults.brokerConnectionsDropped += dropped.destroyed;
-    progress(
-      `broker drop: ${dropped.destroyed} connections of ports ${dropped.ports.join(', ')} ` +
-        `(named by the broker: ${dropped.seenByBroker.join(', ') || 'none'})`,
-    );
+    return 'postgres restart';
   }
+  const dropped = await dropBrokerConnections(() => fleet.pids());
+  report.faults.brokerDrops++;
+  report.faults.brokerConnectionsDropped += dropped.destroyed;
+  progress(
+    `broker drop: ${dropped.destroyed} connections of ports ${dropped.ports.join(', ')} ` +
+      `(named by the broker: ${dropped.seenByBroker.join(', ') || 'none'})`,
+  );
+  return undefined;
 }

@@ -1,10 +1,10 @@
-// The portal status the crash suite expects, written from the README's rule table (Contracts, portal table),
+// The portal status the crash suite expects, written from the status rules in docs/contracts.md (Portal table),
 // not taken from the service: a wrong rule in the service then shows as a finding instead of being expected.
 import type { SalesOrderState } from '../../sandbox/s4Server.js';
 
 type Rule = (order: SalesOrderState, delivery: string) => boolean;
 
-/** First rule that matches, in the README's order; none matching is Open. */
+/** First rule that matches, in the contracts' order; none matching is Open. */
 const RULES = [
   ['Rejected', (order) => order.rejectionStatus === 'C'],
   ['Delivered', (_, delivery) => delivery === 'C'],

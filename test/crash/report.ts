@@ -1,6 +1,7 @@
 // What a crash run reports: counts of what was sent, broken and received, and every finding.
 import type { Resend } from './emailEndings.js';
 import type { StopReport } from './fleet.js';
+import type { PhaseFailovers } from './phaseFailovers.js';
 import type { RepeatedPut } from './portalChecks.js';
 
 export interface CrashReport {
@@ -74,7 +75,7 @@ export interface CrashReport {
    * cases'), repeats after an answer (orders' and cases').
    */
   portal: { puts: number; pushes: number; unavailable: number; hang: number; repeats: RepeatedPut[] };
-  phases: Array<{ index: number; changes: number; settleMs: number; findings: number }>;
+  phases: Array<PhaseFailovers & { changes: number; settleMs: number; findings: number }>;
   shutdown: StopReport[];
 }
 
@@ -188,7 +189,7 @@ export function formatSummary(report: CrashReport): string {
       `S/4HANA 503 ` +
       `${cases.s4Unavailable} + ${cases.s4OutageCalls} in outages, hang ${cases.s4Hang}`,
     `lost events: ${events.lost}`,
-    `phases: ${report.phases.map((p) => `#${p.index} ${p.changes} changes, settled ${p.settleMs} ms`).join('; ')}`,
+    `phases: ${report.phases.map((p) => `#${p.index} ${p.changes} changes, ${p.failovers} failovers, settled ${p.settleMs} ms`).join('; ')}`,
     `shutdown on SIGTERM: ${report.shutdown.map((s) => `${s.slot} ${s.ms} ms (exit ${s.code ?? s.signal})`).join(', ')}`,
   ];
   if (report.findings.length > 0) {

@@ -38,9 +38,12 @@ export async function runPhase(rig: Rig, run: RunState, phase: Phase, options: P
   for (const { customerReturn, failingCalls } of phase.returnOutages)
     rig.s4Faults.returns.outage(customerReturn, failingCalls);
 
+  const ended = { failovers: 0, postgresRestarts: 0 };
   const actions = phase.actions.map(async (action) => {
     await sleep(action.atMs);
-    await performAction(rig, run, action, options.progress);
+    const fault = await performAction(rig, run, action, options.progress);
+    if (fault === 'failover') ended.failovers++;
+    if (fault === 'postgres restart') ended.postgresRestarts++;
   });
   const publishing = phase.batches.map(async (batch, b) => {
     await sleep(b * phase.batchGapMs);
@@ -105,6 +108,7 @@ export async function runPhase(rig: Rig, run: RunState, phase: Phase, options: P
     changes: changed.size,
     settleMs,
     findings: phaseFindings.length,
+    ...ended,
   });
   options.progress(
     `phase ${phase.index}: ${phase.counts.copies + phase.malformed.length} messages, ${changed.size} emailed ` +

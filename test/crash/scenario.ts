@@ -130,7 +130,7 @@ const EVENT_TYPES: Record<ChangeKind, string[]> = {
 // Raised by S/4HANA for changes the portal does not show: nothing the service reads changes.
 const UNCHANGED_TYPES = ['ItmPrftCtrChanged.v1', 'ItmWBSElmntChanged.v1', 'TotCrdtChkStsChgd.v1'];
 
-/** The portal's view of a sandbox state, through the README's status table (portalStatusTable.ts). */
+/** The portal's view of a sandbox state, through the contracts' status rules (portalStatusTable.ts). */
 export function expectedPortal(state: SalesOrderState) {
   return {
     portalStatus: expectedStatus(state),

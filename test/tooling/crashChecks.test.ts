@@ -1,7 +1,8 @@
 // The crash suite's judges: every queued email ends received once, or resent once per crash of the instance
-// that held its lease, or parked with a reason; a portal key repeats after an answer only after its holder's
-// crash, or after its holder logged that try as timed out; the expected portal status follows the README's table,
-// not the service's code.
+// that held its lease (or per PostgreSQL restart between its claims), or parked with a reason; a portal key
+// repeats after an answer only after its holder's crash, a PostgreSQL restart between its claims, or its holder
+// logged that try as timed out; the expected portal status follows the status table in docs/contracts.md, not the
+// service's code; every phase but the one restarting PostgreSQL has a failover that terminated sessions.
 import { describe, expect, it } from 'vitest';
 import type { PortalRequest } from '../../sandbox/portalServer.js';
 import type { ReceivedMail } from '../../sandbox/smtpServer.js';
@@ -9,6 +10,7 @@ import { expectedCaseStatus } from '../crash/caseStatusTable.js';
 import { checkCaseMail, checkMail, longestDelay } from '../crash/checks.js';
 import { checkEveryEmail, type QueuedMail } from '../crash/emailEndings.js';
 import type { Claim, Kill } from '../crash/holderCrash.js';
+import { phasesWithoutFailover } from '../crash/phaseFailovers.js';
 import { checkPortalPuts, type FailedPush, type PushEvidence } from '../crash/portalChecks.js';
 import { expectedStatus } from '../crash/portalStatusTable.js';
 
@@ -147,7 +149,8 @@ describe('checkPortalPuts', () => {
     kills: Kill[],
     failedPushes: FailedPush[] = [],
     keyClaims: Claim[] = claims,
-  ): PushEvidence => ({ claims: new Map([[KEY, keyClaims]]), kills, restarts: [], failedPushes });
+    restarts: Array<{ from: number; to: number }> = [],
+  ): PushEvidence => ({ claims: new Map([[KEY, keyClaims]]), kills, restarts, failedPushes });
   const timedOut = (pid: number, attempts: number): FailedPush => ({
     pid,
     pushId: KEY,
@@ -169,6 +172,17 @@ describe('checkPortalPuts', () => {
     expect(
       checkPortalPuts([put(10_000, 200), put(26_000, 200)], evidence([{ pid: 202, at: 11_000 }])).findings,
     ).toEqual([unexplained]);
+  });
+
+  it('accepts one repeat after an answer when PostgreSQL restarted between the two claims', () => {
+    const restart = { from: 12_000, to: 14_000 };
+    const twice = [put(10_000, 200), put(26_000, 200)];
+    expect(checkPortalPuts(twice, evidence([], [], claims, [restart])).findings).toEqual([]);
+    expect(
+      checkPortalPuts([...twice, put(41_000, 200)], evidence([], [], claims, [restart])).findings,
+    ).toEqual([
+      `order 8100001: key ${KEY} PUT again after its answer: delivered again without a crash of its holder ${B}`,
+    ]);
   });
 
   it('accepts a repeat after an answer that came after its holder logged that try as timed out', () => {
@@ -234,7 +248,7 @@ describe('checkPortalPuts', () => {
 });
 
 describe('expectedStatus', () => {
-  it('takes the first rule of the README table that matches', () => {
+  it('takes the first rule of the contracts table that matches', () => {
     const order = { salesOrder: '1', lastChangeDateTime: '2026-11-30T08:00:00Z' };
     expect(expectedStatus({ ...order, rejectionStatus: 'C', overallDeliveryStatus: 'C' })).toBe('Rejected');
     expect(expectedStatus({ ...order, overallDeliveryStatus: 'C', deliveryBlockReason: '01' })).toBe(
@@ -324,6 +338,29 @@ describe('checkMail', () => {
         'later (Open/2026-12-01 → Open/2026-12-09)',
       'order 8100001 changed to Open/2026-12-01 → Open/2026-12-09: emails say Open/2026-12-09, Open/2026-12-01',
     ]);
+  });
+});
+
+describe('phasesWithoutFailover', () => {
+  const phase = (index: number, failovers: number, postgresRestarts = 0) => ({
+    index,
+    failovers,
+    postgresRestarts,
+  });
+
+  it('accepts a run whose every phase had a failover that terminated sessions', () => {
+    expect(phasesWithoutFailover([phase(0, 1), phase(1, 2), phase(2, 1, 1)])).toEqual([]);
+  });
+
+  it('names each phase whose failovers terminated nothing, however many the run had in all', () => {
+    expect(phasesWithoutFailover([phase(0, 3), phase(1, 0), phase(2, 2), phase(3, 0)])).toEqual([
+      'phase 1: no database failover terminated a session of the service',
+      'phase 3: no database failover terminated a session of the service',
+    ]);
+  });
+
+  it('excuses the phase that restarted PostgreSQL, whose failover may find no server', () => {
+    expect(phasesWithoutFailover([phase(0, 1), phase(1, 0, 1)])).toEqual([]);
   });
 });
 
