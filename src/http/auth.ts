@@ -35,9 +35,9 @@ const BEARER = /^bearer +([^\s]+) *$/i;
 
 /**
  * Who a token speaks for, as logs and stored records name the caller: `client/<client id>` for a client's own
- * token, `user/<id>` for a user's. The id is stable and no personal data: `user_uuid`, the user's id in SAP Cloud
- * Identity Services, which IAS tokens and XSUAA tokens of IAS users carry; else the token's subject (XSUAA's own
- * user id). Never the logon name, email or name, which with the SAP ID service is the email address.
+ * token, `user/<id>` for a user's. The id is stable and no personal data: `user_uuid`, the user's UUID in SAP
+ * Cloud Identity Services, where the token carries it (IAS tokens do); else the token's subject (for XSUAA, its own
+ * user id). Never the logon name, email or name: with the SAP ID service, the logon name is the email address.
  */
 export function callerOf(token: Token): string {
   if (
