@@ -91,8 +91,9 @@ try {
     // Every order's state is PUT to the portal's API too; a hung answer counts as a timeout after a second.
     PORTAL_DESTINATION: 'DEMO_PORTAL',
     PORTAL_TIMEOUT_MS: '1000',
-    // The service's JSON log goes to a file, so this console shows the story; it is there to read.
-    LOG_LEVEL: 'info',
+    // The service's JSON log goes to a file, so this console shows the story; it is there to read. The tests run
+    // it at debug, for the log guard to read every line.
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
   });
   const logger = createLogger(config.logLevel, pino.destination({ dest: LOG_FILE, sync: true, mkdir: true }));
   service = await startService(config, logger, { host: '127.0.0.1', mailPollMs: 200 });

@@ -1,4 +1,6 @@
-// Reasons end up in logs, the dead_letter table and API answers: short and printable, whatever the input.
+// Reasons end up in logs, the dead_letter table and API answers: short and printable, whatever the input, and
+// without the email addresses it may quote.
+import { scrubAddresses } from '../telemetry/scrubAddresses.js';
 
 // Control and invisible characters: format characters (bidi overrides, zero-width space), line separators and
 // lone surrogates. The parser refuses values with one; reasons show each as '?'.
@@ -23,11 +25,19 @@ export function show(value: unknown): string {
   return clip(text ?? typeName(value), 60);
 }
 
-/** At most `max` code points (never half a surrogate pair), with every unprintable character as '?'. */
+// An address is at most this long (RFC 5321): one that starts within what a reason keeps ends within its window.
+const MAX_ADDRESS = 254;
+
+/**
+ * At most `max` code points (never half a surrogate pair), with every email address as `[address]` (as the `err`
+ * serializer writes them) and every unprintable character as '?'.
+ */
 export function clip(text: string, max: number): string {
-  const points = Array.from(text.length > max * 2 ? text.slice(0, max * 2) : text);
+  const window = text.length > max * 2 + MAX_ADDRESS ? text.slice(0, max * 2 + MAX_ADDRESS) : text;
+  const scrubbed = scrubAddresses(window);
+  const points = Array.from(scrubbed.length > max * 2 ? scrubbed.slice(0, max * 2) : scrubbed);
   const printable = points.slice(0, max).join('').replace(UNPRINTABLE_ALL, '?');
-  return points.length > max || text.length > max * 2 ? `${printable}…` : printable;
+  return points.length > max || scrubbed.length > max * 2 || window !== text ? `${printable}…` : printable;
 }
 
 /** A refusal with its reason, as the parser's steps return it. */

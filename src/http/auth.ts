@@ -1,5 +1,6 @@
-import { createSecurityContext, errors, type Service, XsuaaService } from '@sap/xssec';
+import { createSecurityContext, errors, type Service, type Token, XsuaaService } from '@sap/xssec';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import { scrubAddresses } from '../telemetry/scrubAddresses.js';
 
 /** The fields of an xsuaa binding that token validation reads; a real binding has more. */
 export interface XsuaaCredentials {
@@ -24,13 +25,29 @@ export interface Auth {
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** Who called, for audit logs: `client/<clientid>` or `user/<origin>/<logon>`; null on open routes. */
+    /** Who called, for audit logs and stored records (callerOf); null on open routes. */
     caller: string | null;
   }
 }
 
 // RFC 7235: the scheme is case-insensitive. xssec itself takes the second word of any scheme.
 const BEARER = /^bearer +([^\s]+) *$/i;
+
+/**
+ * Who a token speaks for, as logs and stored records name the caller: `client/<client id>` for a client's own
+ * token, `user/<id>` for a user's. The id is stable and no personal data: `user_uuid`, the user's UUID in SAP
+ * Cloud Identity Services, where the token carries it (IAS tokens do); else the token's subject (for XSUAA, its own
+ * user id). Never the logon name, email or name: with the SAP ID service, the logon name is the email address.
+ */
+export function callerOf(token: Token): string {
+  if (
+    token.grantType === 'client_credentials' ||
+    (token.payload as { sap_id_type?: string }).sap_id_type === 'app'
+  ) {
+    return `client/${token.clientId}`;
+  }
+  return `user/${token.userId || token.subject}`;
+}
 
 const decorate = (app: FastifyInstance): void => {
   app.decorateRequest('caller', null);
@@ -46,8 +63,7 @@ export function createXsuaaAuth(credentials: XsuaaCredentials): Auth {
     requireScope: (scope) => async (request, reply) => {
       const ctx = await authenticate(service, request, reply);
       if (ctx === undefined) return reply;
-      // getUserName is null for a user token without origin or logon name.
-      request.caller = ctx.getUserName() || `client/${ctx.getClientId()}`;
+      request.caller = callerOf(ctx.token);
       if (!ctx.checkLocalScope(scope)) {
         request.log.info({ caller: request.caller, scope }, 'scope missing');
         return reply.code(403).send({ error: 'forbidden', message: `missing scope ${scope}` });
@@ -85,7 +101,8 @@ export async function authenticate<S extends Service>(
     // Never log `err` itself: InvalidJwtError carries the token in its `jwt` property.
     if (err instanceof errors.NetworkError) {
       // RequestError, TimeoutError, ResponseError: the key endpoint failed, not the caller.
-      request.log.warn({ reason: err.name, detail: err.message }, 'token keys unavailable');
+      // The message quotes the key endpoint's URL and the body of its answer, which may name anyone.
+      request.log.warn({ reason: err.name, detail: scrubAddresses(err.message) }, 'token keys unavailable');
       reply
         .code(503)
         .header('retry-after', '5')

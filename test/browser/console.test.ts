@@ -1,7 +1,7 @@
 // The operators' console in headless Chromium against the real service: the demo's story pushed to its webhook
 // (real PostgreSQL, real XSUAA-style signed tokens, mail to an SMTP sink, the portal stand-in), then the pages
-// read and used as an operator would. The page gets its token as behind the approuter: added to its /api
-// requests, never in a URL. A screenshot of each page is kept in test-artifacts/.
+// read and used as an operator would. The page gets its operator's user token as behind the approuter: added to
+// its /api requests, never in a URL. A screenshot of each page is kept in test-artifacts/.
 import { mkdir } from 'node:fs/promises';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +12,8 @@ import type { Service } from '../../src/service/buildService.js';
 import { type Browser, launchBrowser } from '../support/browser.js';
 import { registerDestination } from '../support/destination.js';
 import { startTestService } from '../support/harness.js';
+import { ANN, BEN } from '../support/operators.js';
+import { addRecipients } from '../support/recipients.js';
 import { returnState } from '../support/returns.js';
 import { eventually } from '../support/waits.js';
 import { useWorld } from '../support/world.js';
@@ -51,12 +53,7 @@ beforeAll(async () => {
     mailPollMs: 50,
   });
   for (const order of INITIAL_ORDERS) world.s4.setOrder(order);
-  for (const { soldToParty, recipients, locale } of RECIPIENTS) {
-    await world.db.pool.query(
-      'insert into mail_recipient (sold_to_party, recipients, locale) values ($1, $2, $3)',
-      [soldToParty, recipients, locale],
-    );
-  }
+  await addRecipients(world.db.pool, ...RECIPIENTS);
 
   // The demo's story, as Event Mesh pushes it (without waiting out Retry-After: S/4HANA is back at once).
   const answers: number[] = [];
@@ -134,11 +131,13 @@ afterAll(async () => {
   await stub?.close();
 });
 
+// Operators' own tokens, as the approuter forwards them after their logon: their logon names are email addresses,
+// which the log guard watches on every line the service writes.
 const asAdmin = () => {
-  token = stub.token({ scopes: ['Viewer', 'Admin'] });
+  token = stub.token({ scopes: ['Viewer', 'Admin'], user: ANN });
 };
 const asViewer = () => {
-  token = stub.token({ scopes: ['Viewer'] });
+  token = stub.token({ scopes: ['Viewer'], user: BEN });
 };
 
 /** Opens a console page by its hash (keys only) on a fresh load, so /api/me is asked again. */

@@ -219,11 +219,15 @@ export function createFleet(options: {
       lastFatal: undefined,
       log,
     };
-    child.stderr?.pipe(log, { end: false });
+    // Both streams by whole lines, through the guard: a value split across two chunks would slip past it.
     createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
       checkLogLine(line);
       log.write(`${line}\n`);
       count(line, current);
+    });
+    createInterface({ input: child.stderr as NodeJS.ReadableStream }).on('line', (line) => {
+      checkLogLine(line);
+      log.write(`${line}\n`);
     });
     child.on('exit', (code, signal) => {
       if (running.get(slot) === current) running.delete(slot);

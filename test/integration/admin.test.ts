@@ -9,6 +9,7 @@ import type { Handled } from '../../src/events/handleEvent.js';
 import type { ServiceParts } from '../../src/service/buildService.js';
 import { adminCalls } from '../support/adminCalls.js';
 import { buildTestService } from '../support/harness.js';
+import { ANN, BEN } from '../support/operators.js';
 import { orderMaker } from '../support/orders.js';
 import { returnState } from '../support/returns.js';
 import { eventually } from '../support/waits.js';
@@ -45,7 +46,7 @@ afterAll(async () => {
   await stub.close();
 });
 
-const { viewer, admin, call } = adminCalls(
+const { viewer, admin, userViewer, userAdmin, call } = adminCalls(
   () => service.app,
   () => stub,
 );
@@ -487,7 +488,8 @@ describe('acting on mail and dead letters', () => {
     const from = appLogs.length;
     // Work of its own that logs: an event whose email goes to fleet-manager@…, one whose email the relay
     // refuses naming that address, a dead letter replayed, the replay of one that does not exist, and the retry
-    // of a mail that does not exist.
+    // of a mail that does not exist, all by a user whose logon name is an email address, as the console behind
+    // the approuter makes them; and a Viewer's replay, refused for the missing scope.
     const salesOrder = newOrder();
     await deliver({ body: json(salesOrderEvent({ salesOrder })) });
     await eventually('the mail sent', async () =>
@@ -502,9 +504,11 @@ describe('acting on mail and dead letters', () => {
       world.smtp.setRefuse(undefined);
     }
     const { letter } = await deliver({ body: json('{"specversion":"1.0","id":"logged-1"') });
-    expect((await call('POST', `/api/dead-letters/${letter}/replay`, admin())).statusCode).toBe(200);
-    expect((await call('POST', '/api/dead-letters/99999999/replay', admin())).statusCode).toBe(404);
-    expect((await call('POST', '/api/mail/99999999/retry', admin())).statusCode).toBe(404);
+    const ann = userAdmin(ANN);
+    expect((await call('POST', `/api/dead-letters/${letter}/replay`, userViewer(BEN))).statusCode).toBe(403);
+    expect((await call('POST', `/api/dead-letters/${letter}/replay`, ann)).statusCode).toBe(200);
+    expect((await call('POST', '/api/dead-letters/99999999/replay', ann)).statusCode).toBe(404);
+    expect((await call('POST', '/api/mail/99999999/retry', ann)).statusCode).toBe(404);
 
     const lines = appLogs.slice(from);
     const actions = lines
@@ -515,7 +519,10 @@ describe('acting on mail and dead letters', () => {
       'admin: dead letter replay refused',
       'admin: mail retry',
     ]);
-    for (const entry of actions) expect(entry.caller).toBe('client/sb-fon!t1');
+    // The user by the id an administrator looks up in the identity provider, never by logon name or email.
+    for (const entry of actions) expect(entry.caller).toBe(`user/${ANN.userUuid}`);
+    const refusals = lines.map((line) => JSON.parse(line)).filter((entry) => entry.msg === 'scope missing');
+    expect(refusals).toMatchObject([{ caller: `user/${BEN.userUuid}`, scope: 'Admin' }]);
     expect(lines.some((line) => line.includes('"msg":"mail parked"'))).toBe(true);
     // A Message-ID (<uuid@domain>) has the shape of an address but is none: the mail sender logs it on purpose,
     // so that field alone is left out of the search, never a whole line.

@@ -33,7 +33,6 @@ function start(env: Record<string, string>): ServiceProcess {
       ...world.endpoints(),
       queueAddress: queue.address,
     }),
-    LOG_LEVEL: 'info',
     AMQP_URL: `amqps://guest:guest@localhost:${BROKER_TLS_PORT}`,
     NODE_EXTRA_CA_CERTS: tls.caPath,
     ...env,

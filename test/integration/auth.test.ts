@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createXsuaaAuth, type XsuaaCredentials } from '../../src/http/auth.js';
+import { ANN } from '../support/operators.js';
 import { startXsuaaStub, type XsuaaStub } from '../support/xsuaa.js';
 
 function buildApp(credentials: XsuaaCredentials): FastifyInstance {
@@ -80,10 +81,17 @@ describe('xsuaa auth preHandler with real signature validation', () => {
     expect(res.json()).toEqual({ caller: 'client/sb-fon!t1' });
   });
 
-  it('names a user caller by origin and logon name', async () => {
-    const res = await get('/view', `bearer ${stub.token({ scopes: ['Viewer'], user: 'ann@fleet.example' })}`);
+  it('names a user caller by user UUID, never by logon name or email', async () => {
+    const res = await get('/view', `bearer ${stub.token({ scopes: ['Viewer'], user: ANN })}`);
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ caller: 'user/sap.default/ann@fleet.example' });
+    expect(res.json()).toEqual({ caller: `user/${ANN.userUuid}` });
+  });
+
+  it("names a user whose token carries no user UUID by XSUAA's user id", async () => {
+    const token = stub.token({ scopes: ['Viewer'], user: ANN, withoutUserUuid: true });
+    const res = await get('/view', `Bearer ${token}`);
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ caller: `user/${ANN.xsuaaUserId}` });
   });
 
   it('answers 503, not 401, when the token keys cannot be fetched', async () => {

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { S4_SOURCE, salesOrderEvent } from '../../sandbox/s4Events.js';
 import { hostileMessages, metadataHostileMessages, paddedEvent } from '../fixtures/hostileMessages.js';
 import { openRheaConnection } from '../support/broker.js';
+import { watchLogFor } from '../support/logGuard.js';
 import { observe } from '../support/observe.js';
 import { orderMaker } from '../support/orders.js';
 import { AMQP_URL } from '../support/services.js';
@@ -26,9 +27,12 @@ interface WireMessage {
 
 const world = useWorld();
 const view = observe(world);
+/** The service's error lines: every refusal. */
+const errorLines: string[] = [];
 const running = useService(world, {
   queue: 'fon-bad-input',
-  env: { MAX_MESSAGE_BYTES: String(MAX_MESSAGE_BYTES) },
+  env: { MAX_MESSAGE_BYTES: String(MAX_MESSAGE_BYTES), LOG_LEVEL: 'error' },
+  logLines: errorLines,
 });
 
 /**
@@ -277,6 +281,31 @@ describe('hostile messages on the real broker', () => {
     const dlq = await drainDeadLetterQueue(messages.length, codes);
     expect([...dlq.keys()].sort()).toEqual(codes);
     await eventually('the queue to hold nothing ready or in flight', () => running.queue.isIdle());
+  });
+
+  it('refuses an event whose key is an email address without that address in its stored or logged reason', async () => {
+    const address = 'ann.fleetwood@customer.example';
+    watchLogFor('the address in the key', address);
+    const from = errorLines.length;
+    await publish([
+      {
+        code: 'address-key',
+        body: Buffer.from(salesOrderEvent({ salesOrder: address })),
+        contentType: 'application/json',
+        properties: {},
+      },
+    ]);
+
+    const reason = 'data.SalesOrder must be 1 to 10 letters or digits, got "[address]"';
+    const rows = await eventually('the dead letter', async () => {
+      const { rows } = await world.db.pool.query(
+        `select reason from dead_letter where headers->>'fonCase' = 'address-key'`,
+      );
+      return rows.length > 0 ? rows : undefined;
+    });
+    expect(rows).toEqual([{ reason }]);
+    const logged = errorLines.slice(from).map((line) => JSON.parse(line));
+    expect(logged).toMatchObject([{ msg: 'event rejected', reason }]);
   });
 
   it('keeps header lines, recipients and HTML from S/4HANA free text out of the email', async () => {

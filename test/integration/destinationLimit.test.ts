@@ -12,6 +12,7 @@ import { batchReads } from '../../src/s4/batchedReads.js';
 import { createDestinationLimit } from '../../src/s4/destinationLimit.js';
 import { registerDestination } from '../support/destination.js';
 import { gate } from '../support/gate.js';
+import { guardedLogger } from '../support/logGuard.js';
 import { orderMaker } from '../support/orders.js';
 import { returnState } from '../support/returns.js';
 
@@ -101,7 +102,7 @@ function newReturn(): string {
 function readers(maxConcurrent: number, onPause?: (seconds: number) => void) {
   const settings = { destination, timeoutMs: 5000, version: 'v2' as const };
   const limit = createDestinationLimit({ maxConcurrent, onPause });
-  const options = { destination: limit, batchSize: 1, maxWaitMs: 10_000, logger: { warn() {} } };
+  const options = { destination: limit, batchSize: 1, maxWaitMs: 10_000, logger: guardedLogger() };
   return {
     salesOrder: batchReads(createSalesOrderApi(settings), options),
     customerReturn: batchReads(createCustomerReturnApi(settings), options),

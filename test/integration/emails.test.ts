@@ -7,6 +7,7 @@ import type { SalesOrderState } from '../../sandbox/s4Server.js';
 import type { ReceivedMail } from '../../sandbox/smtpServer.js';
 import { startTestService } from '../support/harness.js';
 import { orderMaker } from '../support/orders.js';
+import { addRecipients } from '../support/recipients.js';
 import { useService } from '../support/useService.js';
 import { eventually } from '../support/waits.js';
 import { useWorld } from '../support/world.js';
@@ -155,10 +156,11 @@ describe('the previous pair', () => {
 
 describe('language', () => {
   it('writes German to a sold-to party whose locale is de, and English to others', async () => {
-    await world.db.pool.query(
-      `insert into mail_recipient (sold_to_party, recipients, locale) values ($1, $2, 'de')`,
-      ['17100042', ['flotte@kunde.example']],
-    );
+    await addRecipients(world.db.pool, {
+      soldToParty: '17100042',
+      recipients: ['flotte@kunde.example'],
+      locale: 'de',
+    });
     const german = newOrder({ soldToParty: '17100042', overallDeliveryStatus: 'B' });
     const english = newOrder({ overallDeliveryStatus: 'B' });
     const first = await notify(german);
@@ -256,10 +258,7 @@ describe('hostile S/4HANA free text', () => {
 
 describe('a resend after a crash', () => {
   it('has the Message-ID, subject and body of the first send, though order and language changed since', async () => {
-    await world.db.pool.query(`insert into mail_recipient (sold_to_party, recipients) values ($1, $2)`, [
-      '17100043',
-      ['resend@kunde.example'],
-    ]);
+    await addRecipients(world.db.pool, { soldToParty: '17100043', recipients: ['resend@kunde.example'] });
     const salesOrder = newOrder({ soldToParty: '17100043' });
     await notify(salesOrder);
     const first = await notify(salesOrder, { requestedDeliveryDate: '2027-01-12' });

@@ -160,7 +160,6 @@ describe('the service process during a database failover', () => {
     service = spawnServiceProcess({
       ...serviceEnv({ ...world.endpoints(), queueAddress: queue.address }),
       DATABASE_POOL_SIZE: '4',
-      LOG_LEVEL: 'info',
     });
     const url = await service.ready;
     const running = service;

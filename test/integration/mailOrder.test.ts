@@ -1,10 +1,9 @@
 // The outbox sender against real instances, a real crash, a slow relay and a failing database: each order's
 // emails go out in outbox order, a crash delays its claimed mail by about one lease, a send longer than the
 // lease goes out once, and a `sent` mark that fails on a dropped connection does not send the email again.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer, type Socket } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { salesOrderEvent } from '../../sandbox/s4Events.js';
@@ -14,10 +13,10 @@ import { registerDestination } from '../support/destination.js';
 import { startTestService } from '../support/harness.js';
 import { orderMaker } from '../support/orders.js';
 import { serviceEnv } from '../support/serviceEnv.js';
+import { spawnServiceProcess } from '../support/serviceProcess.js';
 import { eventually } from '../support/waits.js';
 import { useWorld } from '../support/world.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const LEASE_SECONDS = 5;
 // What "about one lease" allows beyond the lease: the other instance's poll (200 ms here) and one send.
 const SLACK_MS = 2000;
@@ -47,30 +46,12 @@ async function startInstance(): Promise<Service> {
 /** The real service as its own process, so that it can be killed for real; resolves with its URL. */
 async function spawnInstance(smtpUrl: string): Promise<{ child: ChildProcess; url: string }> {
   const destination = registerDestination(world.s4.url);
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: {
-      PATH: process.env.PATH,
-      ...serviceEnv({ databaseUrl: world.db.url, s4Url: world.s4.url, smtpUrl, destination }),
-      MAIL_LEASE_SECONDS: String(LEASE_SECONDS),
-      LOG_LEVEL: 'info',
-    },
+  const instance = spawnServiceProcess({
+    ...serviceEnv({ databaseUrl: world.db.url, s4Url: world.s4.url, smtpUrl, destination }),
+    MAIL_LEASE_SECONDS: String(LEASE_SECONDS),
   });
-  children.push(child);
-  const log: string[] = [];
-  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => log.push(...chunk.split('\n')));
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => log.push(chunk));
-  const url = await eventually(
-    'the spawned instance to listen',
-    async () => {
-      if (child.exitCode !== null) throw new Error(`exited with ${child.exitCode}: ${log.join('\n')}`);
-      const started = log.find((line) => line.includes('"msg":"fleet order notifier started"'));
-      return started === undefined ? undefined : (JSON.parse(started) as { url: string }).url;
-    },
-    60_000,
-  );
-  return { child, url };
+  children.push(instance.child);
+  return { child: instance.child, url: await instance.ready };
 }
 
 /** Accepts SMTP connections and never greets: a sender using it is stuck before it sends anything. */

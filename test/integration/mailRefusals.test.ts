@@ -8,8 +8,8 @@ import { startSmtpServer } from '../../sandbox/smtpServer.js';
 import type { Service } from '../../src/service/buildService.js';
 import { createTestDatabase } from '../support/database.js';
 import { startTestService } from '../support/harness.js';
-import { watchLogFor } from '../support/logGuard.js';
 import { orderMaker } from '../support/orders.js';
+import { addRecipients } from '../support/recipients.js';
 import { useService } from '../support/useService.js';
 import { eventually } from '../support/waits.js';
 import { useWorld } from '../support/world.js';
@@ -30,11 +30,7 @@ interface Entry {
 /** A sold-to party of its own whose emails go to `recipients`, each watched by the log guard. */
 async function customer(...recipients: string[]): Promise<string> {
   const soldToParty = String(nextParty++);
-  watchLogFor('a recipient address', ...recipients);
-  await world.db.pool.query('insert into mail_recipient (sold_to_party, recipients) values ($1, $2)', [
-    soldToParty,
-    recipients,
-  ]);
+  await addRecipients(world.db.pool, { soldToParty, recipients });
   return soldToParty;
 }
 

@@ -140,7 +140,6 @@ describe('a message that kills the process', () => {
       // which is the crash loop at its worst.
       AMQP_PREFETCH: '1',
       S4_TIMEOUT_MS: '60000',
-      LOG_LEVEL: 'info',
       MAX_DELIVERIES: '3',
     });
     processes.push(started);

@@ -2,7 +2,6 @@
 // case of the current return, its one statement records the events and upserts the case with the
 // LastChangeDateTime guard and the notification ledger; a 404 withdraws the case after Deleted, and is waited
 // for after Created or Changed until the event is old enough to settle as not found.
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CustomerReturnState } from '../../sandbox/s4Returns.js';
 import { type S4Server, startS4Server } from '../../sandbox/s4Server.js';
@@ -19,6 +18,7 @@ import { ROOT_CONTEXT } from '../../src/telemetry/tracing.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { registerDestination } from '../support/destination.js';
 import { EFFECT_MAIL, parsedReturnEvent } from '../support/effects.js';
+import { guardedLogger } from '../support/logGuard.js';
 import { returnState } from '../support/returns.js';
 
 const LAG_MS = 300;
@@ -52,7 +52,7 @@ function family(
     mail: EFFECT_MAIL,
     pushToPortal: false,
     retryPolicy: DEFAULT_RETRY,
-    logger: pino({ level: 'silent' }),
+    logger: guardedLogger(),
     s4Limit: createDestinationLimit({ maxConcurrent: s4Settings.maxConcurrentReads }),
     observe: {},
     maxReadLagMs,

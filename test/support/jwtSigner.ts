@@ -1,4 +1,5 @@
 import { generateKeyPairSync, randomUUID, sign } from 'node:crypto';
+import { watchLogFor } from './logGuard.js';
 
 export interface SignOptions {
   /** Negative for an expired token; mind xssec's 60 s leeway. */
@@ -18,6 +19,9 @@ export interface JwtSigner {
   sign(claims: Record<string, unknown>, opts?: SignOptions): string;
 }
 
+// What a user token says of the person beyond an id: personal data, which no log line may carry.
+const PERSONAL_CLAIMS = ['user_name', 'email', 'given_name', 'family_name', 'mail'];
+
 const b64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
 const rsa = () => generateKeyPairSync('rsa', { modulusLength: 2048 });
 
@@ -28,6 +32,10 @@ export function jwtSigner(kid: string): JwtSigner {
   return {
     jwk: { ...signing.publicKey.export({ format: 'jwk' }), kid, use: 'sig', alg: 'RS256' },
     sign(claims, opts = {}) {
+      for (const claim of PERSONAL_CLAIMS) {
+        const value = claims[claim];
+        if (typeof value === 'string') watchLogFor(`a token's ${claim}`, value);
+      }
       const now = Math.floor(Date.now() / 1000);
       const exp = now + (opts.expiresInSeconds ?? 600);
       const payload = { jti: randomUUID(), ...claims, iat: Math.min(now, exp - 60), exp };

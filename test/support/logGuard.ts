@@ -1,7 +1,13 @@
-// Personal data and credentials never reach the service's logs. Every service a test runs, in this process or as
-// a child, hands its log lines to this guard; a line that carries a configured email address, a client secret or
-// a bearer token is kept, and the setup file (setup.running.ts) or the crash suite fails the test with it,
-// the value masked. One file's tests run one after another in one worker, so the state is the file's.
+// Personal data and credentials never reach the service's logs. Every service a test runs, in this process, as
+// a child or through the demo's log file, hands every line it writes at debug level to this guard. A line that
+// carries what the guard watches is kept, and the setup file (setup.running.ts) or the crash suite fails the test
+// with it, the value masked. It watches:
+// - every configured address (MAIL_FROM, MAIL_TO) and every address a test puts into mail_recipient;
+// - the logon names, emails and names in the tokens the tests sign (jwtSigner.ts);
+// - client secrets, OTLP header values and the passwords in DATABASE_URL, SMTP_URL and AMQP_URL;
+// - anything shaped like a JWT or a bearer token.
+// One file's tests run one after another in one worker, so the state is the file's.
+import { readFile } from 'node:fs/promises';
 import pino, { type Logger } from 'pino';
 import { createLogger } from '../../src/telemetry/logger.js';
 
@@ -25,7 +31,10 @@ export function watchLogFor(what: string, ...values: string[]): void {
   }
 }
 
-/** Watches what a service's environment configures: MAIL_FROM, MAIL_TO, client secrets, OTLP headers. */
+/**
+ * Watches what a service's environment configures: MAIL_FROM, MAIL_TO, client secrets, OTLP headers, and the
+ * passwords in the URLs of its database, relay and broker.
+ */
 export function watchServiceEnv(env: Readonly<Record<string, string | undefined>>): void {
   watchLogFor('MAIL_FROM', env.MAIL_FROM ?? '');
   watchLogFor('MAIL_TO', ...(env.MAIL_TO ?? '').split(','));
@@ -35,6 +44,21 @@ export function watchServiceEnv(env: Readonly<Record<string, string | undefined>
   for (const pair of (env.OTEL_EXPORTER_OTLP_HEADERS ?? '').split(',')) {
     watchLogFor('an OTLP header value', decodeURIComponent(pair.slice(pair.indexOf('=') + 1)));
   }
+  for (const key of ['DATABASE_URL', 'SMTP_URL', 'AMQP_URL']) watchUrlPassword(key, env[key]);
+}
+
+/**
+ * The password of a URL such as postgres://user:password@host, alone and as the URL writes it. A password that is
+ * its user's name too (the local services' postgres:postgres) is watched in the URL's form only: alone, it would
+ * match every line that names the user.
+ */
+function watchUrlPassword(key: string, value: string | undefined): void {
+  if (value === undefined || !URL.canParse(value)) return;
+  const url = new URL(value);
+  if (url.password === '') return;
+  const [user, password] = [decodeURIComponent(url.username), decodeURIComponent(url.password)];
+  watchLogFor(`the password in ${key}`, `${user}:${password}@`, `${url.username}:${url.password}@`);
+  if (password !== user) watchLogFor(`the password in ${key}`, password);
 }
 
 function clientSecrets(value: unknown): string[] {
@@ -50,6 +74,13 @@ export function checkLogLine(line: string): void {
   const found = [...watched].filter(([value]) => lower.includes(value)).map(([, what]) => what);
   for (const [pattern, what] of PATTERNS) if (line.search(pattern) >= 0) found.push(what);
   if (found.length > 0) leaks.push(`${[...new Set(found)].join(', ')} in: ${mask(line)}`);
+}
+
+/** Checks every line of a service's log file, such as the demo's DEMO_DIR/service.log; returns them. */
+export async function checkLogFile(path: string): Promise<string[]> {
+  const lines = (await readFile(path, 'utf8')).split('\n').filter((line) => line !== '');
+  for (const line of lines) checkLogLine(line);
+  return lines;
 }
 
 function mask(line: string): string {

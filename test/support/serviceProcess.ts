@@ -1,5 +1,6 @@
 // The service as its own process, started the way the platform starts it (src/main.ts, through tsx), with its
-// log kept for diagnosis and read by the log guard: for tests about the process itself, whether it dies or stays up.
+// log kept for diagnosis and read by the log guard: for tests about the process itself, whether it dies or stays
+// up, or is killed for real.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
@@ -11,7 +12,7 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 export interface ServiceProcess {
   child: ChildProcess;
-  /** stdout's JSON lines and stderr's chunks, as they came. */
+  /** stdout's JSON lines and stderr's lines, as they came. */
   log: string[];
   exited: Promise<unknown>;
   /** Still running: neither exited nor killed by a signal. */
@@ -20,24 +21,25 @@ export interface ServiceProcess {
   ready: Promise<string>;
 }
 
-/** Starts src/main.ts with exactly `env` (and PATH). */
+/**
+ * Starts src/main.ts with exactly `env` (and PATH), at LOG_LEVEL=debug whatever `env` says, so that the guard
+ * reads every line the service can write.
+ */
 export function spawnServiceProcess(env: Record<string, string>): ServiceProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { PATH: process.env.PATH, ...env },
+    env: { PATH: process.env.PATH, ...env, LOG_LEVEL: 'debug' },
   });
   const log: string[] = [];
   watchServiceEnv(env);
-  // Whole lines: a value split across two chunks would slip past the guard.
-  createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
-    checkLogLine(line);
-    if (line !== '') log.push(line);
-  });
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-    checkLogLine(chunk);
-    log.push(chunk);
-  });
+  // Whole lines, of both streams: a value split across two chunks would slip past the guard.
+  for (const stream of [child.stdout, child.stderr]) {
+    createInterface({ input: stream as NodeJS.ReadableStream }).on('line', (line) => {
+      checkLogLine(line);
+      if (line !== '') log.push(line);
+    });
+  }
   const alive = () => child.exitCode === null && child.signalCode === null;
   const withAmqp = env.INGEST?.includes('amqp') === true;
   const ready = eventually(

@@ -4,12 +4,15 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { XsuaaCredentials } from '../../src/http/auth.js';
 import { sendJson, startHttpsStub } from './httpsStub.js';
 import { jwtSigner, type SignOptions } from './jwtSigner.js';
+import type { Operator } from './operators.js';
 
 export interface TokenOptions extends Omit<SignOptions, 'header'> {
   /** Local scope names, issued as `fon!t1.<Scope>`. */
   scopes?: string[];
-  /** A user token for this logon name instead of a client-credentials token. */
-  user?: string;
+  /** A user token for this operator, as the approuter forwards it, instead of a client-credentials token. */
+  user?: Operator;
+  /** A user token without `user_uuid`, as XSUAA issues for a user whose identity provider gives none. */
+  withoutUserUuid?: boolean;
 }
 
 /** An OAuth client of the subaccount with the authorities (full scope names) its tokens carry. */
@@ -121,13 +124,19 @@ export async function startXsuaaStub(otherClients: StubClient[] = []): Promise<X
   });
   origin = server.origin;
 
-  const token = ({ scopes = [], user, ...opts }: TokenOptions = {}): string => {
+  const token = ({ scopes = [], user, withoutUserUuid, ...opts }: TokenOptions = {}): string => {
+    // A user token of the authorization code flow through the approuter, whose client is the app's own.
     const who = user
       ? {
           grant_type: 'authorization_code',
-          user_name: user,
+          user_name: user.logonName,
           origin: 'sap.default',
-          user_id: randomUUID(),
+          user_id: user.xsuaaUserId,
+          sub: user.xsuaaUserId,
+          email: user.email,
+          given_name: user.givenName,
+          family_name: user.familyName,
+          ...(withoutUserUuid ? {} : { user_uuid: user.userUuid }),
         }
       : { grant_type: 'client_credentials', sub: CLIENT_ID };
     const scope = scopes.map((s) => `${XSAPPNAME}.${s}`);

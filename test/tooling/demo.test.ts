@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { simpleParser } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_LOG_ENV, guardDemoLog } from '../support/demoLog.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const RUN_TIMEOUT_MS = 120_000;
@@ -18,11 +19,12 @@ interface Run {
   stderr: string;
 }
 
-function runDemo(demoDir: string, env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
+/** Runs the demo in `demoDir`; its service's log passes the log guard. */
+async function runDemo(demoDir: string, env: Record<string, string> = {}): Promise<Run> {
+  const run = await new Promise<Run>((resolve, reject) => {
     const child = spawn('npx', ['tsx', 'scripts/demo.ts'], {
       cwd: ROOT,
-      env: { ...process.env, DEMO_DIR: demoDir, ...env },
+      env: { ...process.env, DEMO_DIR: demoDir, ...DEMO_LOG_ENV, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -40,6 +42,8 @@ function runDemo(demoDir: string, env: Record<string, string> = {}): Promise<Run
       resolve({ code, stdout, stderr });
     });
   });
+  await guardDemoLog(demoDir);
+  return run;
 }
 
 async function emails(demoDir: string) {

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { simpleParser } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_LOG_ENV, guardDemoLog } from '../support/demoLog.js';
 import { eventually } from '../support/waits.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -47,7 +48,7 @@ beforeAll(async () => {
   demoDir = await mkdtemp(join(tmpdir(), 'fon-serve-'));
   child = spawn(process.execPath, ['--import', 'tsx', 'scripts/demo.ts', '--serve'], {
     cwd: ROOT,
-    env: { ...process.env, DEMO_DIR: demoDir },
+    env: { ...process.env, DEMO_DIR: demoDir, ...DEMO_LOG_ENV },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
@@ -71,7 +72,12 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (child.exitCode === null) child.kill('SIGKILL');
-  await rm(demoDir, { recursive: true, force: true });
+  try {
+    // Every line the service wrote, the story's and the tests' own events', passes the log guard.
+    await guardDemoLog(demoDir);
+  } finally {
+    await rm(demoDir, { recursive: true, force: true });
+  }
 });
 
 describe('npm run demo -- --serve', () => {

@@ -459,6 +459,18 @@ describe('reasons', () => {
     }
   });
 
+  it('quote no email address from the input, in a value, a key or a parse error', () => {
+    expect(reasonOf(parse(withKey('ann.fleetwood@fleet.example')))).toBe(
+      'data.SalesOrder must be 1 to 10 letters or digits, got "[address]"',
+    );
+    // One that starts within the part kept, but ends past it: replaced whole, before the clip.
+    expect(reasonOf(parse(withKey(`${'9'.repeat(50)} ann.fleetwood@${'fleet'.repeat(40)}.example`)))).toBe(
+      `data.SalesOrder must be 1 to 10 letters or digits, got "${'9'.repeat(50)} [address…`,
+    );
+    expect(reasonOf(parse('{"ann@fleet.example":1,"ann@fleet.example":2}'))).not.toContain('ann@');
+    expect(reasonOf(parse('ann@fleet.example'))).toMatch(/^body is not valid JSON \(.*\[address\]/);
+  });
+
   it('never cut a surrogate pair in half when clipping', () => {
     const reason = reasonOf(parse(withKey('😀'.repeat(100))));
     expect(reason).toMatch(PRINTABLE);

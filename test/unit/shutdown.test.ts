@@ -3,6 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { shutdownInOrder } from '../../src/service/shutdown.js';
 import { createLogger } from '../../src/telemetry/logger.js';
 
+// Silent on purpose: its lines name a step and its error, here only the test's own, and no service runs beside it
+// for the log guard to read.
 const logger = createLogger('silent');
 
 describe('shutdownInOrder', () => {
