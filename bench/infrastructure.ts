@@ -2,7 +2,7 @@
 // afterwards (its queue is a test queue, test/support/broker.ts). Nothing on the shared PostgreSQL is touched.
 import pg from 'pg';
 import { migrate } from '../src/db/migrate.js';
-import { CREATE_PLAIN_TABLES, TRUNCATE_PLAIN_TABLES } from './plainTables.js';
+import { CREATE_PLAIN_TABLES, TRUNCATE_PLAIN_TABLES } from './plain/tables.js';
 import { startPostgresServer } from './postgresServer.js';
 
 const BENCH_APPLICATION = 'fon-bench';

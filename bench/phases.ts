@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { S4Server } from '../sandbox/s4Server.js';
 import type { TestQueue } from '../test/support/broker.js';
 import type { BenchDatabase } from './infrastructure.js';
-import type { ConsumerProcess } from './plainProcess.js';
+import type { ConsumerProcess } from './plain/process.js';
 import { commitTimes, type EventTable, type MailTable, mails, recordedCount } from './probes.js';
 import type { BenchPublisher } from './publisher.js';
 import type { DrainFigures } from './results.js';

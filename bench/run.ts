@@ -1,4 +1,4 @@
-// The benchmark: the compiled service at its defaults, as deployed, beside a plain consumer (plainConsumer.ts),
+// The benchmark: the compiled service at its defaults, as deployed, beside a plain consumer (plain/consumer.ts),
 // each a process of its own against the local PostgreSQL (directly, or through a relay that adds a round trip)
 // and RabbitMQ, the S/4HANA stand-in and an SMTP receiver that drops what it accepts. In every run each
 // scenario's load goes to both, one after the other, the first place alternating from run to run; then a
@@ -22,8 +22,8 @@ import { type BenchDatabase, createBenchDatabase } from './infrastructure.js';
 import { type OtlpSink, startOtlpSink } from './otlpSink.js';
 import { type PgRelay, startPgRelay } from './pgRelay.js';
 import { type ConsumerUnderTest, drainPhase, type PhaseContext, steadyPhase } from './phases.js';
-import { PLAIN_PREFETCH } from './plainConsumer.js';
-import { startPlainProcess } from './plainProcess.js';
+import { PLAIN_PREFETCH } from './plain/consumer.js';
+import { buildPlainConsumer, startPlainProcess } from './plain/process.js';
 import { type BenchPublisher, openPublisher } from './publisher.js';
 import { report } from './report.js';
 import {
@@ -120,6 +120,7 @@ async function cleanUp(): Promise<void> {
 }
 
 try {
+  buildPlainConsumer();
   [db, queue, publisher, s4, smtp, otlp] = await Promise.all([
     createBenchDatabase(),
     createTestQueue('fon-bench'),

@@ -1,15 +1,21 @@
-// The benchmark's plain consumer (bench/plainConsumer.ts) is the comparison the service's performance is judged
+// The benchmark's plain consumer (bench/plain/consumer.ts) is the comparison the service's performance is judged
 // against, so it must keep the same contract: run as the benchmark runs it, a process of its own, against the
 // real broker and PostgreSQL, the S/4HANA stand-in and a real SMTP relay, on a small load of new events, two
 // changes of one order and redeliveries of events already recorded.
 import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ConsumerProcess, startPlainProcess } from '../../bench/plainProcess.js';
-import { CREATE_PLAIN_TABLES } from '../../bench/plainTables.js';
+import {
+  buildPlainConsumer,
+  type ConsumerProcess,
+  PLAIN_ENTRY,
+  startPlainProcess,
+} from '../../bench/plain/process.js';
+import { CREATE_PLAIN_TABLES } from '../../bench/plain/tables.js';
 import { type BenchPublisher, openPublisher } from '../../bench/publisher.js';
 import { type BenchEvent, changes, createOrders } from '../../bench/workload.js';
 import { type S4Server, startS4Server } from '../../sandbox/s4Server.js';
@@ -36,6 +42,8 @@ describe('the plain consumer of the benchmark', () => {
   let logDir: string;
 
   beforeAll(async () => {
+    // Compiled, as the benchmark runs it.
+    buildPlainConsumer();
     database = await createDatabase('fon_plain');
     pool = new pg.Pool({ connectionString: database.url, max: 2 });
     await pool.query(CREATE_PLAIN_TABLES);
@@ -70,6 +78,18 @@ describe('the plain consumer of the benchmark', () => {
       async () => (await recorded()).length >= ids && smtp.messages.length >= mails,
     );
   }
+
+  it('is its own code, compiled: it imports nothing of the service', () => {
+    const dir = dirname(PLAIN_ENTRY);
+    const files = readdirSync(dir).sort();
+    expect(files).toEqual(['consumer.js', 'email.js', 'order.js', 'tables.js']);
+    for (const file of files) {
+      const code = readFileSync(join(dir, file), 'utf8');
+      for (const [, from] of code.matchAll(/(?:from|import\() *'([^']+)'/g)) {
+        expect(from, file).toMatch(/^(node:\w+|pg|nodemailer|@sap\/xb-msg-amqp-v100|\.\/\w+\.js)$/);
+      }
+    }
+  });
 
   it('records every event once, mails each real change once and settles duplicates without a read', async () => {
     const orders = createOrders(7_100_000, 4);
