@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_MAILS_IN_FLIGHT, PLAIN_PREFETCH } from '../../bench/plain/consumer.js';
 import {
   buildPlainConsumer,
   type ConsumerProcess,
@@ -150,5 +151,43 @@ describe('the plain consumer of the benchmark', () => {
     // Nothing left ready, held unsettled or rejected: every duplicate was accepted.
     await eventually('the queue settled', () => queue.isIdle());
     expect(await queue.drainDeadLetters()).toEqual([]);
+  });
+
+  it('takes no more events while its emails in flight are at the bound, and sends them all once the relay answers', async () => {
+    // After the test above: its consumer still runs, with 6 events recorded and 6 emails sent.
+    const before = (await recorded()).length;
+    const orders = createOrders(7_200_000, MAX_MAILS_IN_FLIGHT + PLAIN_PREFETCH + 50);
+    for (const order of orders) s4.setOrder(order);
+    let answer = () => {};
+    const relayAnswers = new Promise<void>((resolve) => {
+      answer = resolve;
+    });
+    // A relay that takes every message and holds its reply: every send stays in flight.
+    smtp.setHold(() => relayAnswers);
+    try {
+      await publisher.publish(
+        queue.address,
+        orders.map((order) => event(order.salesOrder, 'Created')),
+      );
+      await eventually(
+        `${MAX_MAILS_IN_FLIGHT} emails in flight`,
+        async () => (await recorded()).length - before >= MAX_MAILS_IN_FLIGHT,
+      );
+      // Whatever passed the bound before it filled: at most a window of deliveries more, never the whole load.
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      expect((await recorded()).length - before).toBeLessThanOrEqual(MAX_MAILS_IN_FLIGHT + PLAIN_PREFETCH);
+    } finally {
+      smtp.setHold(undefined);
+      answer();
+    }
+    await eventually(
+      'every event recorded and every email received',
+      async () =>
+        (await recorded()).length === before + orders.length && smtp.messages.length === 6 + orders.length,
+    );
+    const { rows } = await pool.query<{ unsent: number }>(
+      'select count(*)::int as "unsent" from plain_mail_outbox where sent_at is null',
+    );
+    expect(rows).toEqual([{ unsent: 0 }]);
   });
 });
