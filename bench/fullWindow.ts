@@ -74,3 +74,19 @@ export async function seedFullWindow(pool: pg.Pool, size: WindowSize = FULL_WIND
     'vacuum analyze processed_event, mail_outbox, portal_order_status, order_notification, portal_push',
   );
 }
+
+/**
+ * Removes what a drain on the full window added (rows processed since `at`, emails after `mailId`, the drain's own
+ * orders and delivery records), so that the next drain starts from the same window.
+ */
+export async function removeDrainRows(pool: pg.Pool, since: { at: Date; mailId: number }): Promise<void> {
+  await pool.query('delete from processed_event where processed_at >= $1::timestamptz', [since.at]);
+  await pool.query('delete from mail_outbox where id > $1::bigint', [since.mailId]);
+  for (const table of ['portal_order_status', 'order_notification', 'portal_push']) {
+    await pool.query(`delete from ${table} where sales_order::bigint < $1::bigint`, [FIRST_SEEDED_ORDER]);
+  }
+  await pool.query('truncate event_attempt, duplicate_arrival, dead_letter');
+  await pool.query(
+    'vacuum analyze processed_event, mail_outbox, portal_order_status, order_notification, portal_push',
+  );
+}

@@ -24,6 +24,7 @@ export async function createBenchDatabase(): Promise<BenchDatabase> {
   pool.on('error', () => {});
   await migrate(pool);
   await pool.query(CREATE_PLAIN_TABLES);
+  await pool.query('create extension if not exists pg_stat_statements');
   const checkpoint = async () => {
     await pool.query('checkpoint');
   };

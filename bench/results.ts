@@ -20,7 +20,7 @@ export interface DrainFigures {
   mailsQueued: number;
   /**
    * Through the relay (pgRelay.ts): the median of what it really held each chunk from the consumer over the
-   * window, in ms, beside its nominal delay. Absent when the consumer connects directly.
+   * drain, in ms, beside its nominal delay. Absent when the consumer connects directly.
    */
   pgHeldMs?: number;
   /** The service only, from pg_stat_statements over the drain: mean execution time per call, in ms. */
