@@ -48,6 +48,7 @@ export function sideBySideTable(results: Pick<BenchResults, 'runs'>): string {
       'service CPU ÷ plain',
       'relay held ms per chunk, service / plain',
       'service peak RSS MB',
+      'plain peak RSS MB',
     ],
     measured.map(({ s4LatencyMs, pgDelayMs }) => {
       const figure = (value: Parameters<typeof scenarioFigure>[3]) =>
@@ -66,6 +67,7 @@ export function sideBySideTable(results: Pick<BenchResults, 'runs'>): string {
           ? '–'
           : `${figure((s) => s.service.pgHeldMs ?? Number.NaN)} / ${figure((s) => s.plain.pgHeldMs ?? Number.NaN)}`,
         figure((s) => s.service.peakRssMb),
+        figure((s) => s.plain.peakRssMb),
       ];
     }),
   );
