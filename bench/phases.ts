@@ -22,7 +22,8 @@ import {
 } from './probes.js';
 import type { BenchPublisher } from './publisher.js';
 import type { DrainFigures } from './results.js';
-import { median, percentile } from './stats.js';
+import { percentile } from './stats.js';
+import { spread } from './targets.js';
 import type { BenchEvent } from './workload.js';
 
 export interface PhaseContext {
@@ -131,7 +132,7 @@ export async function drainPhase(
     await sleep(600);
     await queue.purge();
   }
-  const held = consumer.relay?.takeHeldMs().sort((a, b) => a - b);
+  const held = consumer.relay?.takeHeldMs();
   const statements = service ? await statementTimes(db) : undefined;
   await checkRecorded(db, consumer.events, newIds, expected, consumer.logFile, since);
   const mailed = await mails(db, consumer.mails, since);
@@ -152,7 +153,7 @@ export async function drainPhase(
     cpuMsPerNew: (running.cpu.between('service', start, end) * 1000) / newIds.length,
     peakRssMb: stopped.peakRssBytes / 2 ** 20,
     mailsQueued: mailed.queued,
-    ...(held === undefined ? {} : { pgHeldMs: median(held) }),
+    ...(held === undefined ? {} : { pgHeldMs: spread(held).median }),
     ...(statements === undefined ? {} : { statementMs: statements }),
   };
 }
@@ -162,6 +163,7 @@ export interface SteadyFigures {
   p99Ms: number;
   maxMs: number;
   peakRssMb: number;
+  pgHeldMs?: number;
 }
 
 /**
@@ -180,6 +182,7 @@ export async function steadyPhase(
   const expected = load.warmup.length + load.measured.length;
   try {
     await running.ready();
+    consumer.relay?.takeHeldMs();
     await ctx.publisher.publishSteadily(queue.address, load.warmup, load.perSecond);
     await waitFor(
       async () => (await recordedCount(db, consumer.events)) >= load.warmup.length,
@@ -192,6 +195,7 @@ export async function steadyPhase(
     await sleep(600);
     await queue.purge();
   }
+  const held = consumer.relay?.takeHeldMs();
   const ids = load.measured.map((event) => event.id);
   await checkRecorded(db, consumer.events, ids, expected, consumer.logFile);
   const times = await commitTimes(db, consumer.events, ids);
@@ -203,5 +207,6 @@ export async function steadyPhase(
     p99Ms: percentile(latencies, 0.99),
     maxMs: latencies[latencies.length - 1] ?? Number.NaN,
     peakRssMb: stopped.peakRssBytes / 2 ** 20,
+    ...(held === undefined ? {} : { pgHeldMs: spread(held).median }),
   };
 }

@@ -91,9 +91,11 @@ export function steadyLine(results: BenchResults): string | undefined {
   const first = steady[0];
   if (first === undefined) return undefined;
   const figure = (value: (s: SteadyRun) => number) => showSpread(spread(steady.map(value)));
+  const held = spread(steady.map((s) => s.pgHeldMs ?? Number.NaN));
+  const relay = Number.isNaN(held.median) ? '' : ` (the relay held ${showSpread(held)} ms per chunk)`;
   return (
     `Steady ${first.perSecond} events/s for ${results.settings.steadySeconds} s, S/4HANA ${first.s4LatencyMs} ms, ` +
-    `PostgreSQL +${first.pgDelayMs} ms, publish to commit: p50 ${figure((s) => s.p50Ms)} ms, ` +
+    `PostgreSQL +${first.pgDelayMs} ms${relay}, publish to commit: p50 ${figure((s) => s.p50Ms)} ms, ` +
     `p99 ${figure((s) => s.p99Ms)} ms, max ${figure((s) => s.maxMs)} ms.`
   );
 }

@@ -44,6 +44,8 @@ export interface SteadyRun {
   p99Ms: number;
   maxMs: number;
   peakRssMb: number;
+  /** The median of what the relay really held each chunk over the window, in ms (DrainFigures). */
+  pgHeldMs?: number;
 }
 
 /** The service draining the same backlog of new events untraced, at the default sampling, and every delivery traced. */

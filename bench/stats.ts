@@ -5,15 +5,6 @@ export function percentile(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length, rank) - 1] as number;
 }
 
-/** The median of ascending `sorted`; NaN when empty. */
-export function median(sorted: number[]): number {
-  if (sorted.length === 0) return Number.NaN;
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1
-    ? (sorted[mid] as number)
-    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-}
-
 /** Rounds for display: three significant digits at most, never more than `decimals` decimals. */
 export function round(value: number, decimals = 2): number {
   if (!Number.isFinite(value)) return value;

@@ -220,6 +220,20 @@ describe('the side-by-side figures and their targets', () => {
       ]),
     );
     expect(report(results(runs))).toContain('| 2.5 (2.4–2.6) / 3 |');
+    const steady = {
+      perSecond: 200,
+      events: 12_000,
+      pgDelayMs: 1,
+      s4LatencyMs: 0,
+      p50Ms: 5,
+      p99Ms: 40,
+      maxMs: 90,
+      peakRssMb: 140,
+      pgHeldMs: 2.7,
+    };
+    expect(report(results([run(1, [], steady)]))).toContain(
+      'PostgreSQL +1 ms (the relay held 2.7 ms per chunk), publish to commit',
+    );
     const text = headline(results(runs));
     expect(text).toContain('PostgreSQL +1 ms (the relay held 2.5 ms per chunk)');
     expect(text).toContain('| the service at its defaults | 840 | 1 |');
