@@ -2,7 +2,7 @@
 // afterwards (its queue is a test queue, test/support/broker.ts). Nothing on the shared PostgreSQL is touched.
 import pg from 'pg';
 import { migrate } from '../src/db/migrate.js';
-import { CREATE_PLAIN_TABLES, TRUNCATE_PLAIN_TABLES } from './plainTables.js';
+import { CREATE_PLAIN_TABLES, TRUNCATE_PLAIN_TABLES } from './plain/tables.js';
 import { startPostgresServer } from './postgresServer.js';
 
 const BENCH_APPLICATION = 'fon-bench';
@@ -24,6 +24,7 @@ export async function createBenchDatabase(): Promise<BenchDatabase> {
   pool.on('error', () => {});
   await migrate(pool);
   await pool.query(CREATE_PLAIN_TABLES);
+  await pool.query('create extension if not exists pg_stat_statements');
   const checkpoint = async () => {
     await pool.query('checkpoint');
   };

@@ -5,7 +5,7 @@
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { report, targetTable } from './report.js';
+import { headline, report, targetTable } from './report.js';
 import { isSideBySide } from './results.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -13,6 +13,10 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const PUBLISHED_NAME = 'bench/results/published.json';
 export const PUBLISHED = resolve(ROOT, PUBLISHED_NAME);
 export const PERFORMANCE_DOC = resolve(ROOT, 'docs/performance.md');
+export const README = resolve(ROOT, 'README.md');
+const README_BEGIN =
+  '<!-- bench:headline:begin (written by npm run bench:docs from bench/results/published.json) -->';
+const README_END = '<!-- bench:headline:end -->';
 export const END = '<!-- bench:end -->';
 const BEGIN_PATTERN = /<!-- bench:begin \(written by npm run bench:docs from (\S+)\) -->/;
 
@@ -42,6 +46,22 @@ export function performanceSection(results: unknown, source = PUBLISHED_NAME): s
   return [beginMarker(source), '', body, '', END].join('\n');
 }
 
+/** The README's generated headline, markers included: what the published run gives (report.ts, headline). */
+export function headlineSection(results: unknown): string {
+  const body = isSideBySide(results)
+    ? headline(results)
+    : 'No run of the side-by-side benchmark is published yet.';
+  return [README_BEGIN, '', body, '', README_END].join('\n');
+}
+
+/** The README's headline block as it stands, markers included. */
+export function readmeHeadline(readme: string): string {
+  const begin = readme.indexOf(README_BEGIN);
+  const end = readme.indexOf(README_END);
+  if (begin < 0 || end < begin) throw new Error(`no "${README_BEGIN}" … "${README_END}" block`);
+  return readme.slice(begin, end + README_END.length);
+}
+
 /** `doc` with its generated block replaced by one made from `results`. */
 export function withPerformanceSection(doc: string, results: unknown): string {
   const { block } = generatedBlock(doc);
@@ -58,7 +78,9 @@ function main(file: string): void {
     copyFileSync(source, PUBLISHED);
   }
   writeFileSync(PERFORMANCE_DOC, withPerformanceSection(readFileSync(PERFORMANCE_DOC, 'utf8'), results));
-  console.log(`docs/performance.md now shows ${file}, kept as ${PUBLISHED_NAME}`);
+  const readme = readFileSync(README, 'utf8');
+  writeFileSync(README, readme.replace(readmeHeadline(readme), headlineSection(results)));
+  console.log(`docs/performance.md and the README's headline now show ${file}, kept as ${PUBLISHED_NAME}`);
 }
 
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

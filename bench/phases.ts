@@ -7,11 +7,23 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { S4Server } from '../sandbox/s4Server.js';
 import type { TestQueue } from '../test/support/broker.js';
 import type { BenchDatabase } from './infrastructure.js';
-import type { ConsumerProcess } from './plainProcess.js';
-import { commitTimes, type EventTable, type MailTable, mails, recordedCount } from './probes.js';
+import type { PgRelay } from './pgRelay.js';
+import type { ConsumerProcess } from './plain/process.js';
+import {
+  commitTimes,
+  EMPTY_TABLES,
+  type EventTable,
+  type MailTable,
+  mails,
+  recordedCount,
+  resetStatements,
+  type Since,
+  statementTimes,
+} from './probes.js';
 import type { BenchPublisher } from './publisher.js';
 import type { DrainFigures } from './results.js';
 import { percentile } from './stats.js';
+import { spread } from './targets.js';
 import type { BenchEvent } from './workload.js';
 
 export interface PhaseContext {
@@ -28,6 +40,10 @@ export interface ConsumerUnderTest {
   events: EventTable;
   mails: MailTable;
   logFile: string;
+  /** The relay between the consumer and PostgreSQL, if any: what it really held is reported. */
+  relay?: PgRelay | undefined;
+  /** Rows already in the tables that the phase leaves out of its counts; by default none. */
+  since?: Since;
 }
 
 /** Polls until `done` holds or the time is up; returns whether it held. */
@@ -56,8 +72,9 @@ export async function checkRecorded(
   ids: string[],
   expected: number,
   log: string,
+  since = EMPTY_TABLES,
 ) {
-  const recorded = await recordedCount(db, table);
+  const recorded = await recordedCount(db, table, since);
   const found = (await commitTimes(db, table, ids)).size;
   if (recorded !== expected || found !== ids.length) {
     throw new Error(
@@ -83,22 +100,26 @@ export async function drainPhase(
   const newIds = [...new Set(load.measured.map((event) => event.id))];
   const expected = load.warmup.length + 1 + newIds.length;
   const expectedMails = load.warmup.length + newIds.length;
+  const since = consumer.since ?? EMPTY_TABLES;
+  const service = consumer.events === 'processed_event';
   await ctx.publisher.publish(queue.address, all);
   const requestsBefore = s4.requests();
+  consumer.relay?.takeHeldMs();
+  if (service) await resetStatements(db);
   const running = await consumer.start();
   let stopped: { peakRssBytes: number };
   try {
     // The broker's count comes last: each asks rabbitmqctl, a process whose start costs the consumer CPU.
     const done = await waitFor(
       async () =>
-        (await recordedCount(db, consumer.events)) >= expected &&
-        (await mails(db, consumer.mails)).sent >= expectedMails &&
+        (await recordedCount(db, consumer.events, since)) >= expected &&
+        (await mails(db, consumer.mails, since)).sent >= expectedMails &&
         (await queue.isIdle()),
       ctx.timeoutMs,
     );
     if (!done) {
-      const recorded = await recordedCount(db, consumer.events);
-      const mailed = await mails(db, consumer.mails);
+      const recorded = await recordedCount(db, consumer.events, since);
+      const mailed = await mails(db, consumer.mails, since);
       const idle = await queue.isIdle();
       throw new Error(
         `the queue was not drained in ${ctx.timeoutMs} ms: ${recorded} of ${expected} events recorded, ` +
@@ -111,8 +132,10 @@ export async function drainPhase(
     await sleep(600);
     await queue.purge();
   }
-  await checkRecorded(db, consumer.events, newIds, expected, consumer.logFile);
-  const mailed = await mails(db, consumer.mails);
+  const held = consumer.relay?.takeHeldMs();
+  const statements = service ? await statementTimes(db) : undefined;
+  await checkRecorded(db, consumer.events, newIds, expected, consumer.logFile, since);
+  const mailed = await mails(db, consumer.mails, since);
   if (mailed.queued !== expectedMails || mailed.sent !== expectedMails) {
     throw new Error(
       `${mailed.queued} emails queued and ${mailed.sent} sent for ${expectedMails} changes; see ${consumer.logFile}`,
@@ -130,6 +153,8 @@ export async function drainPhase(
     cpuMsPerNew: (running.cpu.between('service', start, end) * 1000) / newIds.length,
     peakRssMb: stopped.peakRssBytes / 2 ** 20,
     mailsQueued: mailed.queued,
+    ...(held === undefined ? {} : { pgHeldMs: spread(held).median }),
+    ...(statements === undefined ? {} : { statementMs: statements }),
   };
 }
 
@@ -138,6 +163,7 @@ export interface SteadyFigures {
   p99Ms: number;
   maxMs: number;
   peakRssMb: number;
+  pgHeldMs?: number;
 }
 
 /**
@@ -156,6 +182,7 @@ export async function steadyPhase(
   const expected = load.warmup.length + load.measured.length;
   try {
     await running.ready();
+    consumer.relay?.takeHeldMs();
     await ctx.publisher.publishSteadily(queue.address, load.warmup, load.perSecond);
     await waitFor(
       async () => (await recordedCount(db, consumer.events)) >= load.warmup.length,
@@ -168,6 +195,7 @@ export async function steadyPhase(
     await sleep(600);
     await queue.purge();
   }
+  const held = consumer.relay?.takeHeldMs();
   const ids = load.measured.map((event) => event.id);
   await checkRecorded(db, consumer.events, ids, expected, consumer.logFile);
   const times = await commitTimes(db, consumer.events, ids);
@@ -179,5 +207,6 @@ export async function steadyPhase(
     p99Ms: percentile(latencies, 0.99),
     maxMs: latencies[latencies.length - 1] ?? Number.NaN,
     peakRssMb: stopped.peakRssBytes / 2 ** 20,
+    ...(held === undefined ? {} : { pgHeldMs: spread(held).median }),
   };
 }

@@ -1,7 +1,8 @@
 // The benchmark's own PostgreSQL server: initdb into a temporary directory, its own port, stopped and removed at
 // the end. Its own so that it can run with `track_commit_timestamp = on`, which the shared server has off: the
 // commit time of every recorded event is then PostgreSQL's own (`pg_xact_commit_timestamp(xmin)`), not the start
-// of its transaction. Otherwise PostgreSQL's defaults, durable commits included, as a managed database keeps them.
+// of its transaction, and with pg_stat_statements loaded. Otherwise PostgreSQL's defaults, durable commits
+// included, as a managed database keeps them.
 import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { chown, mkdtemp, rm } from 'node:fs/promises';
@@ -37,7 +38,10 @@ export async function startPostgresServer(): Promise<PostgresServer> {
   const data = join(dir, 'data');
   const port = await freePort();
   await pg('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--no-sync']);
-  const options = `-p ${port} -c listen_addresses=127.0.0.1 -k ${dir} -c track_commit_timestamp=on -c max_connections=200`;
+  // pg_stat_statements: the statement times of the full-window drain (probes.ts).
+  const options =
+    `-p ${port} -c listen_addresses=127.0.0.1 -k ${dir} -c track_commit_timestamp=on -c max_connections=200 ` +
+    '-c shared_preload_libraries=pg_stat_statements';
   await pg('pg_ctl', ['-D', data, '-l', join(dir, 'server.log'), '-w', '-t', '60', '-o', options, 'start']);
   const stopArgs = ['-D', data, '-m', 'immediate', '-w', 'stop'];
   // An aborted run must not leave the server behind.

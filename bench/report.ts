@@ -1,8 +1,8 @@
 // The side-by-side tables, the same in the terminal and in docs/performance.md: per scenario the service and the
 // plain consumer, median over the runs with the range, then every target with its computed verdict.
-import type { BenchResults, SteadyRun, TracingRun } from './results.js';
-import { SCENARIOS } from './scenarios.js';
-import { judge, postgresLabel, ratio, type Spread, scenarioFigure, spread } from './targets.js';
+import type { BenchResults, DrainFigures, FullWindowRun, SteadyRun, TracingRun } from './results.js';
+import { HEADLINE, SCENARIOS } from './scenarios.js';
+import { cpuShare, judge, postgresLabel, ratio, type Spread, scenarioFigure, spread } from './targets.js';
 
 const number = new Intl.NumberFormat('en-US', { maximumFractionDigits: 3 });
 
@@ -45,7 +45,10 @@ export function sideBySideTable(results: Pick<BenchResults, 'runs'>): string {
       'S/4HANA requests per new event',
       'service CPU ms per new event',
       'plain CPU ms per new event',
+      'service CPU ÷ plain',
+      'relay held ms per chunk, service / plain',
       'service peak RSS MB',
+      'plain peak RSS MB',
     ],
     measured.map(({ s4LatencyMs, pgDelayMs }) => {
       const figure = (value: Parameters<typeof scenarioFigure>[3]) =>
@@ -59,7 +62,12 @@ export function sideBySideTable(results: Pick<BenchResults, 'runs'>): string {
         figure((s) => s.service.s4RequestsPerNew),
         figure((s) => s.service.cpuMsPerNew),
         figure((s) => s.plain.cpuMsPerNew),
+        figure(cpuShare),
+        pgDelayMs === 0
+          ? '–'
+          : `${figure((s) => s.service.pgHeldMs ?? Number.NaN)} / ${figure((s) => s.plain.pgHeldMs ?? Number.NaN)}`,
         figure((s) => s.service.peakRssMb),
+        figure((s) => s.plain.peakRssMb),
       ];
     }),
   );
@@ -83,9 +91,11 @@ export function steadyLine(results: BenchResults): string | undefined {
   const first = steady[0];
   if (first === undefined) return undefined;
   const figure = (value: (s: SteadyRun) => number) => showSpread(spread(steady.map(value)));
+  const held = spread(steady.map((s) => s.pgHeldMs ?? Number.NaN));
+  const relay = Number.isNaN(held.median) ? '' : ` (the relay held ${showSpread(held)} ms per chunk)`;
   return (
     `Steady ${first.perSecond} events/s for ${results.settings.steadySeconds} s, S/4HANA ${first.s4LatencyMs} ms, ` +
-    `PostgreSQL +${first.pgDelayMs} ms, publish to commit: p50 ${figure((s) => s.p50Ms)} ms, ` +
+    `PostgreSQL +${first.pgDelayMs} ms${relay}, publish to commit: p50 ${figure((s) => s.p50Ms)} ms, ` +
     `p99 ${figure((s) => s.p99Ms)} ms, max ${figure((s) => s.maxMs)} ms.`
   );
 }
@@ -98,7 +108,33 @@ export function tracingLine(results: BenchResults): string | undefined {
   return (
     `Service CPU per event draining ${number.format(first.events)} new events (S/4HANA ${first.s4LatencyMs} ms, ` +
     `PostgreSQL ${postgresLabel(first.pgDelayMs)}): ${figure((t) => t.cpuMicrosPerEvent)} µs untraced, ` +
-    `${figure((t) => t.tracedCpuMicrosPerEvent)} µs with every delivery traced.`
+    `${figure((t) => t.sampledCpuMicrosPerEvent ?? Number.NaN)} µs at the default sampling (parent-based, 0.1), ` +
+    `${figure((t) => t.tracedCpuMicrosPerEvent)} µs with every delivery traced (no target).`
+  );
+}
+
+export function fullWindowLine(results: BenchResults): string | undefined {
+  const pairs = results.runs.flatMap((run) => {
+    const full = run.fullWindow;
+    const empty = run.scenarios.find(
+      (s) => full && s.s4LatencyMs === full.s4LatencyMs && s.pgDelayMs === full.pgDelayMs,
+    )?.service;
+    return full ? [{ full, empty }] : [];
+  });
+  const first = pairs[0]?.full;
+  if (first === undefined) return undefined;
+  const figure = (value: (full: FullWindowRun, empty: DrainFigures | undefined) => number | undefined) =>
+    showSpread(spread(pairs.map(({ full, empty }) => value(full, empty) ?? Number.NaN)));
+  const { processedEvents, sentMails, orders } = first.seeded;
+  return (
+    `Full retention window (${number.format(processedEvents)} processed events with their attempts, ` +
+    `${number.format(sentMails)} sent emails, ${number.format(orders)} orders' portal rows already in the tables), ` +
+    `S/4HANA ${first.s4LatencyMs} ms, PostgreSQL ${postgresLabel(first.pgDelayMs)}: the service drains ` +
+    `${figure((full) => full.service.newPerSecond)} new events/s against ${figure((_, e) => e?.newPerSecond)} on ` +
+    `empty tables; mean statement time, full against empty: identity check ` +
+    `${figure((full) => full.service.statementMs?.identityCheck)} against ` +
+    `${figure((_, e) => e?.statementMs?.identityCheck)} ms, effect ` +
+    `${figure((full) => full.service.statementMs?.effect)} against ${figure((_, e) => e?.statementMs?.effect)} ms.`
   );
 }
 
@@ -128,9 +164,12 @@ export function crashTable(results: BenchResults): string | undefined {
 /** Everything a run shows: what was run, the side-by-side table, the steady window and the verdicts. */
 export function report(results: BenchResults): string {
   const { machine, settings } = results;
-  const extra = [steadyLine(results), tracingLine(results), crashTable(results)].flatMap((part) =>
-    part === undefined ? [] : ['', part],
-  );
+  const extra = [
+    steadyLine(results),
+    tracingLine(results),
+    fullWindowLine(results),
+    crashTable(results),
+  ].flatMap((part) => (part === undefined ? [] : ['', part]));
   return [
     `Run of ${results.startedAt.slice(0, 10)} on ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGb} GB, ` +
       `Node ${machine.node.replace(/^v/, '')}, PostgreSQL ${machine.postgres.split(' ')[0]}, all on one machine; ` +
@@ -144,5 +183,43 @@ export function report(results: BenchResults): string {
     ...extra,
     '',
     targetTable(results),
+  ].join('\n');
+}
+
+/**
+ * The README's headline, from the same runs as the tables: the rates and CPU of the headline scenario, and the
+ * ratios as the targets judge them (the median of the per-run ratios), with the ratio of the median rates beside.
+ */
+export function headline(results: BenchResults): string {
+  const { runs, settings } = results;
+  const { s4LatencyMs, pgDelayMs } = HEADLINE;
+  const figure = (value: Parameters<typeof scenarioFigure>[3]) =>
+    scenarioFigure(runs, s4LatencyMs, pgDelayMs, value);
+  const service = figure((s) => s.service.newPerSecond);
+  const plain = figure((s) => s.plain.newPerSecond);
+  const held = figure((s) => s.service.pgHeldMs ?? Number.NaN);
+  const relay = Number.isNaN(held.median) ? '' : ` (the relay held ${show(held.median)} ms per chunk)`;
+  const header =
+    `S/4HANA ${s4LatencyMs} ms, PostgreSQL +${pgDelayMs} ms${relay}; ${number.format(settings.newEvents)} new events ` +
+    `over ${number.format(settings.orders)} orders, ${number.format(settings.duplicates)} duplicates; ` +
+    `median of ${settings.runs} runs (range)`;
+  const table = markdownTable(
+    [header, 'new events/s', 'own CPU ms per new event'],
+    [
+      ['the service at its defaults', showSpread(service), showSpread(figure((s) => s.service.cpuMsPerNew))],
+      [
+        `a plain consumer, one GET and one transaction per event, prefetch ${settings.plainPrefetch}`,
+        showSpread(plain),
+        showSpread(figure((s) => s.plain.cpuMsPerNew)),
+      ],
+    ],
+  );
+  return [
+    table,
+    '',
+    `Service ÷ plain consumer, the median of the per-run ratios: ${showSpread(figure(ratio))} in rate (the ratio ` +
+      `of the median rates above is ${show(service.median / plain.median)}), ${showSpread(figure(cpuShare))} in ` +
+      `own CPU per new event; ${show(figure((s) => s.service.s4RequestsPerNew).median)} S/4HANA requests per new ` +
+      'event. Targets: ≥ 2.0 in rate, ≤ 0.5 in CPU.',
   ].join('\n');
 }

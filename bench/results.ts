@@ -18,6 +18,13 @@ export interface DrainFigures {
   peakRssMb: number;
   /** Emails queued (and sent): one per new event, each a change. */
   mailsQueued: number;
+  /**
+   * Through the relay (pgRelay.ts): the median of what it really held each chunk from the consumer over the
+   * drain, in ms, beside its nominal delay. Absent when the consumer connects directly.
+   */
+  pgHeldMs?: number;
+  /** The service only, from pg_stat_statements over the drain: mean execution time per call, in ms. */
+  statementMs?: { identityCheck: number; effect: number };
 }
 
 export interface ScenarioRun {
@@ -37,18 +44,35 @@ export interface SteadyRun {
   p99Ms: number;
   maxMs: number;
   peakRssMb: number;
+  /** The median of what the relay really held each chunk over the window, in ms (DrainFigures). */
+  pgHeldMs?: number;
 }
 
-/** The service draining the same backlog of new events untraced and with every delivery traced. */
+/** The service draining the same backlog of new events untraced, at the default sampling, and every delivery traced. */
 export interface TracingRun {
   events: number;
   s4LatencyMs: number;
   pgDelayMs: number;
   /** Service CPU (user + system) per event over the drain, in µs. */
   cpuMicrosPerEvent: number;
+  /** Every delivery traced (OTEL_TRACES_SAMPLER_ARG=1). */
   tracedCpuMicrosPerEvent: number;
+  /** At the default sampling (parent-based, a ratio of 0.1); absent in runs before it was measured. */
+  sampledCpuMicrosPerEvent?: number;
   peakRssMb: number;
   tracedPeakRssMb: number;
+  sampledPeakRssMb?: number;
+}
+
+/**
+ * The service draining the headline scenario's backlog against tables that already hold a full retention window
+ * (fullWindow.ts), compared with its own rate on empty tables in the same run.
+ */
+export interface FullWindowRun {
+  seeded: { processedEvents: number; sentMails: number; orders: number };
+  s4LatencyMs: number;
+  pgDelayMs: number;
+  service: DrainFigures;
 }
 
 /** The service killed half-way through a backlog and started again (crashPhase.ts). */
@@ -69,6 +93,7 @@ export interface RunResult {
   scenarios: ScenarioRun[];
   steady?: SteadyRun;
   tracing?: TracingRun;
+  fullWindow?: FullWindowRun;
 }
 
 export interface BenchResults {

@@ -1,12 +1,14 @@
-// The benchmark: the compiled service at its defaults, as deployed, beside a plain consumer (plainConsumer.ts),
+// The benchmark: the compiled service at its defaults, as deployed, beside a plain consumer (plain/consumer.ts),
 // each a process of its own against the local PostgreSQL (directly, or through a relay that adds a round trip)
 // and RabbitMQ, the S/4HANA stand-in and an SMTP receiver that drops what it accepts. In every run each
 // scenario's load goes to both, one after the other, the first place alternating from run to run; then a
-// steady-rate window measures latency, and the service drains one backlog untraced and traced, for what tracing
-// costs. Once at the end, the service is killed half-way through a small backlog, for what a crash costs.
+// steady-rate window measures latency, and the service drains one backlog untraced, at the default sampling and
+// with every delivery traced, for what tracing costs. After the runs, the tables are filled with a full retention
+// window (fullWindow.ts) and the service drains the headline scenario's backlog on them once per run. Once at the
+// end, the service is killed half-way through a small backlog, for what a crash costs.
 // Usage: npm run build && npx tsx bench/run.ts [--runs 3] [--events 10000] [--orders 8000] [--duplicates 3000]
 //        [--s4-latency-ms 0,50,200] [--pg-delay-ms 0,1] [--steady-seconds 60] [--no-steady]
-//        [--tracing-events 3000] [--no-tracing] [--crash-events 1000] [--no-crash]
+//        [--tracing-events 3000] [--no-tracing] [--no-full-window] [--crash-events 1000] [--no-crash]
 // Writes bench/results/<timestamp>.json (and latest.json) and prints the tables; `npm run bench:docs` publishes.
 // While it runs, <timestamp>.partial.json holds the runs finished so far.
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,23 +20,27 @@ import { createTestQueue, type TestQueue } from '../test/support/broker.js';
 import { serviceEnv } from '../test/support/serviceEnv.js';
 import { AMQP_HOST, AMQP_PORT } from '../test/support/services.js';
 import { crashPhase } from './crashPhase.js';
+import { FULL_WINDOW, removeDrainRows, seedFullWindow } from './fullWindow.js';
 import { type BenchDatabase, createBenchDatabase } from './infrastructure.js';
 import { type OtlpSink, startOtlpSink } from './otlpSink.js';
 import { type PgRelay, startPgRelay } from './pgRelay.js';
 import { type ConsumerUnderTest, drainPhase, type PhaseContext, steadyPhase } from './phases.js';
-import { PLAIN_PREFETCH } from './plainConsumer.js';
-import { startPlainProcess } from './plainProcess.js';
+import { PLAIN_PREFETCH } from './plain/consumer.js';
+import { buildPlainConsumer, startPlainProcess } from './plain/process.js';
+import { currentSince } from './probes.js';
 import { type BenchPublisher, openPublisher } from './publisher.js';
 import { report } from './report.js';
 import {
   type BenchResults,
   type CrashRun,
+  type DrainFigures,
+  type FullWindowRun,
   RESULTS_SCHEMA,
   type RunResult,
   type SteadyRun,
   type TracingRun,
 } from './results.js';
-import { HEADLINE, SCENARIOS, type Scenario, STEADY, warmupCount } from './scenarios.js';
+import { HEADLINE, SCENARIOS, type Scenario, STEADY, scenarioName, warmupCount } from './scenarios.js';
 import { type ServiceProcess, startServiceProcess } from './serviceProcess.js';
 import { type SmtpSink, startSmtpSink } from './smtpSink.js';
 import {
@@ -61,6 +67,7 @@ const { values: args } = parseArgs({
     'no-steady': { type: 'boolean', default: false },
     'tracing-events': { type: 'string', default: '3000' },
     'no-tracing': { type: 'boolean', default: false },
+    'no-full-window': { type: 'boolean', default: false },
     'crash-events': { type: 'string', default: '1000' },
     'no-crash': { type: 'boolean', default: false },
     'phase-timeout': { type: 'string', default: '300' },
@@ -99,7 +106,7 @@ let smtp: SmtpSink | undefined;
 let otlp: OtlpSink | undefined;
 const relays = new Map<number, PgRelay>();
 // Bounded as a whole: whatever hangs, the run ends and cleans up.
-const limitMinutes = 10 + 15 * runs;
+const limitMinutes = 20 + 15 * runs;
 const watchdog = setTimeout(() => {
   console.error(`benchmark exceeded ${limitMinutes} minutes; aborting`);
   void cleanUp().finally(() => process.exit(2));
@@ -120,6 +127,7 @@ async function cleanUp(): Promise<void> {
 }
 
 try {
+  buildPlainConsumer();
   [db, queue, publisher, s4, smtp, otlp] = await Promise.all([
     createBenchDatabase(),
     createTestQueue('fon-bench'),
@@ -165,9 +173,8 @@ async function runAll(
   const orderKeys = orders.map((state) => state.salesOrder);
   const ctx: PhaseContext = { db, queue, publisher, s4, timeoutMs };
   const databaseUrl = (pgDelayMs: number) => relays.get(pgDelayMs)?.url ?? db.url;
-  /** Empties the database and has S/4HANA answer each order's states from the first again: one per event. */
-  const prepare = async (events: BenchEvent[]) => {
-    await db.reset();
+  /** Has S/4HANA answer each order's states from the first again: one per event. */
+  const script = (events: BenchEvent[]) => {
     for (const [salesOrder, count] of eventsPerOrder(events)) {
       const order = states.get(salesOrder) as (typeof orders)[number];
       s4.scriptReads(
@@ -175,6 +182,11 @@ async function runAll(
         changes(order, count).map((state) => ({ state })),
       );
     }
+  };
+  /** Empties the database and scripts S/4HANA for `events`. */
+  const prepare = async (events: BenchEvent[]) => {
+    await db.reset();
+    script(events);
   };
 
   const service = (
@@ -201,6 +213,7 @@ async function runAll(
       events: 'processed_event',
       mails: 'mail_outbox',
       logFile,
+      relay: relays.get(pgDelayMs),
     };
   };
   const plain = (name: string, pgDelayMs: number): ConsumerUnderTest => {
@@ -219,20 +232,24 @@ async function runAll(
       events: 'plain_processed_event',
       mails: 'plain_mail_outbox',
       logFile,
+      relay: relays.get(pgDelayMs),
     };
   };
 
+  /** A scenario's backlog: a warm-up, the marker, then new events with duplicates among them. */
+  const drainLoad = () => ({
+    warmup: newEvents(warmupKeys, warmupCount(eventCount), random),
+    marker: markerEvent(),
+    measured: withDuplicates(
+      newEvents(orderKeys.slice(0, orderCount), eventCount, random),
+      duplicateCount,
+      random,
+    ),
+  });
+
   async function scenarioRun(run: number, scenario: Scenario) {
     s4.setLatency(scenario.s4LatencyMs);
-    const load = {
-      warmup: newEvents(warmupKeys, warmupCount(eventCount), random),
-      marker: markerEvent(),
-      measured: withDuplicates(
-        newEvents(orderKeys.slice(0, orderCount), eventCount, random),
-        duplicateCount,
-        random,
-      ),
-    };
+    const load = drainLoad();
     const name = `run${run}-${scenario.name}`;
     const drain = async (consumer: ConsumerUnderTest) => {
       await prepare([...load.warmup, ...load.measured]);
@@ -277,25 +294,69 @@ async function runAll(
       marker: markerEvent(),
       measured: newEvents(orderKeys, tracingEvents, random),
     };
-    const drain = async (traced: boolean) => {
-      await prepare([...load.warmup, ...load.measured]);
-      const env: Record<string, string> = traced ? { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url } : {};
-      const name = `run${run}-tracing${traced ? '-on' : '-off'}`;
-      return drainPhase(ctx, service(name, STEADY.pgDelayMs, env), load);
+    // Off; at the default sampling (no sampler key set); every delivery (a ratio of 1).
+    const settings = {
+      off: {},
+      sampled: { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url },
+      every: { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_TRACES_SAMPLER_ARG: '1' },
     };
-    // Untraced first in odd runs, second in even ones.
-    const first = await drain(run % 2 === 0);
-    const second = await drain(run % 2 === 1);
-    const [off, on] = run % 2 === 1 ? [first, second] : [second, first];
+    type Setting = keyof typeof settings;
+    const drain = async (setting: Setting) => {
+      await prepare([...load.warmup, ...load.measured]);
+      return drainPhase(
+        ctx,
+        service(`run${run}-tracing-${setting}`, STEADY.pgDelayMs, settings[setting]),
+        load,
+      );
+    };
+    // Each setting takes each place in turn from run to run.
+    const order: Setting[] = ['off', 'sampled', 'every'];
+    const figures = new Map<Setting, Awaited<ReturnType<typeof drain>>>();
+    for (let i = 0; i < order.length; i++) {
+      const setting = order[(i + run - 1) % order.length] as Setting;
+      figures.set(setting, await drain(setting));
+    }
+    const figure = (setting: Setting) => figures.get(setting) as DrainFigures;
+    const [off, sampled, every] = [figure('off'), figure('sampled'), figure('every')];
     return {
       events: tracingEvents,
       s4LatencyMs: STEADY.s4LatencyMs,
       pgDelayMs: STEADY.pgDelayMs,
       cpuMicrosPerEvent: off.cpuMsPerNew * 1000,
-      tracedCpuMicrosPerEvent: on.cpuMsPerNew * 1000,
+      tracedCpuMicrosPerEvent: every.cpuMsPerNew * 1000,
+      sampledCpuMicrosPerEvent: sampled.cpuMsPerNew * 1000,
       peakRssMb: off.peakRssMb,
-      tracedPeakRssMb: on.peakRssMb,
+      tracedPeakRssMb: every.peakRssMb,
+      sampledPeakRssMb: sampled.peakRssMb,
     };
+  }
+
+  // The headline scenario's backlog on tables that hold a full retention window, once per run; the window is
+  // seeded once, and each drain's own rows are removed after it.
+  async function fullWindowRuns(): Promise<void> {
+    const { s4LatencyMs, pgDelayMs } = HEADLINE;
+    await db.reset();
+    const seeding = Date.now();
+    await seedFullWindow(db.pool);
+    log(`full retention window seeded in ${Math.round((Date.now() - seeding) / 1000)} s`);
+    s4.setLatency(s4LatencyMs);
+    for (const result of results.runs) {
+      log(`run ${result.run}/${runs}: full retention window`);
+      const load = drainLoad();
+      script([...load.warmup, ...load.measured]);
+      const since = await currentSince(db);
+      const consumer = { ...service(`run${result.run}-full-window`, pgDelayMs), since };
+      const figures = await drainPhase(ctx, consumer, load);
+      await removeDrainRows(db.pool, since);
+      const fullWindow: FullWindowRun = {
+        seeded: { ...FULL_WINDOW },
+        s4LatencyMs,
+        pgDelayMs,
+        service: figures,
+      };
+      result.fullWindow = fullWindow;
+      save(results, `${stamp}.partial`);
+    }
   }
 
   // What a crash costs in redeliveries, with the window fixed at the plain consumer's prefetch and at the defaults.
@@ -354,6 +415,12 @@ async function runAll(
     results.runs.push(result);
     // Kept as it grows, so that a later failure loses no finished run.
     save(results, `${stamp}.partial`);
+  }
+  if (
+    !args['no-full-window'] &&
+    scenarios.some((s) => s.name === scenarioName(HEADLINE.s4LatencyMs, HEADLINE.pgDelayMs))
+  ) {
+    await fullWindowRuns();
   }
   if (!args['no-crash']) {
     log(`crash: ${crashEvents} events, killed half-way, at prefetch ${PLAIN_PREFETCH} and at the defaults`);

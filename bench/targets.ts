@@ -1,5 +1,6 @@
 // The figures over the runs (median and range of the per-run values) and the targets, judged from the runs each
-// time a table is written. A target is set once: a miss is reported as missed, never met by redefining it.
+// time a table is written. A target is set once: a miss is reported as missed, never met by redefining it. Issue
+// 49's targets, and issue 40's that latency at 200 ms is hidden.
 import type { BenchResults, RunResult, ScenarioRun } from './results.js';
 import { HEADLINE, PG_DELAYS_MS, STEADY } from './scenarios.js';
 
@@ -49,6 +50,16 @@ export function scenarioFigure(
 }
 
 export const ratio = (s: ScenarioRun) => s.service.newPerSecond / s.plain.newPerSecond;
+
+/** The service's own CPU per new event, email included, as a share of the plain consumer's in the same run. */
+export const cpuShare = (s: ScenarioRun) => s.service.cpuMsPerNew / s.plain.cpuMsPerNew;
+
+/** The full-window drain's rate as a share of the service's empty-table rate in the same run and scenario. */
+export function fullWindowShare(run: RunResult): number {
+  const full = run.fullWindow;
+  const empty = full && scenarioIn(run, full.s4LatencyMs, full.pgDelayMs);
+  return full && empty ? full.service.newPerSecond / empty.service.newPerSecond : Number.NaN;
+}
 
 export interface Verdict {
   name: string;
@@ -102,6 +113,19 @@ export const TARGETS: Target[] = [
     judgeBy: 'median',
   },
   {
+    name: 'service CPU ÷ plain consumer CPU per new event, email included, worst scenario of each run',
+    goal: '≤ 0.5',
+    holds: (v) => v <= 0.5,
+    figure: (runs) =>
+      spread(
+        runs.map((run) => {
+          const shares = run.scenarios.map(cpuShare).filter((v) => !Number.isNaN(v));
+          return shares.length === 0 ? Number.NaN : Math.max(...shares);
+        }),
+      ),
+    judgeBy: 'median',
+  },
+  {
     name: 'S/4HANA requests per new event, service, S/4HANA 50 ms (each PostgreSQL delay)',
     goal: '≤ 0.1',
     holds: (v) => v <= 0.1,
@@ -127,7 +151,10 @@ export const TARGETS: Target[] = [
         runs.flatMap((run) => [
           ...run.scenarios.map((s) => s.service.peakRssMb),
           ...(run.steady ? [run.steady.peakRssMb] : []),
-          ...(run.tracing ? [run.tracing.peakRssMb, run.tracing.tracedPeakRssMb] : []),
+          ...(run.tracing
+            ? [run.tracing.peakRssMb, run.tracing.tracedPeakRssMb, run.tracing.sampledPeakRssMb ?? Number.NaN]
+            : []),
+          ...(run.fullWindow ? [run.fullWindow.service.peakRssMb] : []),
         ]),
       ),
     judgeBy: 'max',
@@ -142,13 +169,22 @@ export const TARGETS: Target[] = [
     judgeBy: 'median',
   },
   {
-    name: 'service CPU per event, every delivery traced − off, draining the same backlog (µs)',
+    name: 'service drain rate on a full retention window ÷ on empty tables, same run, S/4HANA 50 ms, PostgreSQL +1 ms',
+    goal: '≥ 0.8',
+    holds: (v) => v >= 0.8,
+    figure: (runs) => spread(runs.map(fullWindowShare)),
+    judgeBy: 'median',
+  },
+  {
+    name: 'service CPU per event, tracing at the default sampling (parent-based, 0.1) − off, draining the same backlog (µs)',
     goal: '≤ 60',
     holds: (v) => v <= 60,
     figure: (runs) =>
       spread(
         runs.map((run) =>
-          run.tracing ? run.tracing.tracedCpuMicrosPerEvent - run.tracing.cpuMicrosPerEvent : Number.NaN,
+          run.tracing?.sampledCpuMicrosPerEvent === undefined
+            ? Number.NaN
+            : run.tracing.sampledCpuMicrosPerEvent - run.tracing.cpuMicrosPerEvent,
         ),
       ),
     judgeBy: 'median',

@@ -37,16 +37,22 @@ export function tracingConfig(read: EnvReader): TracingConfig | undefined {
   };
 }
 
-// The specification's default is parentbased_always_on: every delivery traced unless its producer said
-// otherwise. The ratio defaults to 1, as the specification says.
+/**
+ * Head sampling, parent-based, one delivery in ten by default, so that tracing can stay on: a delivery whose
+ * producer sent a `traceparent` follows the producer's decision, any other is sampled by its trace id. The
+ * specification's defaults (parentbased_always_on, a ratio of 1) trace every delivery, which costs an instance
+ * near its ceiling a large share of its CPU (docs/operations.md, Traces).
+ */
+export const DEFAULT_SAMPLER: TracingConfig['sampler'] = { name: 'parentbased_traceidratio', ratio: 0.1 };
+
 function samplerConfig(read: EnvReader): TracingConfig['sampler'] {
   const { problems } = read;
-  const name = read.text('OTEL_TRACES_SAMPLER', 'parentbased_always_on') as SamplerName;
+  const name = read.text('OTEL_TRACES_SAMPLER', DEFAULT_SAMPLER.name) as SamplerName;
   if (!SAMPLERS.includes(name)) {
     problems.push(`OTEL_TRACES_SAMPLER must be one of ${SAMPLERS.join(', ')}, got "${name}"`);
   }
   const arg = read.optional('OTEL_TRACES_SAMPLER_ARG');
-  const ratio = arg === undefined ? 1 : Number(arg);
+  const ratio = arg === undefined ? DEFAULT_SAMPLER.ratio : Number(arg);
   if (name.endsWith('traceidratio') && !(ratio >= 0 && ratio <= 1)) {
     problems.push(`OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1, got "${arg}"`);
   }

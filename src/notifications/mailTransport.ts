@@ -16,13 +16,17 @@ export interface MailTransport {
 
 /**
  * SMTP through nodemailer's pooled transport: one connection per email would cost a TCP and SMTP handshake
- * each time. Query parameters of SMTP_URL (e.g. `?pool=false`) still override these defaults.
+ * each time, and so would nodemailer's default of a new connection every 100 messages: a connection is kept
+ * until the relay or an idle timeout ends it. nodemailer sends MAIL FROM, RCPT TO and DATA in one write where the
+ * relay offers PIPELINING. Query parameters of SMTP_URL (e.g. `?pool=false`, `?maxMessages=100` for a relay that
+ * limits messages per connection) still override these defaults.
  */
 export function smtpTransport(smtpUrl: string): MailTransport {
   const url = new URL(smtpUrl);
   for (const [key, value] of Object.entries({
     pool: 'true',
     maxConnections: '4',
+    maxMessages: 'Infinity',
     connectionTimeout: '10000',
     greetingTimeout: '10000',
     socketTimeout: '30000',

@@ -100,6 +100,9 @@ beforeAll(async () => {
       INGEST: 'amqp,webhook',
       OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
       OTEL_EXPORTER_OTLP_HEADERS: 'x-tenant=fleet%20one',
+      // The default sampler, parent-based, with every delivery without a producer's decision sampled (the default
+      // ratio, 0.1, is tested in test/unit/tracingSampling.test.ts): the event without traceparent is traced.
+      OTEL_TRACES_SAMPLER_ARG: '1',
     },
   });
   try {
@@ -134,7 +137,7 @@ beforeAll(async () => {
       headers: { 'content-type': 'application/json' },
       body: salesOrderEvent({ id: 'untraced', salesOrder: '7200003' }),
     });
-    // The producer decided not to sample: with the default sampler nothing of it is exported, its email included.
+    // The producer decided not to sample: the parent-based default exports nothing of it, its email included.
     await fetch(`${service.url}/events`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

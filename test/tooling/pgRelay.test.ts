@@ -53,6 +53,11 @@ describe('the PostgreSQL relay', () => {
     expect(ms).toBeGreaterThanOrEqual(199);
     // Pipelined statements share one delay, as on a network: twenty delays in turn would take 4 s.
     expect(ms).toBeLessThan(400);
+    // What it held is measured: each chunk at least the delay (a timer may fire up to a millisecond early).
+    const held = relay.takeHeldMs();
+    expect(held.length).toBeGreaterThanOrEqual(1);
+    for (const ms of held) expect(ms).toBeGreaterThanOrEqual(199);
+    expect(relay.takeHeldMs()).toEqual([]);
   });
 
   it('serves a database named localhost, passing chunks unchanged without a delay', async () => {

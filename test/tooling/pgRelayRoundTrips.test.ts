@@ -33,5 +33,9 @@ describe('the PostgreSQL relay in front of a real server', () => {
     const direct = await sequentialSelects(POSTGRES_URL, STATEMENTS);
     const relayed = await sequentialSelects(relay.url, STATEMENTS);
     expect(relayed - direct).toBeGreaterThanOrEqual(STATEMENTS * DELAY_MS);
+    // Each statement's hold is measured, the warm-up's and the connection's among them.
+    const held = relay.takeHeldMs();
+    expect(held.length).toBeGreaterThanOrEqual(STATEMENTS);
+    for (const ms of held) expect(ms).toBeGreaterThanOrEqual(DELAY_MS - 1);
   });
 });

@@ -1,15 +1,22 @@
-// The benchmark's plain consumer (bench/plainConsumer.ts) is the comparison the service's performance is judged
+// The benchmark's plain consumer (bench/plain/consumer.ts) is the comparison the service's performance is judged
 // against, so it must keep the same contract: run as the benchmark runs it, a process of its own, against the
 // real broker and PostgreSQL, the S/4HANA stand-in and a real SMTP relay, on a small load of new events, two
 // changes of one order and redeliveries of events already recorded.
 import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ConsumerProcess, startPlainProcess } from '../../bench/plainProcess.js';
-import { CREATE_PLAIN_TABLES } from '../../bench/plainTables.js';
+import { MAX_MAILS_IN_FLIGHT, PLAIN_PREFETCH } from '../../bench/plain/consumer.js';
+import {
+  buildPlainConsumer,
+  type ConsumerProcess,
+  PLAIN_ENTRY,
+  startPlainProcess,
+} from '../../bench/plain/process.js';
+import { CREATE_PLAIN_TABLES } from '../../bench/plain/tables.js';
 import { type BenchPublisher, openPublisher } from '../../bench/publisher.js';
 import { type BenchEvent, changes, createOrders } from '../../bench/workload.js';
 import { type S4Server, startS4Server } from '../../sandbox/s4Server.js';
@@ -36,6 +43,8 @@ describe('the plain consumer of the benchmark', () => {
   let logDir: string;
 
   beforeAll(async () => {
+    // Compiled, as the benchmark runs it.
+    buildPlainConsumer();
     database = await createDatabase('fon_plain');
     pool = new pg.Pool({ connectionString: database.url, max: 2 });
     await pool.query(CREATE_PLAIN_TABLES);
@@ -70,6 +79,18 @@ describe('the plain consumer of the benchmark', () => {
       async () => (await recorded()).length >= ids && smtp.messages.length >= mails,
     );
   }
+
+  it('is its own code, compiled: it imports nothing of the service', () => {
+    const dir = dirname(PLAIN_ENTRY);
+    const files = readdirSync(dir).sort();
+    expect(files).toEqual(['consumer.js', 'email.js', 'order.js', 'tables.js']);
+    for (const file of files) {
+      const code = readFileSync(join(dir, file), 'utf8');
+      for (const [, from] of code.matchAll(/(?:from|import\() *'([^']+)'/g)) {
+        expect(from, file).toMatch(/^(node:\w+|pg|nodemailer|@sap\/xb-msg-amqp-v100|\.\/\w+\.js)$/);
+      }
+    }
+  });
 
   it('records every event once, mails each real change once and settles duplicates without a read', async () => {
     const orders = createOrders(7_100_000, 4);
@@ -130,5 +151,43 @@ describe('the plain consumer of the benchmark', () => {
     // Nothing left ready, held unsettled or rejected: every duplicate was accepted.
     await eventually('the queue settled', () => queue.isIdle());
     expect(await queue.drainDeadLetters()).toEqual([]);
+  });
+
+  it('takes no more events while its emails in flight are at the bound, and sends them all once the relay answers', async () => {
+    // After the test above: its consumer still runs, with 6 events recorded and 6 emails sent.
+    const before = (await recorded()).length;
+    const orders = createOrders(7_200_000, MAX_MAILS_IN_FLIGHT + PLAIN_PREFETCH + 50);
+    for (const order of orders) s4.setOrder(order);
+    let answer = () => {};
+    const relayAnswers = new Promise<void>((resolve) => {
+      answer = resolve;
+    });
+    // A relay that takes every message and holds its reply: every send stays in flight.
+    smtp.setHold(() => relayAnswers);
+    try {
+      await publisher.publish(
+        queue.address,
+        orders.map((order) => event(order.salesOrder, 'Created')),
+      );
+      await eventually(
+        `${MAX_MAILS_IN_FLIGHT} emails in flight`,
+        async () => (await recorded()).length - before >= MAX_MAILS_IN_FLIGHT,
+      );
+      // Whatever passed the bound before it filled: at most a window of deliveries more, never the whole load.
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      expect((await recorded()).length - before).toBeLessThanOrEqual(MAX_MAILS_IN_FLIGHT + PLAIN_PREFETCH);
+    } finally {
+      smtp.setHold(undefined);
+      answer();
+    }
+    await eventually(
+      'every event recorded and every email received',
+      async () =>
+        (await recorded()).length === before + orders.length && smtp.messages.length === 6 + orders.length,
+    );
+    const { rows } = await pool.query<{ unsent: number }>(
+      'select count(*)::int as "unsent" from plain_mail_outbox where sent_at is null',
+    );
+    expect(rows).toEqual([{ unsent: 0 }]);
   });
 });

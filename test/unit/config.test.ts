@@ -358,7 +358,7 @@ describe('tracing (the OpenTelemetry exporter variables)', () => {
       tracesUrl: 'https://otel.example:4318/v1/traces',
       headers: {},
       serviceName: 'fleet-order-notifier',
-      sampler: { name: 'parentbased_always_on', ratio: 1 },
+      sampler: { name: 'parentbased_traceidratio', ratio: 0.1 },
     });
     expect(
       loadConfig({
@@ -407,7 +407,7 @@ describe('tracing (the OpenTelemetry exporter variables)', () => {
       tracesUrl: 'https://otel.example:4318/v1/traces',
       headers: { 'x-tenant': 'fleet' },
       serviceName: 'fleet-order-notifier',
-      sampler: { name: 'traceidratio', ratio: 1 },
+      sampler: { name: 'traceidratio', ratio: 0.1 },
     });
     expect(
       loadConfig({ ...local, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel:4318', OTEL_SDK_DISABLED: ' TRUE ' })

@@ -5,6 +5,7 @@
 import { propagation, trace } from '@opentelemetry/api';
 import * as sdk from '@opentelemetry/sdk-trace-node';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { DEFAULT_SAMPLER } from '../../src/config/tracingConfig.js';
 import type { TracingConfig } from '../../src/telemetry/tracing.js';
 
 // A provider's shutdown stops its exporter for good: each registration has its own.
@@ -58,7 +59,38 @@ const producer = (tracing: Tracing, flags: '00' | '01') =>
 const EVERY_SPAN = ['identity check', 'GET', 'S/4HANA read', 'transaction', 'delivery', 'send mail'];
 
 describe('OTEL_TRACES_SAMPLER', () => {
-  it('traces every delivery and its email with the default, parentbased_always_on', async () => {
+  it('samples about one delivery in ten by default, each whole with its email or not at all', async () => {
+    expect(DEFAULT_SAMPLER).toEqual({ name: 'parentbased_traceidratio', ratio: 0.1 });
+    const tracing = await register(DEFAULT_SAMPLER);
+    const deliveries = 1000;
+    for (let i = 0; i < deliveries; i++) await deliverAndSend(tracing);
+    const spans = exporter.getFinishedSpans();
+    const sampled = new Set(spans.filter((s) => s.name === 'delivery').map((s) => s.spanContext().traceId));
+    // A binomial count of 1,000 at 0.1: 100 on average, outside 50 to 170 far less than once in a million.
+    expect(sampled.size).toBeGreaterThan(50);
+    expect(sampled.size).toBeLessThan(170);
+    // An unsampled delivery records nothing; a sampled one every span below it, and its email's send.
+    for (const name of EVERY_SPAN) {
+      expect(spans.filter((s) => s.name === name).length, name).toBe(sampled.size);
+    }
+    for (const span of spans) {
+      const traceId = span.name === 'send mail' ? span.links[0]?.context.traceId : span.spanContext().traceId;
+      expect(sampled.has(traceId as string), span.name).toBe(true);
+    }
+  });
+
+  it('follows the producer’s decision by default: a sampled parent’s delivery is recorded whole, an unsampled one not at all', async () => {
+    const tracing = await register(DEFAULT_SAMPLER);
+    for (let i = 0; i < 20; i++) await deliverAndSend(tracing, producer(tracing, '00'));
+    expect(exported()).toEqual([]);
+    await deliverAndSend(tracing, producer(tracing, '01'));
+    expect(exported()).toEqual(EVERY_SPAN);
+    for (const span of exporter.getFinishedSpans().slice(0, 5)) {
+      expect(span.spanContext().traceId).toBe(PRODUCER);
+    }
+  });
+
+  it('traces every delivery and its email with parentbased_always_on', async () => {
     const tracing = await register({ name: 'parentbased_always_on', ratio: 1 });
     await deliverAndSend(tracing);
     expect(exported()).toEqual(EVERY_SPAN);

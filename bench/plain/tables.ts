@@ -1,5 +1,20 @@
-// The plain consumer's tables and statements (plainConsumer.ts): the same records as the service's, one plain
-// table each. Kept apart from the consumer's process code, so that the bench's database setup can create them.
+// The plain consumer's tables and statements (consumer.ts): the same records as the service's, one plain table
+// each. Kept apart from the consumer's process code, so that the bench's database setup can create them.
+
+/** An outbox row as the consumer sends it (MAIL_COLUMNS). */
+export interface QueuedMail {
+  id: string;
+  salesOrder: string;
+  portalStatus: string;
+  requestedDeliveryDate: string | null;
+  soldToParty: string | null;
+  customerReference: string | null;
+  recipients: string[];
+  messageId: string;
+  previousPortalStatus: string | null;
+  previousRequestedDeliveryDate: string | null;
+  inReplyTo: string | null;
+}
 
 export const CREATE_PLAIN_TABLES = `
 create table if not exists plain_processed_event (

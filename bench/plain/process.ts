@@ -1,11 +1,22 @@
-// The plain consumer (plainConsumer.ts) as a process of its own, measured from the outside like the service.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
-import { DEPLOYED_NODE_FLAGS } from '../scripts/startCommand.js';
-import { PLAIN_PREFETCH } from './plainConsumer.js';
-import { type CpuSampler, cpuSeconds, peakRssBytes, sampleCpu, watchExit } from './processStats.js';
+// The plain consumer (consumer.ts) as a process of its own, compiled and run like the service and measured from
+// the outside like it.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { createWriteStream, rmSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { DEPLOYED_NODE_FLAGS } from '../../scripts/startCommand.js';
+import { type CpuSampler, cpuSeconds, peakRssBytes, sampleCpu, watchExit } from '../processStats.js';
+import { PLAIN_PREFETCH } from './consumer.js';
 
-const ENTRY = new URL('./plainConsumer.ts', import.meta.url).pathname;
+const TSC = fileURLToPath(new URL('../../node_modules/typescript/bin/tsc', import.meta.url));
+const PROJECT = fileURLToPath(new URL('./tsconfig.json', import.meta.url));
+/** Where the compiled consumer lands (bench/plain/tsconfig.json). */
+export const PLAIN_ENTRY = fileURLToPath(new URL('../../dist/plain/consumer.js', import.meta.url));
+
+/** Compiles the plain consumer into dist/plain/, as `npm run build` compiles the service. */
+export function buildPlainConsumer(): void {
+  rmSync(fileURLToPath(new URL('../../dist/plain/', import.meta.url)), { recursive: true, force: true });
+  execFileSync(process.execPath, [TSC, '-p', PROJECT], { stdio: 'inherit' });
+}
 
 /** What the benchmark needs of either consumer: its CPU, when it takes messages, and its peak memory. */
 export interface ConsumerProcess {
@@ -25,12 +36,10 @@ export function startPlainProcess(options: {
 }): ConsumerProcess {
   const child: ChildProcess = spawn(
     process.execPath,
-    // The service's heap ceiling, and tsx to load TypeScript (its cost is at start, before the window).
+    // The service's heap flags, the compiled consumer (buildPlainConsumer).
     [
       ...DEPLOYED_NODE_FLAGS,
-      '--import',
-      'tsx',
-      ENTRY,
+      PLAIN_ENTRY,
       ...[
         '--database-url',
         options.databaseUrl,
