@@ -19,13 +19,12 @@ import { parseArgs } from 'node:util';
 import { Client, type IncomingMessage } from '@sap/xb-msg-amqp-v100';
 import pg from 'pg';
 import { withTransaction } from '../src/db/transaction.js';
-import { renderEmail } from '../src/families/salesOrder/email.js';
+import { type OrderMail, renderEmail } from '../src/families/salesOrder/email.js';
 import { type PortalOrder, toPortalOrder } from '../src/families/salesOrder/portalStatus.js';
 import { toSalesOrder } from '../src/families/salesOrder/salesOrder.js';
 import { odataV2 } from '../src/families/salesOrder/salesOrderServices.js';
 import { amqpClientOptions } from '../src/messaging/amqpClientOptions.js';
 import { sessionWindow } from '../src/messaging/sessionWindow.js';
-import type { OutboxMail } from '../src/notifications/mailOutbox.js';
 import { type MailTransport, smtpTransport } from '../src/notifications/mailTransport.js';
 import {
   CHECK_IDENTITY,
@@ -49,9 +48,8 @@ interface PlainEvent {
   salesOrder: string | undefined;
 }
 
-type QueuedMail = Pick<
-  OutboxMail,
-  | 'id'
+type QueuedMail = { id: string } & Pick<
+  OrderMail,
   | 'salesOrder'
   | 'portalStatus'
   | 'requestedDeliveryDate'
@@ -139,11 +137,8 @@ async function send(pool: pg.Pool, transport: MailTransport, mail: QueuedMail): 
     renderEmail(
       {
         ...mail,
-        attempts: 0,
         change: mail.previousPortalStatus === null ? 'new' : 'changed',
         locale: null,
-        traceParent: null,
-        nextPending: false,
       },
       MAIL,
     ),
