@@ -9,9 +9,12 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../src/db/migrate.js';
 import { familyNamed } from '../../src/families/index.js';
-import type { ClaimedMail } from '../../src/notifications/mailOutbox.js';
+import { applyEffect } from '../../src/families/salesOrder/applyEffect.js';
+import type { PortalOrder } from '../../src/families/salesOrder/portalStatus.js';
+import { type ClaimedMail, claimDue } from '../../src/notifications/mailOutbox.js';
 import type { ClaimedPush } from '../../src/portal/pushOutbox.js';
 import { createDatabase, type Database } from '../support/database.js';
+import { EFFECT_MAIL, parsedEvent } from '../support/effects.js';
 
 const MIGRATIONS = new URL('../../db/migrations/', import.meta.url);
 const SOURCE = '/default/sap.s4.beh/244572008';
@@ -446,6 +449,36 @@ describe('migration 0016 on a database in use', () => {
         pushedClaim: null,
       },
     ]);
+  });
+
+  it('claims a pending email carried over, as the sender will', async () => {
+    const claimed = await claimDue(pool, 10, 15);
+    expect(claimed.map(({ family, key, messageId }) => ({ family, key, messageId }))).toEqual([
+      { family: 'customerReturn', key: '60000001', messageId: '<c1@x>' },
+    ]);
+  });
+
+  it("compares an order's next state with the state the portal was known to hold", async () => {
+    const held: PortalOrder = {
+      salesOrder: '1000001',
+      portalStatus: 'Delivered',
+      requestedDeliveryDate: '2026-12-15',
+      soldToParty: '17100001',
+      customerReference: 'PO-1',
+      changedAt: new Date('2026-03-02T08:00:00Z'),
+      readAt: new Date(),
+    };
+    const apply = (id: string, order: PortalOrder) =>
+      applyEffect(pool, [parsedEvent({ salesOrder: order.salesOrder, id })], order, EFFECT_MAIL, true);
+    // The values the portal holds (a later S/4HANA change time alone is no change to push).
+    expect(await apply('after-1', held)).toMatchObject({ result: 'applied', pushQueued: false });
+    expect(
+      await apply('after-2', { ...held, portalStatus: 'InProcess', changedAt: new Date('2026-03-03') }),
+    ).toMatchObject({ result: 'applied', pushQueued: true });
+    const { rows } = await pool.query(
+      `select state, content->>'portalStatus' as "status" from portal_push where family = 'salesOrder' and key = '1000001'`,
+    );
+    expect(rows).toEqual([{ state: 'pending', status: 'InProcess' }]);
   });
 
   it('keeps an order and a return of the same number apart', async () => {
