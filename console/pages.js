@@ -158,7 +158,7 @@ function familyOf(item) {
   return item.lookup === null ? undefined : FAMILIES[item.lookup.split('/')[0]];
 }
 
-/** What a listed row is about: its family and key, linked to the document's page. */
+/** What a listed row is about: its family's label and its key. */
 function aboutOf(item) {
   return `${familyOf(item)?.label ?? item.family} ${item.key}`;
 }
