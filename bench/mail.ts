@@ -92,9 +92,11 @@ async function drain(
   await pool.query('truncate mail_outbox');
   smtp.clear();
   await pool.query(
-    `insert into mail_outbox (sales_order, portal_status, requested_delivery_date, sold_to_party,
-       customer_reference, recipients, message_id)
-     select (9000000 + i / $2::int)::text, 'InProcess', date '2026-12-01' + (i % 30), '17100001', 'PO-' || i,
+    `insert into mail_outbox (family, key, content, recipients, message_id)
+     select 'salesOrder', (9000000 + i / $2::int)::text,
+            jsonb_build_object('portalStatus', 'InProcess', 'requestedDeliveryDate',
+              to_char(date '2026-12-01' + (i % 30), 'YYYY-MM-DD'), 'soldToParty', '17100001',
+              'customerReference', 'PO-' || i),
             array['fleet-manager@fleet.example'], '<bench-' || i || '-' || gen_random_uuid() || '@fleet.example>'
      from generate_series(0, $1::int - 1) as i`,
     [EMAILS, perOrder],

@@ -101,9 +101,9 @@ async function fill(pool: pg.Pool): Promise<number> {
   );
   const events = (count: number, newest: string) =>
     pool.query(
-      `insert into processed_event (source, id, type, sales_order, outcome, payload_hash, processed_at)
+      `insert into processed_event (source, id, type, family, key, outcome, payload_hash, processed_at)
        select '/default/sap.s4.beh/244572008', gen_random_uuid()::text,
-              'sap.s4.beh.salesorder.v1.SalesOrder.Changed.v1', (1000000 + g % $2::int)::text, 'applied',
+              'sap.s4.beh.salesorder.v1.SalesOrder.Changed.v1', 'salesOrder', (1000000 + g % $2::int)::text, 'applied',
               encode(sha256(g::text::bytea), 'hex'), $3::timestamptz - g * interval '10 ms'
        from generate_series(1, $1::int) g`,
       [count, ORDERS, newest],
@@ -167,7 +167,6 @@ async function transaction(pool: pg.Pool): Promise<void> {
     type: 'sap.s4.beh.salesorder.v1.SalesOrder.Changed.v1',
     family: 'salesOrder',
     key: salesOrder,
-    salesOrder,
     payloadHash: `m1:${randomBytes(32).toString('hex')}`,
     legacyPayloadHash: () => '',
   };

@@ -153,25 +153,35 @@ export async function deadLetterPage(main, id, me, message) {
   );
 }
 
-/** A row of an outbox item that needs attention: its key cells, what it says, and Retry for an Admin. */
-function attentionRow(me, attributes, keyCells, item, retry, reload) {
+/** The family of a listed row, by the page its lookup names (`orders/1000473`); undefined for none known. */
+function familyOf(item) {
+  return item.lookup === null ? undefined : FAMILIES[item.lookup.split('/')[0]];
+}
+
+/** What a listed row is about: its family's label and its key. */
+function aboutOf(item) {
+  return `${familyOf(item)?.label ?? item.family} ${item.key}`;
+}
+
+/**
+ * A row of an outbox item that needs attention: its key cells, what it says, and for an Admin the Retry of exactly
+ * this row (the list gives its path).
+ */
+function attentionRow(me, attributes, keyCells, item, what, reload) {
+  const family = familyOf(item);
   return h(
     'tr',
-    attributes,
+    { ...attributes, 'data-family': item.family, 'data-key': item.key },
     ...keyCells,
-    h('td', {}, `${item.portalStatus}, ${item.requestedDeliveryDate ?? 'no date'}`),
+    h('td', {}, family === undefined ? JSON.stringify(item.content) : family.state(item.content)),
     h('td', {}, tag(item.state === 'parked' ? 'parked' : 'failing')),
     h('td', {}, item.attempts),
     h('td', {}, item.lastError ?? '–'),
     h(
       'td',
       {},
-      me.admin
-        ? actionButton(
-            'Retry',
-            async () => `${retry.what} retried: ${(await post(retry.path)).state}`,
-            reload,
-          )
+      me.admin && item.retry !== null
+        ? actionButton('Retry', async () => `${what} retried: ${(await post(item.retry)).state}`, reload)
         : null,
     ),
   );
@@ -180,37 +190,31 @@ function attentionRow(me, attributes, keyCells, item, retry, reload) {
 export async function parkedPage(main, me, message) {
   const [mail, pushes] = await Promise.all([get('mail?limit=200'), get('portal-pushes?limit=200')]);
   const reload = (answer) => parkedPage(main, me, answer);
-  const order = (item) => h('td', {}, h('a', { href: `#/orders/${item.salesOrder}` }, item.salesOrder));
+  const about = (item) =>
+    h('td', {}, item.lookup === null ? aboutOf(item) : h('a', { href: `#/${item.lookup}` }, aboutOf(item)));
   const mailRows = mail.items.map((item) =>
     attentionRow(
       me,
       { 'data-mail': item.id },
-      [h('td', {}, item.id), order(item)],
+      [h('td', {}, item.id), about(item)],
       item,
-      { what: `Email ${item.id}`, path: `mail/${item.id}/retry` },
+      `Email ${item.id}`,
       reload,
     ),
   );
   const pushRows = pushes.items.map((item) =>
-    attentionRow(
-      me,
-      { 'data-push': item.salesOrder },
-      [order(item)],
-      item,
-      { what: `Portal push of ${item.salesOrder}`, path: `portal-pushes/${item.salesOrder}/retry` },
-      reload,
-    ),
+    attentionRow(me, { 'data-push': '' }, [about(item)], item, `Portal push of ${aboutOf(item)}`, reload),
   );
   main.replaceChildren(
     ...answered(message),
     h('h2', {}, 'Parked emails'),
     mailRows.length === 0
       ? h('p', {}, 'No email needs attention.')
-      : table(['Id', 'Order', 'Says', 'State', 'Attempts', 'Last error', ''], mailRows),
+      : table(['Id', 'About', 'Says', 'State', 'Attempts', 'Last error', ''], mailRows),
     h('h2', {}, 'Parked portal pushes'),
     pushRows.length === 0
       ? h('p', {}, 'No portal push needs attention.')
-      : table(['Order', 'State to push', 'State', 'Attempts', 'Last error', ''], pushRows),
+      : table(['About', 'State to push', 'State', 'Attempts', 'Last error', ''], pushRows),
   );
 }
 

@@ -76,7 +76,7 @@ export async function readSummary(
     `select p.sales_order as "salesOrder", p.portal_status as "status",
             to_char(p.requested_delivery_date, 'YYYY-MM-DD') as "date",
             p.customer_reference as "customerReference",
-            (select e.outcome from processed_event e where e.sales_order = p.sales_order
+            (select e.outcome from processed_event e where e.family = 'salesOrder' and e.key = p.sales_order
              order by e.processed_at desc limit 1) as "lastEvent"
      from portal_order_status p order by p.sales_order`,
   );
@@ -85,7 +85,8 @@ export async function readSummary(
     salesOrder: string | null;
     customerReturn: string | null;
   }>(
-    `select message_id as "messageId", sales_order as "salesOrder", customer_return as "customerReturn"
+    `select message_id as "messageId", case family when 'salesOrder' then key end as "salesOrder",
+            case family when 'customerReturn' then key end as "customerReturn"
      from mail_outbox order by id`,
   );
   const { rows: cases } = await pool.query<Summary['cases'][number]>(

@@ -90,8 +90,6 @@ function parse(message: InboundMessage, maxBytes: number): ParseResult {
       type,
       family,
       key,
-      // The identity tables keep a sales_order column of their own (and customer_return: inbox.ts returnOf).
-      salesOrder: family === 'salesOrder' ? key : undefined,
       ...traceContext(event),
       ...payloadHashes(event),
     },

@@ -12,10 +12,9 @@ export interface DeadLetter {
   eventId: string | undefined;
   /** The event's payload hash, when the message parsed: with source and id, what recognises it. */
   payloadHash: string | undefined;
-  /** The order the event named, when it parsed that far: the letter shows on that order's timeline. */
-  salesOrder?: string | undefined;
-  /** The return the event named, likewise: the letter shows on that return's timeline. */
-  customerReturn?: string | null | undefined;
+  /** The family and key the event named, when it parsed that far: the letter shows on that timeline. */
+  family?: string | undefined;
+  key?: string | undefined;
   contentType: string | undefined;
   /** Binary-mode CloudEvents attributes, as InboundMessage carries them: with body and content type, a replay. */
   attributes: Record<string, unknown>;
@@ -47,7 +46,7 @@ export async function recordDeadLetter(db: Executor, letter: DeadLetter): Promis
   const { rows } = await db.query<{ id: string }>(
     `insert into dead_letter
        (channel, reason, source, event_id, content_type, attributes, headers, body, payload_hash, message_hash,
-        sales_order, customer_return)
+        family, key)
      values ($1::text, $2::text, $3::text, $4::text, $5::text, $6::jsonb, $7::jsonb, $8::bytea, $9::text, $10::text,
               $11::text, $12::text)
      on conflict do nothing
@@ -65,8 +64,8 @@ export async function recordDeadLetter(db: Executor, letter: DeadLetter): Promis
       truncated ? letter.body.subarray(0, MAX_STORED_BODY) : letter.body,
       identified ? letter.payloadHash : null,
       hash,
-      optionalText(letter.salesOrder),
-      optionalText(letter.customerReturn),
+      optionalText(letter.family),
+      optionalText(letter.key),
     ],
   );
   const inserted = rows[0]?.id;

@@ -25,7 +25,7 @@ export interface FamilyAdmin {
   /** The key as every table holds it. */
   normalise(raw: string): string;
   overview(db: Executor, key: string): Promise<object | null>;
-  /** Its timeline, and the key's column in every table (the push retry's too). */
+  /** Its timeline. */
   timeline: TimelineFamily<unknown>;
 }
 
@@ -36,17 +36,12 @@ export interface MailSettings {
   portalOrderUrl?: string | undefined;
 }
 
-// Methods, not function properties: a family typed by its own rows still counts as a FamilyModule of any row,
-// and the kind of the row (the `kind` column) is what chose the family.
-export interface FamilyModule<
-  Mail extends ClaimedMail = ClaimedMail,
-  Push extends ClaimedPush = ClaimedPush,
-> {
+export interface FamilyModule {
   /** ParsedEvent.family of its events. */
   name: string;
   /** The `family` label of the metrics. */
   label: string;
-  /** The key's name in log lines (`salesOrder`) and in span attributes (`sap.sales_order`). */
+  /** The key's name in log lines (`salesOrder`) and in span attributes (`sap.`, then snake case). */
   logKey: string;
   spanKey: string;
   /** Whether a CloudEvent type is the family's, handled or not: an unhandled one is refused by keyOf. */
@@ -56,17 +51,12 @@ export interface FamilyModule<
   /** Its reader and effect, built by the composition root. */
   create(deps: FamilyDeps, config: Readonly<Config>): Family;
   mail: {
-    /** mail_outbox.kind of its rows. */
-    kind: string;
-    keyOf(mail: Mail): string;
-    render(mail: Mail, settings: MailSettings): SendMailOptions;
+    /** The email of a row of its family; throws a PermanentError on content the family never wrote. */
+    render(mail: ClaimedMail, settings: MailSettings): SendMailOptions;
   };
   push: {
-    /** portal_push.kind of its rows. */
-    kind: string;
-    keyOf(push: Push): string;
-    /** The PUT's path below the portal's base URL, and its JSON body. */
-    request(push: Push): { path: string; body: unknown };
+    /** The PUT's path below the portal's base URL, and its JSON body; throws a PermanentError likewise. */
+    request(push: ClaimedPush): { path: string; body: unknown };
   };
   admin: FamilyAdmin;
 }

@@ -15,7 +15,7 @@ import { accept, type Channel, type HandleEvent, type Outcome, reject } from './
 import { type Observers, observed } from './outcomeReport.js';
 import { isLegacyHash, samePayload } from './payloadHash.js';
 import { recordProcessed } from './processedRecord.js';
-import { refuseInvalid, refuseRejected } from './refuse.js';
+import { outcomeOfInvalid, refuseRejected } from './refuse.js';
 import { keyedSerializer } from './serializeByKey.js';
 
 export type { HandleContext, Handled, HandleEvent } from './outcome.js';
@@ -47,7 +47,7 @@ export function createEventHandler(deps: EventHandlerDeps): HandleEvent {
         ? await oneAtATime.run(JSON.stringify([parsed.event.source, parsed.event.id]), () =>
             checkIdentityThenApply(deps, checkIdentity, parsed.event, trace, context.channel, context.signal),
           )
-        : await refuseInvalid(deps.pool, message, context.channel, parsed.reason);
+        : await outcomeOfInvalid(deps.pool, message, context.channel, parsed.reason);
       if (outcome.kind !== 'reject') return { outcome, event };
       // 6. A reject is stored as a dead letter here, before it is counted and logged: the outcome is the final one.
       const log = context.log ?? deps.logger.child({ channel: context.channel });
@@ -60,7 +60,7 @@ export function createEventHandler(deps: EventHandlerDeps): HandleEvent {
  * 3–5 for a parsed event: check its identity, then read S/4HANA and write the effect, retrying transient
  * failures. Never throws: a failure becomes a release (transient) or a reject (permanent). An event refused
  * before (conflict, delivery limit, permanent failure) whose dead letter stands is taken without any work, as
- * refuseInvalid says; a replay again excepted.
+ * outcomeOfInvalid says; a replay again excepted.
  */
 async function checkIdentityThenApply(
   deps: EventHandlerDeps,

@@ -24,26 +24,25 @@ export type Channel = string;
  * Looks the event up and, unless it is processed or refused, counts this delivery, in one auto-committed
  * statement.
  * Counting before any work is what lets a message that kills the process be recognised on its next delivery.
- * A duplicate (same payload hash) costs one index read and one row in duplicate_arrival, for the order's
+ * A duplicate (same payload hash) costs one index read and one row in duplicate_arrival, for its document's
  * timeline. It commits without the WAL flush; identityCheckSql says why.
  */
 export async function checkInbox(db: Pool, event: ParsedEvent, channel: Channel): Promise<InboxEntry> {
   const { rows } = await db.query<InboxEntry & { id: string }>({
     name: 'check-inbox-one',
     text: identityCheckSql({
-      delivered:
-        'select $2::text as id, $3::text as payload_hash, $5::text as sales_order, $6::text as customer_return',
+      delivered: 'select $2::text as id, $3::text as payload_hash, $5::text as family, $6::text as key',
     }),
-    values: [event.source, event.id, event.payloadHash, channel, event.salesOrder ?? null, returnOf(event)],
+    values: [event.source, event.id, event.payloadHash, channel, event.family ?? null, event.key ?? null],
   });
   const { id: _id, ...entry } = rows[0] as InboxEntry & { id: string };
   return entry;
 }
 
-/** checkInboxes' statement: $1 source, $2 ids, $3 payload hashes, $4 channel, $5 sales orders, $6 returns. */
+/** checkInboxes' statement: $1 source, $2 ids, $3 payload hashes, $4 channel, $5 families, $6 keys. */
 export const CHECK_INBOXES = identityCheckSql({
-  delivered: `select id, payload_hash, sales_order, customer_return
-     from unnest($2::text[], $3::text[], $5::text[], $6::text[]) as d(id, payload_hash, sales_order, customer_return)`,
+  delivered: `select id, payload_hash, family, key
+     from unnest($2::text[], $3::text[], $5::text[], $6::text[]) as d(id, payload_hash, family, key)`,
 });
 
 /**
@@ -57,7 +56,7 @@ export const CHECK_INBOXES = identityCheckSql({
 export async function checkInboxes(
   db: Pool,
   source: string,
-  events: Array<Pick<ParsedEvent, 'id' | 'payloadHash' | 'salesOrder' | 'family' | 'key'>>,
+  events: Array<Pick<ParsedEvent, 'id' | 'payloadHash' | 'family' | 'key'>>,
   channel: Channel,
 ): Promise<Map<string, InboxEntry>> {
   const { rows } = await db.query<InboxEntry & { id: string }>({
@@ -69,15 +68,15 @@ export async function checkInboxes(
       events.map((event) => event.id),
       events.map((event) => event.payloadHash),
       channel,
-      events.map((event) => event.salesOrder ?? null),
-      events.map(returnOf),
+      events.map((event) => event.family ?? null),
+      events.map((event) => event.key ?? null),
     ],
   });
   return new Map(rows.map(({ id, ...entry }) => [id, entry]));
 }
 
 /**
- * The identity check, for the deliveries that `delivered` selects (id, payload_hash, sales_order, customer_return)
+ * The identity check, for the deliveries that `delivered` selects (id, payload_hash, family, key)
  * of source $1, by channel $4: one row per delivery, its entry with its id.
  *
  * Each delivery's record is probed by its whole key, in a scalar subquery that PostgreSQL never turns into a join
@@ -85,8 +84,9 @@ export async function checkInboxes(
  * growing faster than autovacuum analyzes it) read every record of the source for each check.
  *
  * It commits without waiting for the WAL flush (synchronous_commit off for this statement's transaction only):
- * the count must survive the service dying, not PostgreSQL crashing (bench/NOTES.md, Throughput at 0 ms). Hence
- * it takes the pool, never a transaction's client, inside which the setting would hold for the whole transaction.
+ * the count must survive the service dying, not PostgreSQL crashing (docs/performance.md, Throughput at 0 ms).
+ * Hence it takes the pool, never a transaction's client, inside which the setting would hold for the whole
+ * transaction.
  * The counts are written in the order of their keys, as the effect statement deletes them, so that statements of
  * several instances over the same identities wait for each other instead of deadlocking.
  */
@@ -105,8 +105,8 @@ function identityCheckSql(sql: { delivered: string }): string {
      ), refused as (
        select d.id, ${refusedEventSql('$1::text', 'd.id', 'd.payload_hash')} as refused from delivered d
      ), attempt as (
-       insert into event_attempt as a (source, id, channel, sales_order, customer_return)
-       select $1::text, d.id, $4::text, d.sales_order, d.customer_return from delivered d join refused r using (id)
+       insert into event_attempt as a (source, id, channel, family, key)
+       select $1::text, d.id, $4::text, d.family, d.key from delivered d join refused r using (id)
        where not exists (select from seen s where s.id = d.id) and not r.refused
        order by d.id
        on conflict (source, id) do update set attempts = a.attempts + 1, last_seen_at = now(),
@@ -120,11 +120,6 @@ function identityCheckSql(sql: { delivered: string }): string {
             t.last_error as "lastError", r.refused as "refused"
      from async_commit, delivered d join refused r using (id) left join seen s using (id)
        left join attempt t using (id)`;
-}
-
-/** The return a customer-return event names, for its timeline; null for other events. */
-export function returnOf(event: Pick<ParsedEvent, 'family' | 'key'>): string | null {
-  return event.family === 'customerReturn' ? (event.key ?? null) : null;
 }
 
 /** Keeps the last failure beside the delivery count, for the reason given when the limit is reached. */

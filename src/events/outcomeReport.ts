@@ -78,7 +78,7 @@ export function eventAttributes(channel: Channel, event: ParsedEvent | undefined
       };
 }
 
-/** The key as the event's family names it in traces: `sap.sales_order`, `sap.customer_return`. */
+/** The key as the event's family names it in traces (its spanKey). */
 function familyAttribute(event: ParsedEvent): Record<string, string> {
   const family = familyNamed(event.family);
   return family === undefined || event.key === undefined ? {} : { [family.spanKey]: event.key };

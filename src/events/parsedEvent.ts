@@ -21,8 +21,6 @@ export interface ParsedEvent extends PayloadHashes {
   family: string | undefined;
   /** What the event names in its family (a sales order, a customer return), valid inside an OData key. */
   key: string | undefined;
-  /** The key of a sales-order event; undefined for other event types. */
-  salesOrder: string | undefined;
   /** The CloudEvents distributed-tracing extension, when present and well-formed: the producer's trace. */
   traceparent?: string;
   tracestate?: string;

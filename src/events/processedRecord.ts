@@ -22,13 +22,8 @@ export async function recordProcessed(
   const recorded = await unlessRecordedAlready(
     tx.query({
       name: 'record-processed',
-      text: `with ${recordProcessedSql({ outcome: '$6::text', customerReturn: '$7::text' })} select`,
-      values: [
-        ...identityValues([event]),
-        event.salesOrder ?? null,
-        result,
-        event.family === 'customerReturn' ? event.key : null,
-      ],
+      text: `with ${recordProcessedSql({ outcome: '$7::text' })} select`,
+      values: [...identityValues([event]), result],
     }),
   );
   return recorded !== undefined;
@@ -36,39 +31,26 @@ export async function recordProcessed(
 
 /** What an effect's statement saw and decided, as SQL over its own parameters and tables. */
 export interface ReadAndDecision {
-  /** The order's values; a family without them passes typed nulls. */
-  portalStatus: string;
-  requestedDeliveryDate: string;
-  changedAt: string;
+  /** What the S/4HANA read saw, a jsonb the family's timeline renders (TimelineFamily.read). */
+  seen: string;
   /** 'new', 'changed' or 'unchanged'; null when the read was stale. */
   notification: string;
-  /** The case status a customer-return event's read saw; an order passes none. */
-  caseStatus?: string;
 }
 
 /**
  * Records events as processed inside a larger statement: `cleared` forgets their delivery counts, `recorded`
  * inserts a record per event with what the count knew (channel, first delivery, deliveries, last error) and, from
  * an effect, what its S/4HANA read saw and the notification decision. An identity recorded already fails the whole
- * statement: the first delivery stands alone. $1 to $4 as identityValues gives them, $5 the sales order (or the
- * SQL of `salesOrder`), the customer return as SQL, the outcome as SQL (docs/processing.md, The flow).
+ * statement: the first delivery stands alone. $1 to $6 as identityValues gives them (with the family and key the
+ * events name), the outcome as SQL (docs/processing.md, The flow).
  *
  * `cleared` locks each count by its whole key, in key order as the identity check writes them, in a scalar
  * subquery that PostgreSQL never turns into a scan, then deletes the locked rows by ctid, which cannot change
  * while the lock is held. With `id = any(...)`, a plan made while the table looked small read every count of
  * the source, and an outage leaves thousands of them.
  */
-export function recordProcessedSql(sql: {
-  outcome: string;
-  read?: ReadAndDecision;
-  salesOrder?: string;
-  customerReturn?: string;
-}): string {
-  const read = sql.read;
-  const seen = read
-    ? `${read.portalStatus}, ${read.requestedDeliveryDate}, ${read.changedAt}, ${read.notification},
-       ${read.caseStatus ?? 'null::text'}`
-    : 'null, null::date, null::timestamptz, null, null::text';
+export function recordProcessedSql(sql: { outcome: string; read?: ReadAndDecision }): string {
+  const seen = sql.read ? `${sql.read.seen}, ${sql.read.notification}` : 'null::jsonb, null::text';
   return `cleared as (
        delete from event_attempt where ctid = any(array(
          select (select a.ctid from event_attempt a where a.source = $1::text and a.id = e.id for update)
@@ -76,11 +58,10 @@ export function recordProcessedSql(sql: {
        ))
        returning id, channel, first_seen_at, attempts, last_error
      ), recorded as (
-       insert into processed_event (source, id, type, sales_order, customer_return, outcome, payload_hash,
-         channel, received_at, attempts, last_error, read_portal_status, read_requested_delivery_date,
-         read_changed_at, notification, read_case_status)
-       select $1::text, e.id, e.type, ${sql.salesOrder ?? '$5::text'}, ${sql.customerReturn ?? 'null::text'},
-              ${sql.outcome}, e.payload_hash, c.channel, c.first_seen_at, c.attempts, c.last_error, ${seen}
+       insert into processed_event (source, id, type, family, key, outcome, payload_hash, channel, received_at,
+         attempts, last_error, read, notification)
+       select $1::text, e.id, e.type, $5::text, $6::text, ${sql.outcome}, e.payload_hash, c.channel, c.first_seen_at,
+              c.attempts, c.last_error, ${seen}
        from unnest($2::text[], $3::text[], $4::text[]) as e(id, type, payload_hash) left join cleared c using (id)
      )`;
 }
@@ -96,15 +77,23 @@ export function notificationSql(written: string, previous: string): string {
           else 'changed' end`;
 }
 
-/** $1 to $4 of a statement embedding recordProcessedSql: the events' source, and their ids, types and hashes. */
-export function identityValues(events: ParsedEvent[]): [string, string[], string[], string[]] {
-  const [{ source }] = events as [ParsedEvent];
-  if (events.some((event) => event.source !== source)) throw new Error('events of one record share a source');
+/**
+ * $1 to $6 of a statement embedding recordProcessedSql: the events' source, their ids, types and hashes, and the
+ * family and key they name.
+ */
+export function identityValues(
+  events: ParsedEvent[],
+): [string, string[], string[], string[], string | null, string | null] {
+  const [{ source, family, key }] = events as [ParsedEvent];
+  if (events.some((event) => event.source !== source || event.family !== family || event.key !== key))
+    throw new Error('events of one record share a source and a document');
   return [
     source,
     events.map((event) => event.id),
     events.map((event) => event.type),
     events.map((event) => event.payloadHash),
+    family ?? null,
+    key ?? null,
   ];
 }
 

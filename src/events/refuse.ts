@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import { withTransaction } from '../db/transaction.js';
 import { classify } from '../errors.js';
 import { type DeadLetter, findRefusedMessage, recordDeadLetter } from './deadLetter.js';
-import { clearAttempts, returnOf } from './inbox.js';
+import { clearAttempts } from './inbox.js';
 import { messageHash } from './messageHash.js';
 import { accept, type Channel, type HandleContext, type Handled, type Outcome, reject } from './outcome.js';
 import { identityFields } from './outcomeReport.js';
@@ -67,8 +67,8 @@ export async function refuseRejected(
       source: event?.source,
       eventId: event?.id,
       payloadHash: event?.payloadHash,
-      salesOrder: event?.salesOrder,
-      customerReturn: event && returnOf(event),
+      family: event?.family,
+      key: event?.key,
       contentType: message.contentType,
       attributes: message.binaryAttributes,
       headers: headers ?? {},
@@ -83,11 +83,12 @@ export async function refuseRejected(
 }
 
 /**
- * A message that is no event is refused, unless the same message was refused before and its dead letter stands:
- * then it is taken, so that a broker which sends rejected messages again forgets it. A replay is an operator's
- * decision to try again, never recognised. Should the lookup fail, the refusal recognises it as it stores.
+ * Decides what becomes of a message that is no event, storing nothing (refuseRejected stores): a reject, unless
+ * the same message was refused before and its dead letter stands: then it is taken, so that a broker which sends
+ * rejected messages again forgets it. A replay is an operator's decision to try again, never recognised. Should
+ * the lookup fail, the refusal recognises it as it stores.
  */
-export async function refuseInvalid(
+export async function outcomeOfInvalid(
   pool: Pool,
   message: InboundMessage,
   channel: Channel,

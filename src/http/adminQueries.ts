@@ -6,59 +6,10 @@ import { type Requeued, requeue } from '../leasedOutbox/requeue.js';
 import { outboxBacklog } from '../notifications/mailOutbox.js';
 import { pushBacklog } from '../portal/pushOutbox.js';
 
-/** Most rows of each history an order overview returns, newest first. */
-const HISTORY_LIMIT = 100;
-
-const MAIL_COLUMNS = `id::text as "id", portal_status as "portalStatus",
-  to_char(requested_delivery_date, 'YYYY-MM-DD') as "requestedDeliveryDate", state, attempts,
-  created_at as "createdAt", sent_at as "sentAt", next_attempt_at as "nextAttemptAt",
-  last_error as "lastError", message_id as "messageId", change, previous_portal_status as "previousPortalStatus",
-  to_char(previous_requested_delivery_date, 'YYYY-MM-DD') as "previousRequestedDeliveryDate", locale,
-  in_reply_to as "inReplyTo"`;
-
-export async function orderOverview(db: Executor, salesOrder: string) {
-  const [portal, notification, mails, events] = await Promise.all([
-    db.query(
-      `select portal_status as "portalStatus",
-              to_char(requested_delivery_date, 'YYYY-MM-DD') as "requestedDeliveryDate",
-              sold_to_party as "soldToParty", customer_reference as "customerReference",
-              s4_changed_at as "s4ChangedAt", s4_read_at as "s4ReadAt", updated_at as "updatedAt"
-       from portal_order_status where sales_order = $1::text`,
-      [salesOrder],
-    ),
-    db.query(
-      `select portal_status as "portalStatus",
-              to_char(requested_delivery_date, 'YYYY-MM-DD') as "requestedDeliveryDate", notified_at as "notifiedAt",
-              thread_message_id as "threadMessageId"
-       from order_notification where sales_order = $1::text`,
-      [salesOrder],
-    ),
-    db.query(
-      `select ${MAIL_COLUMNS} from mail_outbox where sales_order = $1::text order by id desc limit $2::int`,
-      [salesOrder, HISTORY_LIMIT],
-    ),
-    db.query(
-      `select source, id, type, outcome, processed_at as "processedAt" from processed_event
-       where sales_order = $1::text order by processed_at desc limit $2::int`,
-      [salesOrder, HISTORY_LIMIT],
-    ),
-  ]);
-  if (portal.rowCount === 0 && notification.rowCount === 0 && mails.rowCount === 0 && events.rowCount === 0) {
-    return null;
-  }
-  return {
-    salesOrder,
-    portal: portal.rows[0] ?? null,
-    notification: notification.rows[0] ?? null,
-    mails: mails.rows,
-    events: events.rows,
-  };
-}
-
 export async function eventHistory(db: Executor, source: string, id: string) {
   const [processed, attempt, deadLetters] = await Promise.all([
     db.query(
-      `select type, sales_order as "salesOrder", outcome, payload_hash as "payloadHash", processed_at as "processedAt"
+      `select type, family, key, outcome, payload_hash as "payloadHash", processed_at as "processedAt"
        from processed_event where source = $1::text and id = $2::text`,
       [source, id],
     ),
@@ -108,10 +59,16 @@ export async function summary(db: Executor) {
   };
 }
 
-/** Mail that needs an operator's eye: parked, or still pending after a failed attempt. Newest first. */
+/**
+ * Mail that needs an operator's eye: parked, or still pending after a failed attempt, each with its family, key
+ * and what it says. Newest first.
+ */
 export async function mailNeedingAttention(db: Executor, limit: number, offset: number) {
   const { rows } = await db.query(
-    `select sales_order as "salesOrder", ${MAIL_COLUMNS} from mail_outbox
+    `select id::text as "id", family, key, content, state, attempts, created_at as "createdAt",
+            next_attempt_at as "nextAttemptAt", last_error as "lastError", message_id as "messageId", change,
+            locale, in_reply_to as "inReplyTo"
+     from mail_outbox
      where state = 'parked' or (state = 'pending' and last_error is not null)
      order by created_at desc, id desc limit $1::int offset $2::int`,
     [limit, offset],
@@ -124,8 +81,8 @@ export async function mailNeedingAttention(db: Executor, limit: number, offset: 
  * next_attempt_at), which this moves to now: retrying it then can send it twice, with the same Message-ID.
  */
 export function retryMail(db: Executor, id: string): Promise<Requeued<'sent'>> {
-  const of = { table: 'mail_outbox', key: 'id', done: 'sent', identity: 'message_id' } as const;
-  return requeue(db, of, id);
+  const of = { table: 'mail_outbox', key: ['id'], done: 'sent', identity: 'message_id' } as const;
+  return requeue(db, of, [id]);
 }
 
 export async function listDeadLetters(db: Executor, limit: number, offset: number) {

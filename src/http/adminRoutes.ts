@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Pool } from 'pg';
 import type { HandleEvent } from '../events/outcome.js';
 import { replayDeadLetter } from '../events/replay.js';
-import { FAMILIES } from '../families/index.js';
+import { FAMILIES, familyNamed } from '../families/index.js';
 import { pushesNeedingAttention, retryPush } from '../portal/pushOutbox.js';
 import {
   eventHistory,
@@ -41,6 +41,25 @@ export interface AdminDeps {
   wakeMailSender: () => void;
   /** Lets a retried portal push go now. */
   wakePortalSender: () => void;
+}
+
+/** Where a listed row's document is looked up, below /api (`orders/1000473`): for the console to link to it. */
+function linksOf(row: { family: string; key: string }): { lookup: string | null } {
+  const family = familyNamed(row.family);
+  return {
+    lookup:
+      family === undefined
+        ? null
+        : `${family.admin.lookup.slice('/api/'.length)}/${encodeURIComponent(row.key)}`,
+  };
+}
+
+/** The retry of a listed push, below /api: by its own family's key, whatever order a case refers to. */
+function retryPathOf(push: { family: string; key: string }): string | null {
+  const family = familyNamed(push.family);
+  return family === undefined
+    ? null
+    : `${family.admin.pushes.slice('/api/'.length)}/${encodeURIComponent(push.key)}/retry`;
 }
 
 export function adminRoutes(deps: AdminDeps): (app: FastifyInstance) => Promise<void> {
@@ -89,7 +108,13 @@ export function adminRoutes(deps: AdminDeps): (app: FastifyInstance) => Promise<
         return { limit, offset, items: await read(pool, limit, offset) };
       });
 
-    pagedList('/api/mail', mailNeedingAttention);
+    pagedList('/api/mail', async (db, limit, offset) =>
+      (await mailNeedingAttention(db, limit, offset)).map((mail) => ({
+        ...mail,
+        ...linksOf(mail),
+        retry: `mail/${mail.id}/retry`,
+      })),
+    );
 
     app.post<ById>(
       '/api/mail/:id/retry',
@@ -105,14 +130,20 @@ export function adminRoutes(deps: AdminDeps): (app: FastifyInstance) => Promise<
       },
     );
 
-    pagedList('/api/portal-pushes', pushesNeedingAttention);
+    pagedList('/api/portal-pushes', async (db, limit, offset) =>
+      (await pushesNeedingAttention(db, limit, offset)).map((push) => ({
+        ...push,
+        ...linksOf(push),
+        retry: retryPathOf(push),
+      })),
+    );
 
     // A parked or failing push back in line, by its family's key as the request gives it.
     for (const { admin: family } of FAMILIES) {
       const byKey = { ...admin, schema: { params: keyParams(family.param, family.keyPattern) } };
       app.post<ByKey>(`${family.pushes}/:${family.param}/retry`, byKey, async (request, reply) => {
         const value = request.params[family.param] as string;
-        const result = await retryPush(pool, value, family.timeline.column);
+        const result = await retryPush(pool, family.timeline.family, value);
         audit(request, { [family.param]: value, result: result.kind }, 'admin: portal push retry');
         if (result.kind === 'not_found') return notFound(reply, `no portal push for ${family.what} ${value}`);
         if (result.kind === 'done') return conflict(reply, `the portal push of ${value} is done`);

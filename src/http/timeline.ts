@@ -41,23 +41,16 @@ export interface Arrival<Read> {
   replayedAt: Date | null;
 }
 
-/** What processed_event keeps of a read, for either family. */
-interface ReadColumns {
-  readStatus: string | null;
-  readDate: string | null;
-  readChangedAt: Date | null;
-  readCaseStatus: string | null;
-}
-
 type Reasons = Record<string, { realChange: boolean; reason: string }>;
 
-/** What sets one family's timeline apart: the column naming its key in every table, its values, its reasons. */
+/** What sets one family's timeline apart: its name in every table, its values, its reasons. */
 export interface TimelineFamily<Read> {
-  /** A fixed column name, never a value: it names the key in processed_event and the tables beside it. */
-  column: 'sales_order' | 'customer_return';
-  /** The family's values in mail_outbox and portal_push, aliased for the answer. */
+  /** The `family` of its rows (ParsedEvent.family). */
+  family: string;
+  /** The family's values in the content of mail_outbox and portal_push, aliased for the answer. */
   state: string;
-  read: (row: ReadColumns) => Read | null;
+  /** What a read saw, from processed_event.read as the family's effect recorded it (never null here). */
+  read: (seen: unknown) => Read;
   reasons: Reasons;
 }
 
@@ -68,40 +61,40 @@ export const STALE = {
 };
 
 // One union in arrival order: each branch takes the newest rows of its kind, the outer query sorts them.
-const arrivalsSql = (key: string) => `
+// $1 the key, $2 the limit, $3 the family.
+const ARRIVALS_SQL = `
   select * from (
     (select source, id, type, channel, coalesce(received_at, processed_at) as "receivedAt", attempts,
-            outcome, last_error as "reason", processed_at as "processedAt", read_portal_status as "readStatus",
-            to_char(read_requested_delivery_date, 'YYYY-MM-DD') as "readDate", read_changed_at as "readChangedAt",
-            read_case_status as "readCaseStatus", notification, null::text as "deadLetterId",
-            null::timestamptz as "replayedAt"
-     from processed_event where ${key} = $1::text order by processed_at desc limit $2::int)
+            outcome, last_error as "reason", processed_at as "processedAt", read as "seen", notification,
+            null::text as "deadLetterId", null::timestamptz as "replayedAt"
+     from processed_event where family = $3::text and key = $1::text order by processed_at desc limit $2::int)
     union all
-    (select a.source, a.id, p.type, a.channel, a.arrived_at, null, 'duplicate', null, null, null, null, null,
-            null, null, null, null
+    (select a.source, a.id, p.type, a.channel, a.arrived_at, null, 'duplicate', null, null, null, null, null, null
      from duplicate_arrival a join processed_event p using (source, id)
-     where p.${key} = $1::text order by a.arrived_at desc limit $2::int)
+     where p.family = $3::text and p.key = $1::text order by a.arrived_at desc limit $2::int)
     union all
     (select source, id, null, channel, first_seen_at, attempts,
-            case when last_error is null then 'in_progress' else 'released' end, last_error, null, null, null, null,
-            null, null, null, null
-     from event_attempt where ${key} = $1::text order by first_seen_at desc limit $2::int)
+            case when last_error is null then 'in_progress' else 'released' end, last_error, null, null, null,
+            null, null
+     from event_attempt where family = $3::text and key = $1::text order by first_seen_at desc limit $2::int)
     union all
     (select source, event_id, attributes->>'type', channel, received_at, null, 'dead_lettered', reason, null,
-            null, null, null, null, null, id::text, replayed_at
-     from dead_letter where ${key} = $1::text order by id desc limit $2::int)
+            null, null, id::text, replayed_at
+     from dead_letter where family = $3::text and key = $1::text order by id desc limit $2::int)
   ) arrival order by "receivedAt", "processedAt" nulls last`;
 
-type ArrivalRow = Omit<Arrival<never>, 'read' | 'notification'> &
-  ReadColumns & { notification: string | null };
+type ArrivalRow = Omit<Arrival<never>, 'read' | 'notification'> & {
+  seen: unknown;
+  notification: string | null;
+};
 
 function toArrival<Read>(family: TimelineFamily<Read>, row: ArrivalRow): Arrival<Read> {
-  const { readStatus, readDate, readChangedAt, readCaseStatus, notification, ...rest } = row;
+  const { seen, notification, ...rest } = row;
   const decision = row.outcome === 'stale' ? 'stale' : notification;
   const why = decision === null ? undefined : family.reasons[decision];
   return {
     ...rest,
-    read: family.read({ readStatus, readDate, readChangedAt, readCaseStatus }),
+    read: seen === null ? null : family.read(seen),
     notification: why === undefined || decision === null ? null : { decision, ...why },
   };
 }
@@ -126,7 +119,7 @@ const portalPushSql = (family: TimelineFamily<unknown>) => `
          ${family.state}, push_id::text as "pushId", attempts, pending_since as "pendingSince",
          done_at as "doneAt", retried_at as "retriedAt", retried_state as "retriedState",
          retried_error as "retriedError", last_error as "reason"
-  from portal_push where ${family.column} = $1::text`;
+  from portal_push where family = $2::text and key = $1::text`;
 
 export interface Timeline<Read> {
   arrivals: Array<Arrival<Read>>;
@@ -141,11 +134,11 @@ export async function timeline<Read>(
   family: TimelineFamily<Read>,
   key: string,
 ): Promise<Timeline<Read> | null> {
-  const values = [key, TIMELINE_LIMIT];
+  const values = [key, TIMELINE_LIMIT, family.family];
   const [arrivals, emails, push] = await Promise.all([
-    db.query<ArrivalRow>(arrivalsSql(family.column), values),
+    db.query<ArrivalRow>(ARRIVALS_SQL, values),
     db.query<EmailRow>(emailsSql(family), values),
-    db.query<PortalPush>(portalPushSql(family), [key]),
+    db.query<PortalPush>(portalPushSql(family), [key, family.family]),
   ]);
   if (arrivals.rowCount === 0 && emails.rowCount === 0 && push.rowCount === 0) return null;
   return {

@@ -12,14 +12,14 @@ export interface EmailStep {
   reason: string | null;
 }
 
-// Each email as the steps it went through; a parked or failing one says why (its last error). `column` is a fixed
-// column name (sales_order or customer_return), never a value.
-export const emailsSql = (family: { column: string; state: string }) => `
+// Each email as the steps it went through; a parked or failing one says why (its last error). $1 the key, $2 the
+// limit, $3 the family.
+export const emailsSql = (family: { state: string }) => `
   select id::text as "mailId", ${family.state}, change,
          message_id as "messageId", attempts, state, created_at as "createdAt", retried_at as "retriedAt",
          retried_state as "retriedState", retried_error as "retriedError", sent_at as "sentAt",
          next_attempt_at as "nextAttemptAt", last_error as "lastError"
-  from mail_outbox where ${family.column} = $1::text order by id desc limit $2::int`;
+  from mail_outbox where family = $3::text and key = $1::text order by id desc limit $2::int`;
 
 export interface EmailRow {
   mailId: string;

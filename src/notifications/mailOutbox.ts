@@ -1,69 +1,40 @@
 // The mail outbox's SQL. A claimed row is leased, not locked: claiming moves its next_attempt_at a short lease
 // ahead, and the sender renews the lease while the send is in progress, so no transaction stays open during
 // SMTP, and a crash mid-send lets the lease run out within seconds and another instance (or this one,
-// restarted) send it again with the same Message-ID. Emails of one order (or one warranty case: a conversation)
-// go out in outbox order: only the oldest unsent email of a conversation is ever claimable.
+// restarted) send it again with the same Message-ID. Emails of one conversation (a family and key: an order, a
+// warranty case) go out in outbox order: only the oldest unsent email of a conversation is ever claimable.
 
 import type { Pool } from 'pg';
 import { deleteOldest } from '../db/deleteOldest.js';
 import { type Executor, withTransaction } from '../db/transaction.js';
 import { type Backlog, readBacklog } from '../leasedOutbox/backlog.js';
 
-/** An order's email, or (kind `warranty_case`) a case's: what the sender renders. */
-export type ClaimedMail = OutboxMail | OutboxCaseMail;
-
-export interface OutboxMail {
+/** An email as claimed: the family that renders it, the document it is about, and what it says. */
+export interface ClaimedMail {
   id: string;
-  kind?: 'order';
-  salesOrder: string;
-  portalStatus: string;
-  requestedDeliveryDate: string | null;
-  soldToParty: string | null;
-  customerReference: string | null;
+  /** The family (ParsedEvent.family of the events that queued it): it renders the content and validates it. */
+  family: string;
+  /** What the email is about in its family: emails of one family and key are one conversation. */
+  key: string;
+  /** What the email says, as its family wrote it in the effect's transaction. */
+  content: unknown;
   recipients: string[];
   messageId: string;
   attempts: number;
-  /** 'new': the order's first email; 'changed': from the previous pair; null: queued before that was kept. */
+  /** 'new': the conversation's first email; 'changed': a later one; null: queued before that was kept. */
   change: 'new' | 'changed' | null;
-  previousPortalStatus: string | null;
-  previousRequestedDeliveryDate: string | null;
   /** The recipients' language, fixed when queued; null for emails queued before it was. */
   locale: string | null;
-  /** The Message-ID of the order's first email; null for that first email. */
+  /** The Message-ID of the conversation's first email; null for that first email. */
   inReplyTo: string | null;
   /** The span that queued it (W3C traceparent), or null when that was not traced. */
   traceParent: string | null;
-  /** When claimed, a newer email of its order was pending behind it: claimable once this one is booked. */
+  /** When claimed, a newer email of its conversation was pending behind it: claimable once this one is booked. */
   nextPending: boolean;
 }
 
-/** A warranty case's email: the order columns give way to the case's. */
-export interface OutboxCaseMail
-  extends Pick<
-    OutboxMail,
-    | 'id'
-    | 'soldToParty'
-    | 'customerReference'
-    | 'recipients'
-    | 'messageId'
-    | 'attempts'
-    | 'locale'
-    | 'inReplyTo'
-    | 'traceParent'
-    | 'nextPending'
-  > {
-  kind: 'warranty_case';
-  customerReturn: string;
-  /** The sales order the return refers to, if any. */
-  salesOrder: string | null;
-  caseStatus: string;
-  /** The status told before; null: the case's first email. */
-  previousCaseStatus: string | null;
-  returnReasons: string[];
-}
-
-// Each order's oldest pending email is found by a scalar subquery, one probe of mail_outbox_pending_order per
-// candidate, not by NOT EXISTS: PostgreSQL turns that into an anti join, which on a table without statistics (a
+// Each conversation's oldest pending email is found by a scalar subquery, one probe of mail_outbox_pending_order
+// per candidate, not by NOT EXISTS: PostgreSQL turns that into an anti join, which on a table without statistics (a
 // new deployment's, or one whose backlog grew faster than autovacuum analyzes) it can plan as a loop over every
 // pending row for each candidate, just when a backlog needs draining. A scalar subquery is never turned into a
 // join, whatever the statistics say.
@@ -75,31 +46,24 @@ export const CLAIM_DUE = `update mail_outbox m
        where state = 'pending' and next_attempt_at <= now()
          and id = (
            select min(oldest.id) from mail_outbox oldest
-           where oldest.conversation = candidate.conversation and oldest.state = 'pending'
+           where oldest.family = candidate.family and oldest.key = candidate.key and oldest.state = 'pending'
          )
        order by next_attempt_at, id
        limit $1::int
        for update skip locked
      ) due
      where m.id = due.id
-     returning m.id::text as "id", m.kind, coalesce(m.sales_order, m.case_sales_order) as "salesOrder",
-       m.portal_status as "portalStatus", m.customer_return as "customerReturn", m.case_status as "caseStatus",
-       m.previous_case_status as "previousCaseStatus", m.return_reasons as "returnReasons",
-       to_char(m.requested_delivery_date, 'YYYY-MM-DD') as "requestedDeliveryDate",
-       m.sold_to_party as "soldToParty", m.customer_reference as "customerReference",
-       m.recipients, m.message_id as "messageId", m.attempts, m.change,
-       m.previous_portal_status as "previousPortalStatus",
-       to_char(m.previous_requested_delivery_date, 'YYYY-MM-DD') as "previousRequestedDeliveryDate",
-       m.locale, m.in_reply_to as "inReplyTo", m.trace_parent as "traceParent",
+     returning m.id::text as "id", m.family, m.key, m.content, m.recipients, m.message_id as "messageId",
+       m.attempts, m.change, m.locale, m.in_reply_to as "inReplyTo", m.trace_parent as "traceParent",
        exists (
          select from mail_outbox newer
-         where newer.conversation = m.conversation and newer.state = 'pending' and newer.id > m.id
+         where newer.family = m.family and newer.key = m.key and newer.state = 'pending' and newer.id > m.id
        ) as "nextPending"`;
 
 /**
- * Claims up to `limit` due emails, each the oldest pending email of its order: an order whose older email is
- * leased elsewhere, waits for a retry or is being claimed by another instance right now (its row is locked,
- * and still pending in this snapshot) is skipped as a whole, so no email overtakes an older one of its order.
+ * Claims up to `limit` due emails, each the oldest pending email of its conversation: a conversation whose older
+ * email is leased elsewhere, waits for a retry or is being claimed by another instance right now (its row is
+ * locked, and still pending in this snapshot) is skipped as a whole, so no email overtakes an older one of it.
  * Parked emails are not pending and hold nothing back. `attempts`, counted up here, identifies this claim;
  * `holder` (the claiming instance, src/leasedOutbox/leaseHolder.ts) is recorded on each row as `leased_by`.
  */
@@ -112,7 +76,7 @@ export function claimDue(
   return withTransaction(pool, (tx) => claimDueInTransaction(tx, limit, leaseSeconds, holder));
 }
 
-// The claim's plan is fixed: walk the due index in order, probe each candidate's order by key, stop at the limit.
+// The claim's plan is fixed: walk the due index in order, probe each candidate's conversation, stop at the limit.
 // An outbox's statistics lag its backlog (a new deployment's table was never analyzed; an outage's backlog grows
 // faster than autovacuum analyzes), and from them PostgreSQL planned to read and sort every due email at every
 // claim, and kept that plan on the connection while the backlog grew.

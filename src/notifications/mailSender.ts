@@ -1,5 +1,5 @@
 import { classify, failureReason, PermanentError } from '../errors.js';
-import { familyOfMail } from '../families/index.js';
+import { familyNamed } from '../families/index.js';
 import { createLeasedLoop, type LeasedLoop, type LeasedSenderOptions } from '../leasedOutbox/leasedLoop.js';
 import { whileBusy } from '../leasedOutbox/whileBusy.js';
 import { type RetryPolicy, retry } from '../retry.js';
@@ -48,7 +48,7 @@ const MARK_RETRY: RetryPolicy = { attempts: 6, baseDelayMs: 250, maxDelayMs: 400
 /**
  * Sends the outbox after commit. Safe with several instances: rows are claimed with SKIP LOCKED and leased
  * for a short time, renewed while the send runs, so a crash delays its mail by about one lease. Only the
- * oldest pending email of an order is claimed (mailOutbox.ts), so each order's emails go out in outbox order.
+ * oldest pending email of a conversation is claimed (mailOutbox.ts), so its emails go out in outbox order.
  * Transient SMTP failures are retried with exponential backoff; permanent ones, or too many tries, park the
  * mail for an operator.
  */
@@ -64,9 +64,9 @@ export function createMailSender(options: MailSenderOptions): MailSender {
   const recordSent = whileBusy((ids: string[]) => retry(() => markSent(pool, ids), MARK_RETRY));
 
   async function deliver(mail: ClaimedMail, slotDone: () => void): Promise<void> {
-    // The row's kind names its family, which renders it and names its key.
-    const family = familyOfMail(mail.kind);
-    const key = family === undefined ? {} : { [family.logKey]: family.mail.keyOf(mail) };
+    // The row names its family, which renders it and names its key.
+    const family = familyNamed(mail.family);
+    const key = family === undefined ? {} : { [family.logKey]: mail.key };
     const log = logger.child({ ...key, mailId: mail.id, messageId: mail.messageId });
     if (mail.locale !== null && catalogLanguage(mail.locale) === undefined) {
       log.warn(
@@ -83,16 +83,15 @@ export function createMailSender(options: MailSenderOptions): MailSender {
           kind: SpanKind.CLIENT,
           links: linkTo(mail.traceParent),
           attributes: {
-            ...(family === undefined ? {} : { [family.spanKey]: family.mail.keyOf(mail) }),
+            ...(family === undefined ? {} : { [family.spanKey]: mail.key }),
             'fon.mail_id': mail.id,
             'fon.attempt': mail.attempts,
           },
         },
         ROOT_CONTEXT,
         async () => {
-          // A kind the database allows but no family renders: an operator's to see, not to retry.
-          if (family === undefined)
-            throw new PermanentError(`no event family sends mail of kind ${mail.kind}`);
+          // A family the database holds but no family module renders: an operator's to see, not to retry.
+          if (family === undefined) throw new PermanentError(`no event family ${mail.family} sends mail`);
           return transport.send(family.mail.render(mail, email));
         },
       );

@@ -3,7 +3,7 @@
 // request again, with the same Idempotency-Key.
 import { executeHttpRequest } from '@sap-cloud-sdk/http-client';
 import { failureReason } from '../errors.js';
-import { familyOfPush } from '../families/index.js';
+import { familyNamed } from '../families/index.js';
 import { createDestinationTarget } from '../s4/destinationTarget.js';
 import { type HttpAnswer, httpExchange } from '../s4/httpGet.js';
 import { parseRetryAfter } from '../s4/s4Failure.js';
@@ -61,10 +61,10 @@ function errorMessage(body: string): string {
   return scrubAddresses(text).slice(0, 200);
 }
 
-/** Where a push goes and what it says, as the family of its row (the `kind` column) writes it. */
+/** Where a push goes and what it says, as the family of its row writes it. */
 function pathAndBody(push: ClaimedPush): [path: string, body: string] {
-  const family = familyOfPush(push.kind);
-  if (family === undefined) throw new Error(`no event family pushes rows of kind ${push.kind}`);
+  const family = familyNamed(push.family);
+  if (family === undefined) throw new Error(`no event family ${push.family} pushes`);
   const { path, body } = family.push.request(push);
   return [path, JSON.stringify(body)];
 }
@@ -105,9 +105,16 @@ export function createPortalApi(options: { destination: string; timeoutMs: numbe
   return {
     async put(push) {
       const headers = { 'content-type': 'application/json', 'idempotency-key': push.pushId };
+      let request: [path: string, body: string];
+      try {
+        request = pathAndBody(push);
+      } catch (err) {
+        // A row no family can push as it stands: an operator's to see, not to retry.
+        return { kind: 'parked', reason: failureReason(err) };
+      }
       let answer: HttpAnswer;
       try {
-        answer = await send(...pathAndBody(push), headers);
+        answer = await send(...request, headers);
       } catch (err) {
         // A timeout, a refused or dropped connection, a destination that cannot be resolved right now.
         target.invalidate();

@@ -1,8 +1,15 @@
-import { familyOfPush } from '../families/index.js';
+import { familyNamed } from '../families/index.js';
 import { createLeasedLoop, type LeasedLoop, type LeasedSenderOptions } from '../leasedOutbox/leasedLoop.js';
 import { type RetryPolicy, retry } from '../retry.js';
 import type { PortalApi, PushAnswer } from './portalApi.js';
-import { type Booking, bookPush, type ClaimedPush, claimDuePushes, renewPushLeases } from './pushOutbox.js';
+import {
+  type Booking,
+  bookPush,
+  type ClaimedPush,
+  claimDuePushes,
+  pushKeyOf,
+  renewPushLeases,
+} from './pushOutbox.js';
 
 /** How one push's turn ended, as counted in fon_portal_push_total. */
 export type PushResult = 'pushed' | 'conflict' | 'retry' | 'parked';
@@ -56,8 +63,8 @@ export function createPortalSender(options: PortalSenderOptions): PortalSender {
   const pollMs = options.pollMs ?? 1000;
   const leaseSeconds = options.leaseSeconds ?? 15;
   async function deliver(push: ClaimedPush): Promise<void> {
-    const family = familyOfPush(push.kind);
-    const about = family === undefined ? {} : { [family.logKey]: family.push.keyOf(push) };
+    const family = familyNamed(push.family);
+    const about = family === undefined ? {} : { [family.logKey]: push.key };
     const log = logger.child({ ...about, pushId: push.pushId, attempts: push.attempts });
     const answer = await portal.put(push);
     const booking = bookingOf(answer, push.attempts);
@@ -79,7 +86,7 @@ export function createPortalSender(options: PortalSenderOptions): PortalSender {
   return createLeasedLoop<ClaimedPush>({
     what: 'portal push',
     claim: (free) => claimDuePushes(pool, free, leaseSeconds, options.holder),
-    key: (push) => push.resource,
+    key: pushKeyOf,
     deliver,
     renew: async (pushes) => renewPushLeases(pool, pushes, leaseSeconds),
     logger,

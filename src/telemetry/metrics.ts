@@ -3,7 +3,7 @@ import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client
 import { oldestProcessedAgeSeconds } from '../events/inbox.js';
 import type { Channel, Handled } from '../events/outcome.js';
 import { outcomeLabel } from '../events/outcomeReport.js';
-import { familyNamed } from '../families/index.js';
+import { FAMILIES, familyNamed } from '../families/index.js';
 import { ordersByPortalStatus } from '../families/salesOrder/openOrders.js';
 import { outboxBacklog } from '../notifications/mailOutbox.js';
 import type { MailResult } from '../notifications/mailSender.js';
@@ -36,7 +36,7 @@ export function createMetrics(pool: Pool, retentionDays: number, sources: Metric
 
   const events = counter(
     'fon_events_total',
-    'Events handled, by outcome: applied, stale, not_found, ignored, not_warranty_case, duplicate, already_refused (refused before, taken again), released, rejected; and by family: sales_order, customer_return, none (other types, and messages that did not parse)',
+    `Events handled, by outcome: applied, stale, not_found, ignored, not_warranty_case, duplicate, already_refused (refused before, taken again), released, rejected; and by family: ${FAMILIES.map((family) => family.label).join(', ')}, none (other types, and messages that did not parse)`,
     ['channel', 'outcome', 'reason', 'family'],
   );
   const duration = histogram(

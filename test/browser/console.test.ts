@@ -162,6 +162,54 @@ async function story(): Promise<string[]> {
     );
 }
 
+/** An order and a warranty-case return that refers to it, both known to S/4HANA. */
+async function orderAndReturn(order: string, customerReturn: string) {
+  world.s4.setOrder({ ...(INITIAL_ORDERS[0] as (typeof INITIAL_ORDERS)[number]), salesOrder: order });
+  world.s4.returns.setReturn(returnState(customerReturn, { referenceSDDocument: order }));
+  return { order, customerReturn };
+}
+
+/** An event of each, by webhook: applied, each queueing its email and its portal push. */
+async function deliverBoth(order: string, customerReturn: string): Promise<void> {
+  const events = [
+    salesOrderEvent({ salesOrder: order, id: `console-${order}` }),
+    customerReturnEvent(customerReturn, 'Created', { id: `console-${customerReturn}` }),
+  ];
+  for (const body of events)
+    expect((await push({ 'content-type': 'application/json' }, body)).status).toBe(200);
+}
+
+type Outbox = 'mail_outbox' | 'portal_push';
+
+async function stateOf(outbox: Outbox, family: string, key: string): Promise<string | undefined> {
+  const { rows } = await world.db.pool.query<{ state: string }>(
+    `select state from ${outbox} where family = $1 and key = $2`,
+    [family, key],
+  );
+  return rows[0]?.state;
+}
+
+/** Waits until the order's row and the return's row of `outbox` are parked: their Message-IDs and push ids. */
+async function parkedRows(outbox: Outbox, order: string, customerReturn: string) {
+  return eventually(`the rows of ${order} and ${customerReturn} to be parked`, async () => {
+    const { rows } = await world.db.pool.query<{ family: string; messageId: string; pushId: string }>(
+      `select family, ${outbox === 'mail_outbox' ? 'message_id' : 'null'} as "messageId",
+              ${outbox === 'portal_push' ? 'push_id::text' : 'null'} as "pushId"
+       from ${outbox}
+       where state = 'parked' and ((family = 'salesOrder' and key = $1) or (family = 'customerReturn' and key = $2))`,
+      [order, customerReturn],
+    );
+    const of = (family: string) => rows.find((row) => row.family === family);
+    const [salesOrder, kase] = [of('salesOrder'), of('customerReturn')];
+    return salesOrder && kase && { salesOrder, customerReturn: kase };
+  });
+}
+
+/** The parked page's row of one email (`mail`) or push (`push`), by its family and key. */
+function parkedRow(kind: 'mail' | 'push', family: string, key: string) {
+  return page.locator(`tr[data-${kind}][data-family="${family}"][data-key="${key}"]`);
+}
+
 describe('the console in a browser', () => {
   it("reads an order's timeline as a story: a duplicate, a release, a stale read, the email sent", async () => {
     asAdmin();
@@ -258,7 +306,7 @@ describe('the console in a browser', () => {
   it('shows a Viewer no action buttons', async () => {
     asViewer();
     const { rows } = await world.db.pool.query<{ id: string }>(
-      `insert into dead_letter (channel, reason, body, sales_order) values ('webhook', 'for the Viewer', '\\x7b7d', '1000473')
+      `insert into dead_letter (channel, reason, body, family, key) values ('webhook', 'for the Viewer', '\\x7b7d', 'salesOrder', '1000473')
        returning id::text as "id"`,
     );
     await open(`#/dead-letters/${rows[0]?.id}`);
@@ -267,12 +315,82 @@ describe('the console in a browser', () => {
     await expect(page.locator('main button').count()).resolves.toBe(0);
 
     await world.db.pool.query(
-      `insert into mail_outbox (sales_order, portal_status, recipients, message_id, state, last_error)
-       values ('1000476', 'Open', '{fleet-manager@fleet.example}', '<viewer@fleet.example>', 'parked', '550 for the Viewer')`,
+      `insert into mail_outbox (family, key, content, recipients, message_id, state, last_error)
+       values ('salesOrder', '1000476', '{"portalStatus": "Open"}', '{fleet-manager@fleet.example}', '<viewer@fleet.example>', 'parked', '550 for the Viewer')`,
     );
     await open('#/parked');
     await page.locator('tr[data-mail]', { hasText: '550 for the Viewer' }).waitFor();
     await expect(page.locator('main button').count()).resolves.toBe(0);
+  });
+
+  it("retries a return's parked email and then the order's, each exactly that row", async () => {
+    const { order, customerReturn } = await orderAndReturn('1000482', '60000482');
+    world.smtp.setRefuse(() => 'permanent');
+    await deliverBoth(order, customerReturn);
+    const parked = await parkedRows('mail_outbox', order, customerReturn);
+    world.smtp.setRefuse(undefined);
+
+    asAdmin();
+    await open('#/parked');
+    const returnRow = parkedRow('mail', 'customerReturn', customerReturn);
+    await expect(returnRow.textContent()).resolves.toContain(`Customer return ${customerReturn}`);
+    await expect(returnRow.textContent()).resolves.toContain('case status Open');
+    const before = world.smtp.messages.length;
+    await returnRow.getByRole('button', { name: 'Retry' }).click();
+    await page.getByRole('status').filter({ hasText: 'retried: pending' }).waitFor();
+    await eventually("the return's email to arrive", async () => world.smtp.messages.length === before + 1);
+    const [again] = world.smtp.messages.slice(before);
+    expect(again?.messageId).toBe(parked.customerReturn.messageId);
+    expect(again?.headers['x-customer-return']).toBe(customerReturn);
+    // The order the return refers to has its own email, still parked: nothing of it went out again.
+    await expect(stateOf('mail_outbox', 'salesOrder', order)).resolves.toBe('parked');
+
+    await open('#/parked');
+    await parkedRow('mail', 'salesOrder', order).getByRole('button', { name: 'Retry' }).click();
+    await page.getByRole('status').filter({ hasText: 'retried: pending' }).waitFor();
+    await eventually("the order's email to arrive", async () => world.smtp.messages.length === before + 2);
+    const [orderMail] = world.smtp.messages.slice(before + 1);
+    expect(orderMail?.messageId).toBe(parked.salesOrder.messageId);
+    expect(orderMail?.headers['x-sales-order']).toBe(order);
+    expect(orderMail?.headers['x-customer-return']).toBeUndefined();
+    await expect(stateOf('mail_outbox', 'customerReturn', customerReturn)).resolves.toBe('sent');
+  });
+
+  it("retries a return's parked portal push and then the order's, each exactly that row", async () => {
+    // The return refers to the order: a Retry that went by the order would push the order, not the case.
+    const { order, customerReturn } = await orderAndReturn('1000483', '60000483');
+    portal.failAlways(order, 'badRequest');
+    portal.failAlways(customerReturn, 'badRequest');
+    await deliverBoth(order, customerReturn);
+    const parked = await parkedRows('portal_push', order, customerReturn);
+    portal.failAlways(order, undefined);
+    portal.failAlways(customerReturn, undefined);
+
+    asAdmin();
+    await open('#/parked');
+    const returnRow = parkedRow('push', 'customerReturn', customerReturn);
+    await expect(returnRow.textContent()).resolves.toContain(`Customer return ${customerReturn}`);
+    await screenshot('parked-pushes');
+    await returnRow.getByRole('button', { name: 'Retry' }).click();
+    await page.getByRole('status').filter({ hasText: 'retried: pending' }).waitFor();
+    await eventually(
+      'the portal to hold the case',
+      async () => portal.caseState(customerReturn) !== undefined,
+    );
+    const caseRequests = portal.caseRequests(customerReturn);
+    expect(caseRequests.map((request) => request.status)).toEqual([400, 200]);
+    expect(caseRequests[1]?.idempotencyKey).toBe(parked.customerReturn.pushId);
+    expect(portal.requests(order).map((request) => request.status)).toEqual([400]);
+    await expect(stateOf('portal_push', 'salesOrder', order)).resolves.toBe('parked');
+
+    await open('#/parked');
+    await parkedRow('push', 'salesOrder', order).getByRole('button', { name: 'Retry' }).click();
+    await page.getByRole('status').filter({ hasText: 'retried: pending' }).waitFor();
+    await eventually('the portal to hold the order', async () => portal.state(order) !== undefined);
+    const orderRequests = portal.requests(order);
+    expect(orderRequests.map((request) => request.status)).toEqual([400, 200]);
+    expect(orderRequests[1]?.idempotencyKey).toBe(parked.salesOrder.pushId);
+    expect(portal.caseRequests(customerReturn)).toHaveLength(2);
   });
 
   it('says "not signed in" when the API answers 401', async () => {

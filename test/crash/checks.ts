@@ -66,8 +66,9 @@ export async function checkCases(pool: pg.Pool, expected: Map<string, ExpectedCa
 
 export async function outboxRows(pool: pg.Pool): Promise<QueuedMail[]> {
   const { rows } = await pool.query<QueuedMail>(
-    `select message_id as "messageId", sales_order as "salesOrder", customer_return as "customerReturn", state, attempts, last_error as "lastError",
-            created_at as "queuedAt"
+    `select message_id as "messageId", case family when 'salesOrder' then key end as "salesOrder",
+            case family when 'customerReturn' then key end as "customerReturn", state, attempts,
+            last_error as "lastError", created_at as "queuedAt"
      from mail_outbox`,
   );
   return rows;

@@ -66,7 +66,8 @@ const json = (text: string) => Buffer.from(text, 'utf8');
 
 async function mailRow(salesOrder: string) {
   const { rows } = await world.db.pool.query(
-    `select id::text as "id", state, attempts, message_id as "messageId" from mail_outbox where sales_order = $1`,
+    `select id::text as "id", state, attempts, message_id as "messageId" from mail_outbox
+     where family = 'salesOrder' and key = $1`,
     [salesOrder],
   );
   return rows[0];
@@ -74,9 +75,9 @@ async function mailRow(salesOrder: string) {
 
 async function insertMail(salesOrder: string, state: string, lastError: string | null, createdAt: string) {
   const { rows } = await world.db.pool.query<{ id: string }>(
-    `insert into mail_outbox (sales_order, portal_status, recipients, message_id, state, attempts, last_error,
+    `insert into mail_outbox (family, key, content, recipients, message_id, state, attempts, last_error,
                               created_at, next_attempt_at, sent_at)
-     values ($1, 'Open', '{fleet-manager@fleet.example}', $2, $3, 1, $4, $5::timestamptz,
+     values ('salesOrder', $1, '{"portalStatus": "Open"}', '{fleet-manager@fleet.example}', $2, $3, 1, $4, $5::timestamptz,
              now() + interval '1 hour', case when $3 = 'sent' then now() end)
      returning id::text as "id"`,
     [salesOrder, `<${randomBytes(8).toString('hex')}@fleet.example>`, state, lastError, createdAt],
@@ -116,15 +117,20 @@ describe('portal pushes through the admin API', () => {
     const salesOrder = newOrder();
     const pushId = '6f1f0f6e-8d5a-4c1e-9a53-0d3f8c2b7a10';
     await world.db.pool.query(
-      `insert into portal_push (sales_order, portal_status, push_id, state, attempts, last_error)
-       values ($1, 'Open', $2::uuid, 'parked', 1, 'portal answered 400: bad field')`,
+      `insert into portal_push (family, key, content, push_id, state, attempts, last_error)
+       values ('salesOrder', $1, jsonb_build_object('salesOrder', $1::text, 'portalStatus', 'Open'), $2::uuid,
+               'parked', 1, 'portal answered 400: bad field')`,
       [salesOrder, pushId],
     );
     expect((await call('GET', '/api/portal-pushes', stub.token({ scopes: [] }))).statusCode).toBe(403);
     const listed = (await call('GET', '/api/portal-pushes', viewer())).json();
     expect(listed.items).toContainEqual(
       expect.objectContaining({
-        salesOrder,
+        family: 'salesOrder',
+        key: salesOrder,
+        content: { salesOrder, portalStatus: 'Open' },
+        lookup: `orders/${salesOrder}`,
+        retry: `portal-pushes/${salesOrder}/retry`,
         state: 'parked',
         pushId,
         lastError: 'portal answered 400: bad field',
@@ -134,8 +140,8 @@ describe('portal pushes through the admin API', () => {
     const refused = await call('POST', `/api/portal-pushes/${salesOrder}/retry`, viewer());
     expect(refused.statusCode).toBe(403);
     const state = async () =>
-      (await world.db.pool.query(`select state from portal_push where sales_order = $1`, [salesOrder]))
-        .rows[0]?.state;
+      (await world.db.pool.query(`select state from portal_push where key = $1`, [salesOrder])).rows[0]
+        ?.state;
     expect(await state()).toBe('parked');
 
     const retried = await call('POST', `/api/portal-pushes/${salesOrder}/retry`, admin());
@@ -150,17 +156,28 @@ describe('portal pushes through the admin API', () => {
     const customerReturn = '64000002';
     const pushId = '0b6c2f4e-3a1d-4e8b-9c7f-5d2e1a0b9c8d';
     await world.db.pool.query(
-      `insert into portal_push (kind, customer_return, case_status, push_id, state, attempts, last_error)
-       values ('warranty_case', $1, 'Open', $2::uuid, 'parked', 1, 'portal answered 400: bad field')`,
+      `insert into portal_push (family, key, content, push_id, state, attempts, last_error)
+       values ('customerReturn', $1, jsonb_build_object('customerReturn', $1::text, 'caseStatus', 'Open',
+                 'salesOrder', '1000473'), $2::uuid, 'parked', 1, 'portal answered 400: bad field')`,
       [customerReturn, pushId],
     );
     const url = `/api/portal-pushes/warranty-cases/${customerReturn}/retry`;
+    // Listed by its own key, whatever order the return refers to, with the retry of exactly this row.
+    const listed = (await call('GET', '/api/portal-pushes?limit=200', viewer())).json();
+    expect(listed.items).toContainEqual(
+      expect.objectContaining({
+        family: 'customerReturn',
+        key: customerReturn,
+        lookup: `returns/${customerReturn}`,
+        retry: url.slice('/api/'.length),
+      }),
+    );
     expect((await call('POST', url, viewer())).statusCode).toBe(403);
     const retried = await call('POST', url, admin());
     expect(retried.statusCode).toBe(200);
     expect(retried.json()).toEqual({ customerReturn, state: 'pending', pushId });
     const { rows } = await world.db.pool.query(
-      `select state, attempts from portal_push where customer_return = $1`,
+      `select state, attempts from portal_push where family = 'customerReturn' and key = $1`,
       [customerReturn],
     );
     expect(rows).toEqual([{ state: 'pending', attempts: 0 }]);
@@ -294,7 +311,7 @@ describe('reading what the service did', () => {
     let res = await events(S4_SOURCE, 'evt-done');
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({
-      processed: { salesOrder: done, outcome: 'applied' },
+      processed: { family: 'salesOrder', key: done, outcome: 'applied' },
       attempt: null,
       deadLetters: [],
     });
@@ -368,7 +385,15 @@ describe('reading what the service did', () => {
 
     const first = (await call('GET', '/api/mail?limit=2', viewer())).json();
     expect(first.items.map((m: { id: string }) => m.id)).toEqual([parked, failing]);
-    expect(first.items[0]).toMatchObject({ salesOrder: order, state: 'parked', lastError: '550 refused' });
+    expect(first.items[0]).toMatchObject({
+      family: 'salesOrder',
+      key: order,
+      content: { portalStatus: 'Open' },
+      lookup: `orders/${order}`,
+      retry: `mail/${parked}/retry`,
+      state: 'parked',
+      lastError: '550 refused',
+    });
     const second = (await call('GET', '/api/mail?limit=2&offset=2', viewer())).json();
     expect(second.items[0].id).toBe(older);
     expect((await call('GET', '/api/mail?limit=100000', viewer())).statusCode).toBe(400);

@@ -44,7 +44,7 @@ function requestsFor(orders: readonly string[]): LoggedRequest[] {
 
 async function processed(orders: readonly string[]): Promise<number> {
   const { rows } = await world.db.pool.query<{ n: number }>(
-    'select count(*)::int as n from processed_event where sales_order = any($1::text[])',
+    `select count(*)::int as n from processed_event where family = 'salesOrder' and key = any($1::text[])`,
     [orders],
   );
   return rows[0]?.n ?? 0;

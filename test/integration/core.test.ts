@@ -59,7 +59,7 @@ describe('processing S/4HANA sales-order events', () => {
 
     await orderSettled(1, salesOrder);
     const { rows } = await world.db.pool.query<{ leasedBy: string | null }>(
-      `select leased_by as "leasedBy" from mail_outbox where sales_order = $1::text`,
+      `select leased_by as "leasedBy" from mail_outbox where family = 'salesOrder' and key = $1::text`,
       [salesOrder],
     );
     // The service runs in this process: its lease holder names this host and process.

@@ -51,10 +51,10 @@ function countingWriter() {
 async function rowsOf(salesOrder: string) {
   const [processed, mails, portal] = await Promise.all([
     db.pool.query<{ id: string; outcome: string }>(
-      `select id, outcome from processed_event where sales_order = $1 order by id`,
+      `select id, outcome from processed_event where family = 'salesOrder' and key = $1 order by id`,
       [salesOrder],
     ),
-    db.pool.query(`select 1 from mail_outbox where sales_order = $1`, [salesOrder]),
+    db.pool.query(`select 1 from mail_outbox where family = 'salesOrder' and key = $1`, [salesOrder]),
     db.pool.query(`select 1 from portal_order_status where sales_order = $1`, [salesOrder]),
   ]);
   return {

@@ -205,8 +205,8 @@ describe('link to the order', () => {
     // needs encoding is queued straight into the outbox, as the effect would queue it.
     const salesOrder = 'A/B 1&?#';
     await world.db.pool.query(
-      `insert into mail_outbox (sales_order, portal_status, recipients, message_id, change, locale)
-       values ($1, 'Open', $2, $3, 'new', 'en')`,
+      `insert into mail_outbox (family, key, content, recipients, message_id, change, locale)
+       values ('salesOrder', $1, '{"portalStatus": "Open"}', $2, $3, 'new', 'en')`,
       [salesOrder, ['fleet-manager@fleet.example'], '<encoding-test@fleet.example>'],
     );
     const [mail] = await eventually('the email for the odd key', async () => {

@@ -72,7 +72,7 @@ async function portalStatus(salesOrder: string): Promise<string | undefined> {
 
 async function processedCount(salesOrder: string): Promise<number> {
   const { rows } = await world.db.pool.query<{ n: number }>(
-    `select count(*)::int as "n" from processed_event where sales_order = $1::text`,
+    `select count(*)::int as "n" from processed_event where family = 'salesOrder' and key = $1::text`,
     [salesOrder],
   );
   return rows[0]?.n ?? 0;

@@ -89,9 +89,9 @@ function pending<T>(work: Promise<T>): { result: Promise<T>; finished: () => boo
 async function recordInOtherTransaction(delivered: ParsedEvent): Promise<void> {
   await other.query('begin');
   await other.query(
-    `insert into processed_event (source, id, type, sales_order, outcome, payload_hash)
-     values ($1, $2, $3, $4, 'applied', $5)`,
-    [delivered.source, delivered.id, delivered.type, delivered.salesOrder, delivered.payloadHash],
+    `insert into processed_event (source, id, type, family, key, outcome, payload_hash)
+     values ($1, $2, $3, $4, $5, 'applied', $6)`,
+    [delivered.source, delivered.id, delivered.type, delivered.family, delivered.key, delivered.payloadHash],
   );
 }
 
@@ -108,12 +108,15 @@ async function writePortalInOtherTransaction(order: PortalOrder): Promise<void> 
 async function rowsOf(salesOrder: string) {
   const one = async (sql: string) => (await db.pool.query(sql, [salesOrder])).rows;
   return {
-    processed: await one(`select id, outcome from processed_event where sales_order = $1 order by id`),
+    processed: await one(
+      `select id, outcome from processed_event where family = 'salesOrder' and key = $1 order by id`,
+    ),
     portal: await one(
       `select customer_reference as "customerReference" from portal_order_status where sales_order = $1`,
     ),
     outbox: await one(
-      `select customer_reference as "customerReference" from mail_outbox where sales_order = $1`,
+      `select content->>'customerReference' as "customerReference" from mail_outbox
+       where family = 'salesOrder' and key = $1`,
     ),
   };
 }
@@ -268,12 +271,12 @@ describe('the warranty case effect against another transaction', () => {
 
     const results = [await firstWrite.result, await secondWrite.result];
     const { rows: mails } = await db.pool.query(
-      `select change, case_status as "caseStatus", previous_case_status as "previousCaseStatus" from mail_outbox
-       where customer_return = $1 order by id`,
+      `select change, content->>'caseStatus' as "caseStatus", content->>'previousCaseStatus' as "previousCaseStatus"
+       from mail_outbox where family = 'customerReturn' and key = $1 order by id`,
       [customerReturn],
     );
     const { rows: records } = await db.pool.query(
-      `select id, notification from processed_event where customer_return = $1`,
+      `select id, notification from processed_event where family = 'customerReturn' and key = $1`,
       [customerReturn],
     );
     const notifications = events.map(
@@ -319,15 +322,16 @@ async function caseRows(customerReturn: string) {
        from warranty_case where customer_return = $1`,
     ),
     mails: await one(
-      `select change, case_status as "caseStatus", previous_case_status as "previousCaseStatus"
-       from mail_outbox where customer_return = $1 order by id`,
+      `select change, content->>'caseStatus' as "caseStatus", content->>'previousCaseStatus' as "previousCaseStatus"
+       from mail_outbox where family = 'customerReturn' and key = $1 order by id`,
     ),
     pushes: await one(
-      `select case_status as "caseStatus", sold_to_party as "soldToParty" from portal_push
-       where customer_return = $1`,
+      `select content->>'caseStatus' as "caseStatus", content->>'soldToParty' as "soldToParty" from portal_push
+       where family = 'customerReturn' and key = $1`,
     ),
     records: await one(
-      `select type, outcome, notification from processed_event where customer_return = $1 order by processed_at`,
+      `select type, outcome, notification from processed_event where family = 'customerReturn' and key = $1
+       order by processed_at`,
     ),
   };
 }
@@ -335,7 +339,7 @@ async function caseRows(customerReturn: string) {
 describe('the withdrawal of a case against its first insert', () => {
   // The portal push tests below count every push their sender books: these cases' pushes are not theirs.
   afterAll(async () => {
-    await db.pool.query(`delete from portal_push where kind = 'warranty_case'`);
+    await db.pool.query(`delete from portal_push where family = 'customerReturn'`);
   });
 
   it('waits for an uncommitted insert of a new case and withdraws that case once it commits', async () => {
@@ -562,7 +566,8 @@ const puts = (salesOrder: string) =>
 
 async function pushRow(salesOrder: string) {
   const { rows } = await db.pool.query(
-    `select state, result, customer_reference as "customerReference" from portal_push where sales_order = $1`,
+    `select state, result, content->>'customerReference' as "customerReference" from portal_push
+     where family = 'salesOrder' and key = $1`,
     [salesOrder],
   );
   return rows[0];
@@ -626,7 +631,7 @@ describe('the portal push when S/4HANA changes an order back', () => {
     const answer = gate();
     const held: PortalApi = {
       async put(push) {
-        if (push.customerReference === 'PO-B') {
+        if ((push.content as { customerReference?: unknown }).customerReference === 'PO-B') {
           inFlight.open();
           await answer.opened;
         }

@@ -35,8 +35,8 @@ async function expireLeases(): Promise<void> {
 describe('the lease holder', () => {
   it('is written by each claim of an email, replaced by the next claim and kept once the email is sent', async () => {
     await db.pool.query(
-      `insert into mail_outbox (sales_order, portal_status, recipients, message_id)
-       values ('A', 'Open', array['fleet-manager@fleet.example'], '<held@fleet.example>')`,
+      `insert into mail_outbox (family, key, content, recipients, message_id)
+       values ('salesOrder', 'A', '{"portalStatus": "Open"}', array['fleet-manager@fleet.example'], '<held@fleet.example>')`,
     );
     expect(await holderOf('mail_outbox')).toBeNull();
     await claimDue(db.pool, 10, LEASE, 'instance-a');
@@ -54,7 +54,8 @@ describe('the lease holder', () => {
   it('is written by each claim of a push, replaced by the next claim and kept once the answer is booked', async () => {
     const pushId = randomUUID();
     await db.pool.query(
-      `insert into portal_push (sales_order, portal_status, push_id) values ('A', 'Open', $1::uuid)`,
+      `insert into portal_push (family, key, content, push_id)
+       values ('salesOrder', 'A', '{"portalStatus": "Open"}', $1::uuid)`,
       [pushId],
     );
     await claimDuePushes(db.pool, 10, LEASE, 'instance-a');
@@ -65,7 +66,7 @@ describe('the lease holder', () => {
     expect(push?.claims).toBe(2);
     expect(await holderOf('portal_push')).toBe('instance-b');
 
-    const booked = await bookPush(db.pool, push ?? { resource: 'orders/A', claims: 2, pushId }, {
+    const booked = await bookPush(db.pool, push ?? { family: 'salesOrder', key: 'A', claims: 2, pushId }, {
       kind: 'done',
       result: 'pushed',
     });

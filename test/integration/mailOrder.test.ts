@@ -88,7 +88,7 @@ interface OutboxRow {
 async function outboxOf(salesOrder: string): Promise<OutboxRow[]> {
   const { rows } = await world.db.pool.query<OutboxRow>(
     `select message_id as "messageId", state, attempts, next_attempt_at as "leaseEndsAt"
-     from mail_outbox where sales_order = $1::text order by id`,
+     from mail_outbox where family = 'salesOrder' and key = $1::text order by id`,
     [salesOrder],
   );
   return rows;
@@ -185,7 +185,9 @@ describe('the sent mark on a dropped database connection', () => {
     const locker = new pg.Client({ connectionString: world.db.url });
     await locker.connect();
     await locker.query('begin');
-    await locker.query(`select from mail_outbox where sales_order = $1::text for update`, [salesOrder]);
+    await locker.query(`select from mail_outbox where family = 'salesOrder' and key = $1::text for update`, [
+      salesOrder,
+    ]);
     releaseData();
     /** Terminates the backend of the mark waiting on the lock, once it waits; returns whether there was one. */
     const killWaitingMark = async () => {

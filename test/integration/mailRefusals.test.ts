@@ -58,7 +58,7 @@ function loggedOnce(msg: string, salesOrder: string, from = lines): Promise<Entr
 
 async function outbox(salesOrder: string): Promise<{ state: string; lastError: string | null }> {
   const { rows } = await world.db.pool.query(
-    'select state, last_error as "lastError" from mail_outbox where sales_order = $1',
+    `select state, last_error as "lastError" from mail_outbox where family = 'salesOrder' and key = $1`,
     [salesOrder],
   );
   expect(rows).toHaveLength(1);

@@ -55,8 +55,8 @@ beforeEach(async () => {
 /** Queues one email for `salesOrder`, as the effect's statement would; returns its Message-ID. */
 async function queue(salesOrder: string): Promise<string> {
   const { rows } = await db.pool.query<{ messageId: string }>(
-    `insert into mail_outbox (sales_order, portal_status, recipients, message_id)
-     values ($1::text, 'Open', array['fleet-manager@fleet.example'], '<' || gen_random_uuid() || '@fleet.example>')
+    `insert into mail_outbox (family, key, content, recipients, message_id)
+     values ('salesOrder', $1::text, '{"portalStatus": "Open"}', array['fleet-manager@fleet.example'], '<' || gen_random_uuid() || '@fleet.example>')
      returning message_id as "messageId"`,
     [salesOrder],
   );

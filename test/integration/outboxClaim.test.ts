@@ -31,8 +31,8 @@ async function queue(...salesOrders: string[]): Promise<string[]> {
   const ids: string[] = [];
   for (const salesOrder of salesOrders) {
     const { rows } = await db.pool.query<{ id: string }>(
-      `insert into mail_outbox (sales_order, portal_status, recipients, message_id)
-       values ($1::text, 'Open', array['fleet-manager@fleet.example'], '<' || gen_random_uuid() || '@fleet.example>')
+      `insert into mail_outbox (family, key, content, recipients, message_id)
+       values ('salesOrder', $1::text, '{"portalStatus": "Open"}', array['fleet-manager@fleet.example'], '<' || gen_random_uuid() || '@fleet.example>')
        returning id::text as "id"`,
       [salesOrder],
     );
@@ -131,8 +131,8 @@ describe('claiming from a large backlog on a table without statistics', () => {
     try {
       const pending = 4000;
       await fresh.pool.query(
-        `insert into mail_outbox (sales_order, portal_status, recipients, message_id)
-         select 'SO' || n, 'Open', array['fleet-manager@fleet.example'],
+        `insert into mail_outbox (family, key, content, recipients, message_id)
+         select 'salesOrder', 'SO' || n, '{"portalStatus": "Open"}', array['fleet-manager@fleet.example'],
            '<' || gen_random_uuid() || '@fleet.example>'
          from generate_series(1, $1::int) n`,
         [pending],
@@ -153,7 +153,7 @@ describe('claiming from a large backlog on a table without statistics', () => {
       }
       // And it still claims what it should: the first eight orders' emails.
       const { rows: oldest } = await fresh.pool.query<{ id: string }>(
-        'select min(id)::text as "id" from mail_outbox group by sales_order order by min(id) limit 8',
+        'select min(id)::text as "id" from mail_outbox group by key order by min(id) limit 8',
       );
       expect(ids(await claimDue(fresh.pool, 8, LEASE))).toEqual(ids(oldest));
     } finally {
@@ -173,8 +173,8 @@ describe('claiming from a backlog that grew after the last analyze', () => {
       const pending = 4000;
       const insert = (first: number, count: number) =>
         client.query(
-          `insert into mail_outbox (sales_order, portal_status, recipients, message_id)
-           select 'SO' || n, 'Open', array['fleet-manager@fleet.example'],
+          `insert into mail_outbox (family, key, content, recipients, message_id)
+           select 'salesOrder', 'SO' || n, '{"portalStatus": "Open"}', array['fleet-manager@fleet.example'],
              '<' || gen_random_uuid() || '@fleet.example>'
            from generate_series($1::int, $1::int + $2::int - 1) n`,
           [first, count],

@@ -118,7 +118,8 @@ function expectOrderedPushes(requests: PortalRequest[]): void {
 async function pushesSettled(salesOrders: string[]): Promise<void> {
   await eventually('every push to be done', async () => {
     const { rows } = await world.db.pool.query<{ done: number }>(
-      `select count(*)::int as "done" from portal_push where sales_order = any($1::text[]) and state = 'done'`,
+      `select count(*)::int as "done" from portal_push
+       where family = 'salesOrder' and key = any($1::text[]) and state = 'done'`,
       [salesOrders],
     );
     return rows[0]?.done === salesOrders.length;
@@ -212,7 +213,7 @@ describe('pushing order states to the portal', () => {
     const { service, salesOrder } = await pushOneOrder((order) => portal.failNext('conflict', 1, order));
     await pushesSettled([salesOrder]);
     const { rows } = await world.db.pool.query(
-      `select state, result from portal_push where sales_order = $1::text`,
+      `select state, result from portal_push where family = 'salesOrder' and key = $1::text`,
       [salesOrder],
     );
     expect(rows).toEqual([{ state: 'done', result: 'conflict' }]);
@@ -226,9 +227,11 @@ describe('pushing order states to the portal', () => {
     const app = service?.app;
     const parked = await eventually('the push to be parked', async () => {
       const listed = (await app?.inject({ method: 'GET', url: '/api/portal-pushes' }))?.json() as {
-        items: Array<{ salesOrder: string; state: string; lastError: string }>;
+        items: Array<{ family: string; key: string; state: string; lastError: string }>;
       };
-      return listed.items.find((item) => item.salesOrder === salesOrder && item.state === 'parked');
+      return listed.items.find(
+        (item) => item.family === 'salesOrder' && item.key === salesOrder && item.state === 'parked',
+      );
     });
     expect(parked.lastError).toContain('portal answered 400');
     expect(await pushCount('parked')).toBe(1);
@@ -274,9 +277,10 @@ describe('pushing order states to the portal', () => {
     await world.publisher.send(queue.address, [event(salesOrder)]);
     await settled(view, [queue], [salesOrder], 1);
     expect((await view.portalRow(salesOrder))?.customerReference).toBe(`NFL-${salesOrder}-0`);
-    const { rows } = await world.db.pool.query(`select from portal_push where sales_order = $1::text`, [
-      salesOrder,
-    ]);
+    const { rows } = await world.db.pool.query(
+      `select from portal_push where family = 'salesOrder' and key = $1::text`,
+      [salesOrder],
+    );
     expect(rows).toEqual([]);
     expect(portal.requests(salesOrder)).toEqual([]);
     const health = (await services[0]?.app.inject({ method: 'GET', url: '/health' }))?.json();

@@ -162,8 +162,8 @@ describe('over AMQP', () => {
         const { text, event } = readEvent(sample);
         setOrder(event.data.SalesOrder);
         await world.db.pool.query(
-          `insert into processed_event (source, id, type, sales_order, outcome, payload_hash)
-         values ($1::text, $2::text, $3::text, $4::text, 'applied', $5::text)`,
+          `insert into processed_event (source, id, type, family, key, outcome, payload_hash)
+         values ($1::text, $2::text, $3::text, 'salesOrder', $4::text, 'applied', $5::text)`,
           [event.source, event.id, event.type, event.data.SalesOrder, recorded],
         );
         const duplicatesBefore = await counted('amqp', 'duplicate');

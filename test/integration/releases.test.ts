@@ -96,9 +96,10 @@ describe('releases over AMQP', () => {
     });
     await world.publisher.send(queue.address, [{ body: salesOrderEvent({ salesOrder }) }]);
     await eventually('the fifth delivery applied', async () => {
-      const { rows } = await world.db.pool.query(`select 1 from processed_event where sales_order = $1`, [
-        salesOrder,
-      ]);
+      const { rows } = await world.db.pool.query(
+        `select 1 from processed_event where family = 'salesOrder' and key = $1`,
+        [salesOrder],
+      );
       return rows.length === 1;
     });
 

@@ -101,12 +101,12 @@ describe('retention', () => {
       [source],
     );
     await db.pool.query(
-      `insert into mail_outbox (sales_order, portal_status, recipients, message_id, state, created_at, sent_at)
-       values ('R1', 'Open', '{a@fleet.example}', '<r1@x>', 'sent', now() - interval '32 days', now() - interval '31 days'),
-              ('R2', 'Open', '{a@fleet.example}', '<r2@x>', 'sent', now() - interval '32 days', now() - interval '31 days'),
-              ('R3', 'Open', '{a@fleet.example}', '<r3@x>', 'sent', now() - interval '32 days', now() - interval '29 days'),
-              ('R4', 'Open', '{a@fleet.example}', '<r4@x>', 'pending', now() - interval '40 days', null),
-              ('R5', 'Open', '{a@fleet.example}', '<r5@x>', 'parked', now() - interval '40 days', null)`,
+      `insert into mail_outbox (family, key, content, recipients, message_id, state, created_at, sent_at)
+       values ('salesOrder', 'R1', '{"portalStatus": "Open"}', '{a@fleet.example}', '<r1@x>', 'sent', now() - interval '32 days', now() - interval '31 days'),
+              ('salesOrder', 'R2', '{"portalStatus": "Open"}', '{a@fleet.example}', '<r2@x>', 'sent', now() - interval '32 days', now() - interval '31 days'),
+              ('salesOrder', 'R3', '{"portalStatus": "Open"}', '{a@fleet.example}', '<r3@x>', 'sent', now() - interval '32 days', now() - interval '29 days'),
+              ('salesOrder', 'R4', '{"portalStatus": "Open"}', '{a@fleet.example}', '<r4@x>', 'pending', now() - interval '40 days', null),
+              ('salesOrder', 'R5', '{"portalStatus": "Open"}', '{a@fleet.example}', '<r5@x>', 'parked', now() - interval '40 days', null)`,
     );
     await db.pool.query(
       `insert into dead_letter (channel, reason, body, received_at, replayed_at)
@@ -147,7 +147,7 @@ describe('retention', () => {
     expect(
       await ids('select customer_return as id from warranty_case where source_system = $1', [source]),
     ).toEqual(['C1', 'T3']);
-    expect(await ids('select sales_order as id from mail_outbox', [])).toEqual(['R3', 'R4', 'R5']);
+    expect(await ids('select key as id from mail_outbox', [])).toEqual(['R3', 'R4', 'R5']);
     expect(await ids('select reason as id from dead_letter', [])).toEqual([
       'never replayed',
       'replayed lately',

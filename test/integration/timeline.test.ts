@@ -90,15 +90,15 @@ interface Arrival {
 /** Delivers an event that is applied while the SMTP sink refuses for good: the id of the email it parks. */
 async function appliedWithMailParked(
   body: string,
-  column: 'sales_order' | 'customer_return',
+  family: 'salesOrder' | 'customerReturn',
   key: string,
 ): Promise<string> {
   world.smtp.setRefuse(() => 'permanent');
   expect(await deliver(body)).toMatchObject({ result: 'applied' });
   const parked = await eventually(`the email of ${key} to be parked`, async () => {
     const { rows } = await world.db.pool.query<{ id: string }>(
-      `select id::text as "id" from mail_outbox where ${column} = $1 and state = 'parked'`,
-      [key],
+      `select id::text as "id" from mail_outbox where family = $1 and key = $2 and state = 'parked'`,
+      [family, key],
     );
     return rows[0]?.id;
   });
@@ -107,13 +107,13 @@ async function appliedWithMailParked(
 }
 
 /** Retries the parked email as an Admin and waits until it is resent and the push is done. */
-async function retriedAndPushed(parked: string, column: 'sales_order' | 'customer_return', key: string) {
+async function retriedAndPushed(parked: string, family: 'salesOrder' | 'customerReturn', key: string) {
   expect((await call('POST', `/api/mail/${parked}/retry`, admin())).statusCode).toBe(200);
   await eventually('the resent email to be sent and the push to be done', async () => {
     const { rows } = await world.db.pool.query(
-      `select 1 from mail_outbox where ${column} = $1 and state = 'sent' and retried_at is not null
-       union all select 1 from portal_push where ${column} = $1 and state = 'done'`,
-      [key],
+      `select 1 from mail_outbox where family = $1 and key = $2 and state = 'sent' and retried_at is not null
+       union all select 1 from portal_push where family = $1 and key = $2 and state = 'done'`,
+      [family, key],
     );
     return rows.length === 2;
   });
@@ -151,7 +151,7 @@ describe('the order timeline', () => {
       requestedDeliveryDate: '2027-01-12',
       lastChangeDateTime: '2026-12-01T09:00:00Z',
     });
-    const parked = await appliedWithMailParked(event(salesOrder, id(2)), 'sales_order', salesOrder);
+    const parked = await appliedWithMailParked(event(salesOrder, id(2)), 'salesOrder', salesOrder);
 
     // An item event for the same state: applied, but no real change.
     expect(await deliver(event(salesOrder, id(3), 'ItemChanged.v1'))).toMatchObject({ result: 'applied' });
@@ -181,7 +181,7 @@ describe('the order timeline', () => {
     expect(await deliver(event(salesOrder, id(6)))).toMatchObject({ kind: 'release' });
     world.s4.setFault(undefined);
 
-    await retriedAndPushed(parked, 'sales_order', salesOrder);
+    await retriedAndPushed(parked, 'salesOrder', salesOrder);
     await world.smtp.waitForCount(2);
 
     world.s4.deleteOrder(salesOrder);
@@ -314,7 +314,7 @@ describe('the return timeline', () => {
     await world.smtp.waitForCount(mailed + 1);
 
     setReturn('B', '2026-12-01T09:00:00Z');
-    const parked = await appliedWithMailParked(returnEvent(3), 'customer_return', customerReturn);
+    const parked = await appliedWithMailParked(returnEvent(3), 'customerReturn', customerReturn);
 
     // The same status again: applied, no real change.
     setReturn('B', '2026-12-01T10:00:00Z');
@@ -337,7 +337,7 @@ describe('the return timeline', () => {
     expect(await deliver(returnEvent(7))).toMatchObject({ kind: 'release' });
     world.s4.returns.setFault(undefined);
 
-    await retriedAndPushed(parked, 'customer_return', customerReturn);
+    await retriedAndPushed(parked, 'customerReturn', customerReturn);
 
     const counted = parseCloudEvent(inboundOf(returnEvent(8)), 1_000_000);
     if (!counted.ok) throw new Error(counted.reason);

@@ -104,7 +104,8 @@ async function caseOf(customerReturn: string) {
 
 async function recordOf(event: ParsedEvent) {
   const { rows } = await db.pool.query(
-    `select customer_return as "customerReturn", sales_order as "salesOrder", outcome, notification
+    `select case family when 'customerReturn' then key end as "customerReturn",
+            case family when 'salesOrder' then key end as "salesOrder", outcome, notification
      from processed_event where source = $1 and id = $2`,
     [event.source, event.id],
   );

@@ -90,7 +90,7 @@ describe('warranty-case emails', () => {
     const customerReturn = String(nextReturn++);
     await push(customerReturn, 'Deleted');
     const { rows } = await world.db.pool.query(
-      `select outcome from processed_event where customer_return = $1`,
+      `select outcome from processed_event where family = 'customerReturn' and key = $1`,
       [customerReturn],
     );
     expect(rows).toEqual([{ outcome: 'not_found' }]);

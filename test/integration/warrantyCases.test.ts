@@ -66,7 +66,7 @@ function stepOf(customerReturn: string, i: number): CustomerReturnState {
 async function processedOf(keys: { returns: string[]; orders: string[] }): Promise<number> {
   const { rows } = await world.db.pool.query<{ n: number }>(
     `select count(*)::int as "n" from processed_event
-     where customer_return = any($1::text[]) or sales_order = any($2::text[])`,
+     where (family = 'customerReturn' and key = any($1::text[])) or (family = 'salesOrder' and key = any($2::text[]))`,
     [keys.returns, keys.orders],
   );
   return rows[0]?.n ?? 0;
@@ -188,7 +188,7 @@ describe('customer returns open warranty cases', () => {
     }
     // The failing reads made the first return's events come again, and nothing was refused.
     const redelivered = await world.db.pool.query(
-      `select max(attempts)::int as "n" from processed_event where customer_return = $1`,
+      `select max(attempts)::int as "n" from processed_event where family = 'customerReturn' and key = $1`,
       [returns[0]],
     );
     expect(redelivered.rows[0].n).toBeGreaterThan(1);

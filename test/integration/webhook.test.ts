@@ -167,7 +167,7 @@ describe('webhook deliveries', () => {
     expect(res.statusCode).toBe(200);
     expect(await portalStatus(salesOrder)).toBe('InProcess');
     const { rows } = await world.db.pool.query(
-      `select id, type from processed_event where sales_order = $1::text`,
+      `select id, type from processed_event where family = 'salesOrder' and key = $1::text`,
       [salesOrder],
     );
     expect(rows).toEqual([{ id: 'binary €-1', type: 'sap.s4.beh.salesorder.v1.SalesOrder.Created.v1' }]);
@@ -184,7 +184,7 @@ describe('webhook deliveries', () => {
     expect(again.statusCode).toBe(200);
     expect(again.json()).toEqual({ status: 'duplicate' });
     expect(world.s4.calls(salesOrder)).toBe(1);
-    expect(await count('mail_outbox where sales_order = $1', [salesOrder])).toBe(1);
+    expect(await count(`mail_outbox where family = 'salesOrder' and key = $1`, [salesOrder])).toBe(1);
     expect(view.mails(salesOrder)).toHaveLength(1);
   });
 
@@ -197,9 +197,9 @@ describe('webhook deliveries', () => {
     expect(failed.statusCode).toBe(503);
     expect(Number(failed.headers['retry-after'])).toBeGreaterThan(0);
     expect(world.s4.calls(salesOrder)).toBe(3); // the whole retry budget was spent inside the request
-    expect(await count('processed_event where sales_order = $1', [salesOrder])).toBe(0);
+    expect(await count(`processed_event where family = 'salesOrder' and key = $1`, [salesOrder])).toBe(0);
     expect(await portalStatus(salesOrder)).toBeUndefined();
-    expect(await count('mail_outbox where sales_order = $1', [salesOrder])).toBe(0);
+    expect(await count(`mail_outbox where family = 'salesOrder' and key = $1`, [salesOrder])).toBe(0);
     expect(
       await count(`dead_letter where channel = 'webhook' and body = $1::bytea`, [Buffer.from(event)]),
     ).toBe(0);
@@ -327,7 +327,7 @@ describe('webhook shutdown', () => {
     const res = await answer;
     await patient.stop();
     expect(res.statusCode).toBe(503);
-    expect(await count('processed_event where sales_order = $1', [salesOrder])).toBe(0);
+    expect(await count(`processed_event where family = 'salesOrder' and key = $1`, [salesOrder])).toBe(0);
   });
 });
 

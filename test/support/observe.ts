@@ -58,9 +58,10 @@ export function observe(world: { db: TestDatabase; smtp: SmtpSink }) {
     /** Processed events matching every given field, in the order they were committed. */
     async processed(filter: ProcessedFilter = {}): Promise<ProcessedRow[]> {
       const { rows } = await pool().query<ProcessedRow>(
-        `select source, id, type, sales_order as "salesOrder", outcome, payload_hash as "payloadHash"
+        `select source, id, type, case family when 'salesOrder' then key end as "salesOrder", outcome,
+                payload_hash as "payloadHash"
          from processed_event
-         where ($1::text is null or sales_order = $1) and ($2::text is null or outcome = $2)
+         where ($1::text is null or (family = 'salesOrder' and key = $1)) and ($2::text is null or outcome = $2)
            and ($3::text is null or id = $3)
          order by processed_at, id`,
         [filter.salesOrder ?? null, filter.outcome ?? null, filter.id ?? null],
@@ -75,9 +76,9 @@ export function observe(world: { db: TestDatabase; smtp: SmtpSink }) {
     /** The order's outbox rows in the order they were queued. */
     async outbox(salesOrder: string): Promise<OutboxRow[]> {
       const { rows } = await pool().query<OutboxRow>(
-        `select portal_status as "portalStatus", to_char(requested_delivery_date, 'YYYY-MM-DD') as "date",
+        `select content->>'portalStatus' as "portalStatus", content->>'requestedDeliveryDate' as "date",
                 recipients, message_id as "messageId", state, attempts
-         from mail_outbox where sales_order = $1::text order by id`,
+         from mail_outbox where family = 'salesOrder' and key = $1::text order by id`,
         [salesOrder],
       );
       return rows;
@@ -86,7 +87,8 @@ export function observe(world: { db: TestDatabase; smtp: SmtpSink }) {
     /** Outbox rows of the orders not yet sent (pending or parked). */
     async unsentMail(salesOrders: string[]): Promise<number> {
       const { rows } = await pool().query<{ n: number }>(
-        `select count(*)::int as "n" from mail_outbox where sales_order = any($1::text[]) and state <> 'sent'`,
+        `select count(*)::int as "n" from mail_outbox
+         where family = 'salesOrder' and key = any($1::text[]) and state <> 'sent'`,
         [salesOrders],
       );
       return rows[0]?.n ?? 0;
@@ -95,7 +97,8 @@ export function observe(world: { db: TestDatabase; smtp: SmtpSink }) {
     /** Portal pushes of the orders still to go: due, waiting to retry, or leased to a sender awaiting the portal. */
     async pendingPushes(salesOrders: string[]): Promise<number> {
       const { rows } = await pool().query<{ n: number }>(
-        `select count(*)::int as "n" from portal_push where sales_order = any($1::text[]) and state = 'pending'`,
+        `select count(*)::int as "n" from portal_push
+         where family = 'salesOrder' and key = any($1::text[]) and state = 'pending'`,
         [salesOrders],
       );
       return rows[0]?.n ?? 0;
@@ -103,7 +106,7 @@ export function observe(world: { db: TestDatabase; smtp: SmtpSink }) {
 
     async processedOf(salesOrders: string[]): Promise<number> {
       const { rows } = await pool().query<{ n: number }>(
-        `select count(*)::int as "n" from processed_event where sales_order = any($1::text[])`,
+        `select count(*)::int as "n" from processed_event where family = 'salesOrder' and key = any($1::text[])`,
         [salesOrders],
       );
       return rows[0]?.n ?? 0;

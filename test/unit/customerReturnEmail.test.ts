@@ -154,13 +154,18 @@ describe('the warranty-case push', () => {
 
   it('sends exactly the contract fields, times as ISO instants', () => {
     const body = warrantyCaseBody({
-      customerReturn: '60000123',
-      caseStatus: 'InProcess',
-      soldToParty: '17100002',
-      customerReference: 'RMA 7731',
-      salesOrder: '1000473',
-      returnReasons: ['003', '103'],
-      s4ChangedAt: new Date('2025-12-01T10:00:00.123Z'),
+      key: '60000123',
+      // As the effect writes it; a field the contract lacks is not sent.
+      content: {
+        s4ChangedAt: '2025-12-01T10:00:00.123Z',
+        returnReasons: ['003', '103'],
+        salesOrder: '1000473',
+        customerReference: 'RMA 7731',
+        soldToParty: '17100002',
+        caseStatus: 'InProcess',
+        customerReturn: '60000123',
+        extra: 'x',
+      },
     });
     expect(JSON.stringify(body)).toBe(
       '{"customerReturn":"60000123","caseStatus":"InProcess","soldToParty":"17100002","customerReference":"RMA 7731",' +
@@ -178,6 +183,13 @@ describe('the warranty-case push', () => {
       returnReasons: [],
       s4ChangedAt: null,
     };
-    expect(warrantyCaseBody(withdrawn)).toStrictEqual(withdrawn);
+    expect(warrantyCaseBody({ key: '60000124', content: withdrawn })).toStrictEqual(withdrawn);
+  });
+
+  it('refuses content the effect never wrote, naming the field', () => {
+    expect(() => warrantyCaseBody({ key: '60000125', content: { customerReturn: '60000125' } })).toThrow(
+      /portal push of customer return 60000125: caseStatus is not a text/,
+    );
+    expect(() => warrantyCaseBody({ key: '60000125', content: [] })).toThrow(/not a JSON object/);
   });
 });

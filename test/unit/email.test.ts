@@ -1,11 +1,9 @@
 import { simpleParser } from 'mailparser';
 import nodemailer from 'nodemailer';
 import { describe, expect, it } from 'vitest';
-import { renderEmail, subjectReference } from '../../src/families/salesOrder/email.js';
-import type { OutboxMail } from '../../src/notifications/mailOutbox.js';
+import { type OrderMail, renderEmail, subjectReference } from '../../src/families/salesOrder/email.js';
 
-const mail: OutboxMail = {
-  id: '7',
+const mail: OrderMail = {
   salesOrder: '1000473',
   portalStatus: 'PartiallyDelivered',
   requestedDeliveryDate: '2026-12-15',
@@ -13,26 +11,23 @@ const mail: OutboxMail = {
   customerReference: '<b>PO</b> & "Co"\r\nBcc: intruder@example.com',
   recipients: ['fleet@example.com'],
   messageId: '<n-7@fleet.example>',
-  attempts: 1,
   change: 'new',
   previousPortalStatus: null,
   previousRequestedDeliveryDate: null,
   locale: 'en',
   inReplyTo: null,
-  traceParent: null,
-  nextPending: false,
 };
 
 const settings = { from: 'notifier@fleet.example', locale: 'en' };
 
 /** The message exactly as it would go over SMTP. */
-async function compose(options: OutboxMail): Promise<string> {
+async function compose(options: OrderMail): Promise<string> {
   const transport = nodemailer.createTransport({ streamTransport: true, buffer: true });
   const { message } = await transport.sendMail(renderEmail(options, settings));
   return (message as Buffer).toString('utf8');
 }
 
-function changed(change: Partial<OutboxMail>): OutboxMail {
+function changed(change: Partial<OrderMail>): OrderMail {
   return { ...mail, customerReference: 'CITYCAB-7731 8 electric taxis', change: 'changed', ...change };
 }
 

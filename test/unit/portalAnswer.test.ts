@@ -57,13 +57,16 @@ describe('the body of a push', () => {
   it('states every field of the contract, null where S/4HANA has no value', () => {
     expect(
       portalBody({
-        resource: 'orders/1000473',
-        salesOrder: '1000473',
-        portalStatus: 'Delivered',
-        requestedDeliveryDate: null,
-        soldToParty: '17100001',
-        customerReference: 'NFL-2026-0142',
-        s4ChangedAt: new Date('2026-03-01T08:00:00Z'),
+        family: 'salesOrder',
+        key: '1000473',
+        content: {
+          salesOrder: '1000473',
+          portalStatus: 'Delivered',
+          requestedDeliveryDate: null,
+          soldToParty: '17100001',
+          customerReference: 'NFL-2026-0142',
+          s4ChangedAt: '2026-03-01T08:00:00.000Z',
+        },
         pushId: 'k',
         attempts: 1,
         claims: 1,

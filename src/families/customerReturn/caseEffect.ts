@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { withClient } from '../../db/checkout.js';
+import { jsonTimestamp } from '../../db/content.js';
 import { deleteOldest } from '../../db/deleteOldest.js';
 import type { EffectMail, EffectResult } from '../../events/effect.js';
 import type { ParsedEvent } from '../../events/parsedEvent.js';
@@ -31,37 +32,29 @@ const KEEP_DETAILS_ON_WITHDRAWAL = DETAILS.map(
 
 // `kase` holds the case the upsert wrote, never a tombstone: a tombstone's Deleted event is `not_found`, as an
 // order's 404 is.
-const OUTCOME = `case when not $13::boolean then 'not_warranty_case'
+const OUTCOME = `case when not $15::boolean then 'not_warranty_case'
       when exists (select from kase) then 'applied'
-      when $6::text = 'Withdrawn' then 'not_found'
+      when $8::text = 'Withdrawn' then 'not_found'
       else 'stale' end`;
 
-// The case's state as the portal is told it (pushResource.ts), in portal_push's columns.
-const PUSHED = [
-  'case_status',
-  'sold_to_party',
-  'customer_reference',
-  'case_sales_order',
-  'return_reasons',
-  's4_changed_at',
-];
-const pushedOf = (row: string) => `(${PUSHED.map((column) => `${row}.${column}`).join(', ')})`;
+// The case's state as the portal is told it, the PUT's body (pushResource.ts), from the upsert's row `k`.
+const BODY = `jsonb_build_object('customerReturn', $7::text, 'caseStatus', k.case_status,
+        'soldToParty', k.sold_to_party, 'customerReference', k.customer_reference, 'salesOrder', k.sales_order,
+        'returnReasons', to_jsonb(k.return_reasons), 's4ChangedAt', ${jsonTimestamp('k.s4_changed_at')})`;
 
 /**
- * With PORTAL_DESTINATION set: queue the case's new state as its one push row (a new Idempotency-Key, $18),
+ * With PORTAL_DESTINATION set: queue the case's new state as its one push row (a new Idempotency-Key, $20),
  * unless the row holds that state already, queued or pushed. A newer state replaces a pending one.
  */
 const QUEUE_PUSH = `, pushed as (
-      insert into portal_push as p (kind, customer_return, ${PUSHED.join(', ')}, push_id)
-      select 'warranty_case', $5::text, k.case_status, k.sold_to_party, k.customer_reference, k.sales_order,
-             k.return_reasons, k.s4_changed_at, $18::uuid
+      insert into portal_push as p (family, key, content, push_id)
+      select 'customerReturn', $7::text, ${BODY}, $20::uuid
       from kase k
-      on conflict (customer_return) do update set
-        ${PUSHED.map((column) => `${column} = excluded.${column}`).join(', ')},
+      on conflict (family, key) do update set content = excluded.content,
         push_id = excluded.push_id, state = 'pending', result = null, done_at = null, attempts = 0,
         next_attempt_at = now(), last_error = null,
         pending_since = case when p.state = 'pending' then p.pending_since else now() end
-      where ${pushedOf('p')} is distinct from ${pushedOf('excluded')}
+      where p.content is distinct from excluded.content
       returning 1
     )`;
 
@@ -82,11 +75,11 @@ function caseEffectSql(pushToPortal: boolean): string {
       insert into warranty_case as current (source_system, customer_return, case_status, sold_to_party,
         customer_reference, sales_order, return_reasons, s4_changed_at, s4_read_at, opened, notified_case_status,
         thread_message_id, notified_at, notified_by_xact)
-      select $1::text, $5::text, $6::text, $7::text, $8::text, $9::text, $10::text[], $11::timestamptz,
-             $12::timestamptz, o.opened, ${IF_OPENED('$6::text')}, ${IF_OPENED('$14::text')}, ${IF_OPENED('now()')},
+      select $1::text, $7::text, $8::text, $9::text, $10::text, $11::text, $12::text[], $13::timestamptz,
+             $14::timestamptz, o.opened, ${IF_OPENED('$8::text')}, ${IF_OPENED('$16::text')}, ${IF_OPENED('now()')},
              ${IF_OPENED('pg_current_xact_id()')}
-      from (select $6::text <> 'Withdrawn' as opened) o
-      where $13::boolean
+      from (select $8::text <> 'Withdrawn' as opened) o
+      where $15::boolean
       on conflict (source_system, customer_return) do update set
         case_status = excluded.case_status,
         ${KEEP_DETAILS_ON_WITHDRAWAL},
@@ -97,7 +90,7 @@ function caseEffectSql(pushToPortal: boolean): string {
         notified_at = case when ${MOVES} then now() else current.notified_at end,
         notified_by_xact = case when ${MOVES} then pg_current_xact_id() else current.notified_by_xact end,
         notified_case_status = excluded.case_status,
-        thread_message_id = coalesce(current.thread_message_id, $14::text)
+        thread_message_id = coalesce(current.thread_message_id, $16::text)
       where case when excluded.case_status = 'Withdrawn' then current.opened
         else current.case_status <> 'Withdrawn'
           and (coalesce(excluded.s4_changed_at, '-infinity'), excluded.s4_read_at)
@@ -110,25 +103,23 @@ function caseEffectSql(pushToPortal: boolean): string {
     ), changed as (
       select k.* from kase k where k.notified
     ), queued as (
-      insert into mail_outbox
-        (kind, customer_return, case_status, previous_case_status, case_sales_order, return_reasons,
-         sold_to_party, customer_reference, recipients, message_id, change, locale, in_reply_to, trace_parent)
-      select 'warranty_case', $5::text, c.case_status, c.previous_notified_case_status, c.sales_order,
-             c.return_reasons, c.sold_to_party, c.customer_reference, coalesce(r.recipients, $15::text[]),
-             $14::text, case when c.previous_notified_case_status is null then 'new' else 'changed' end,
-             coalesce(r.locale, $16::text), nullif(c.thread_message_id, $14::text), $17::text
+      insert into mail_outbox (family, key, content, recipients, message_id, change, locale, in_reply_to,
+        trace_parent)
+      select 'customerReturn', $7::text, jsonb_build_object('caseStatus', c.case_status,
+               'previousCaseStatus', c.previous_notified_case_status, 'salesOrder', c.sales_order,
+               'returnReasons', to_jsonb(c.return_reasons), 'soldToParty', c.sold_to_party,
+               'customerReference', c.customer_reference),
+             coalesce(r.recipients, $17::text[]), $16::text,
+             case when c.previous_notified_case_status is null then 'new' else 'changed' end,
+             coalesce(r.locale, $18::text), nullif(c.thread_message_id, $16::text), $19::text
       from changed c left join mail_recipient r on r.sold_to_party = c.sold_to_party
       returning 1
     )${pushToPortal ? QUEUE_PUSH : ''}, ${recordProcessedSql({
       outcome: OUTCOME,
-      salesOrder: 'null::text',
-      customerReturn: '$5::text',
       read: {
-        portalStatus: 'null::text',
-        requestedDeliveryDate: 'null::date',
-        changedAt: '$11::timestamptz',
+        // What the timeline renders (returnTimeline.ts).
+        seen: `jsonb_build_object('caseStatus', $8::text, 'changedAt', ${jsonTimestamp('$13::timestamptz')})`,
         notification: notificationSql('kase', 'previous_notified_case_status'),
-        caseStatus: '$6::text',
       },
     })}
     select ${OUTCOME} as "result", exists (select from queued) as "mailQueued",

@@ -2,7 +2,9 @@
 // manager's language. Pure. Header values are the return and sales order keys and our own status names; S/4HANA
 // free text (customer reference, sold-to party) goes into the body only, on one line and escaped for HTML.
 import type { SendMailOptions } from 'nodemailer';
+import { contentOf } from '../../db/content.js';
 import { catalogLanguage } from '../../notifications/languages.js';
+import type { ClaimedMail } from '../../notifications/mailOutbox.js';
 import { escapeHtml, oneLine } from '../../notifications/mailText.js';
 import { CASE_CATALOGS, type CaseMessageKey } from './emailCatalogs.js';
 
@@ -21,6 +23,24 @@ export interface CaseMail {
   inReplyTo: string | null;
   /** The recipients' language (BCP 47), fixed when queued; null: the service's MAIL_LOCALE. */
   locale: string | null;
+}
+
+/** The case's email a claimed row holds, its content checked field by field (caseEffect.ts writes it). */
+export function caseMailOf(mail: ClaimedMail): CaseMail {
+  const content = contentOf(`email ${mail.id} of customer return ${mail.key}`, mail.content);
+  return {
+    customerReturn: mail.key,
+    salesOrder: content.optionalText('salesOrder'),
+    caseStatus: content.text('caseStatus'),
+    previousCaseStatus: content.optionalText('previousCaseStatus'),
+    soldToParty: content.optionalText('soldToParty'),
+    customerReference: content.optionalText('customerReference'),
+    returnReasons: content.texts('returnReasons'),
+    recipients: mail.recipients,
+    messageId: mail.messageId,
+    inReplyTo: mail.inReplyTo,
+    locale: mail.locale,
+  };
 }
 
 export interface CaseEmailSettings {

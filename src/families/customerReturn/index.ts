@@ -1,8 +1,6 @@
 // The customer-return family as the shared path asks it (src/events/familyModule.ts).
 import type { FamilyModule } from '../../events/familyModule.js';
-import type { OutboxCaseMail } from '../../notifications/mailOutbox.js';
-import type { CasePush } from '../../portal/pushOutbox.js';
-import { renderCaseEmail } from './caseEmail.js';
+import { caseMailOf, renderCaseEmail } from './caseEmail.js';
 import { createCustomerReturnFamily } from './customerReturnFamily.js';
 import {
   CUSTOMER_RETURN_KEY,
@@ -14,7 +12,7 @@ import { warrantyCaseBody, warrantyCasePath } from './pushResource.js';
 import { returnOverview } from './returnOverview.js';
 import { RETURN_TIMELINE } from './returnTimeline.js';
 
-export const customerReturn: FamilyModule<OutboxCaseMail, CasePush> = {
+export const customerReturn: FamilyModule = {
   name: 'customerReturn',
   label: 'customer_return',
   logKey: 'customerReturn',
@@ -25,12 +23,8 @@ export const customerReturn: FamilyModule<OutboxCaseMail, CasePush> = {
     return named.ok ? { ok: true, key: named.customerReturn } : named;
   },
   create: (deps, config) => createCustomerReturnFamily({ ...deps, maxDeliveries: config.maxDeliveries }),
-  mail: { kind: 'warranty_case', keyOf: (mail) => mail.customerReturn, render: renderCaseEmail },
-  push: {
-    kind: 'warranty_case',
-    keyOf: (push) => push.customerReturn,
-    request: (push) => ({ path: warrantyCasePath(push.customerReturn), body: warrantyCaseBody(push) }),
-  },
+  mail: { render: (mail, settings) => renderCaseEmail(caseMailOf(mail), settings) },
+  push: { request: (push) => ({ path: warrantyCasePath(push.key), body: warrantyCaseBody(push) }) },
   admin: {
     lookup: '/api/returns',
     pushes: '/api/portal-pushes/warranty-cases',

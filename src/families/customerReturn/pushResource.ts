@@ -1,6 +1,7 @@
 // What the fleet portal is told of a warranty case: `PUT <portal>/warranty-cases/<customerReturn>` with the
 // case's absolute values, so a repeated PUT (same Idempotency-Key) is harmless. Pure; the push outbox sends it.
-import type { WarrantyCase } from './warrantyCase.js';
+import { contentOf } from '../../db/content.js';
+import type { ClaimedPush } from '../../portal/pushOutbox.js';
 
 /** The body of the PUT: the contract, field for field. */
 export interface WarrantyCaseBody {
@@ -18,22 +19,16 @@ export function warrantyCasePath(customerReturn: string): string {
   return `/warranty-cases/${encodeURIComponent(customerReturn)}`;
 }
 
-export function warrantyCaseBody(
-  state: Pick<
-    WarrantyCase,
-    'customerReturn' | 'soldToParty' | 'customerReference' | 'salesOrder' | 'returnReasons'
-  > & {
-    caseStatus: string;
-    s4ChangedAt: Date | null;
-  },
-): WarrantyCaseBody {
+/** The body a claimed row holds (caseEffect.ts writes it), checked field by field. */
+export function warrantyCaseBody(push: Pick<ClaimedPush, 'key' | 'content'>): WarrantyCaseBody {
+  const content = contentOf(`portal push of customer return ${push.key}`, push.content);
   return {
-    customerReturn: state.customerReturn,
-    caseStatus: state.caseStatus,
-    soldToParty: state.soldToParty,
-    customerReference: state.customerReference,
-    salesOrder: state.salesOrder,
-    returnReasons: [...state.returnReasons],
-    s4ChangedAt: state.s4ChangedAt === null ? null : state.s4ChangedAt.toISOString(),
+    customerReturn: content.text('customerReturn'),
+    caseStatus: content.text('caseStatus'),
+    soldToParty: content.optionalText('soldToParty'),
+    customerReference: content.optionalText('customerReference'),
+    salesOrder: content.optionalText('salesOrder'),
+    returnReasons: content.texts('returnReasons'),
+    s4ChangedAt: content.optionalText('s4ChangedAt'),
   };
 }

@@ -19,22 +19,23 @@ export async function returnOverview(db: Executor, customerReturn: string) {
       [customerReturn],
     ),
     db.query(
-      `select id::text as "id", case_status as "caseStatus", previous_case_status as "previousCaseStatus",
-              change, state, attempts, created_at as "createdAt", sent_at as "sentAt",
+      `select id::text as "id", content->>'caseStatus' as "caseStatus",
+              content->>'previousCaseStatus' as "previousCaseStatus", change, state, attempts, created_at as "createdAt", sent_at as "sentAt",
               next_attempt_at as "nextAttemptAt", last_error as "lastError", message_id as "messageId", locale,
               in_reply_to as "inReplyTo"
-       from mail_outbox where customer_return = $1::text order by id desc limit $2::int`,
+       from mail_outbox where family = 'customerReturn' and key = $1::text order by id desc limit $2::int`,
       [customerReturn, HISTORY_LIMIT],
     ),
     db.query(
-      `select case_status as "caseStatus", s4_changed_at as "s4ChangedAt", push_id::text as "pushId", state,
-              result, attempts, last_error as "lastError", pending_since as "pendingSince", done_at as "doneAt"
-       from portal_push where customer_return = $1::text`,
+      `select content->>'caseStatus' as "caseStatus", (content->>'s4ChangedAt')::timestamptz as "s4ChangedAt",
+              push_id::text as "pushId", state, result, attempts, last_error as "lastError",
+              pending_since as "pendingSince", done_at as "doneAt"
+       from portal_push where family = 'customerReturn' and key = $1::text`,
       [customerReturn],
     ),
     db.query(
       `select source, id, type, outcome, notification, processed_at as "processedAt" from processed_event
-       where customer_return = $1::text order by processed_at desc limit $2::int`,
+       where family = 'customerReturn' and key = $1::text order by processed_at desc limit $2::int`,
       [customerReturn, HISTORY_LIMIT],
     ),
   ]);

@@ -1,14 +1,20 @@
-// What sets a warranty case's timeline (GET /api/returns/{customerReturn}/timeline) apart: its key column, its
+// What sets a warranty case's timeline (GET /api/returns/{customerReturn}/timeline) apart: its family, its
 // state in the outboxes, what a read saw and why it was or was not a change to notify.
+import { contentOf } from '../../db/content.js';
 import { STALE, type TimelineFamily } from '../../http/timeline.js';
 
 export const RETURN_TIMELINE: TimelineFamily<{ caseStatus: string; lastChangeDateTime: Date | null }> = {
-  column: 'customer_return',
-  state: `case_status as "caseStatus"`,
-  read: (row) =>
-    row.readCaseStatus === null
-      ? null
-      : { caseStatus: row.readCaseStatus, lastChangeDateTime: row.readChangedAt },
+  family: 'customerReturn',
+  state: `content->>'caseStatus' as "caseStatus"`,
+  read: (seen) => {
+    // As caseEffect.ts records it.
+    const read = contentOf('the read of a customer return', seen);
+    const changedAt = read.optionalText('changedAt');
+    return {
+      caseStatus: read.text('caseStatus'),
+      lastChangeDateTime: changedAt === null ? null : new Date(changedAt),
+    };
+  },
   reasons: {
     new: {
       realChange: true,

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { withClient } from '../../db/checkout.js';
+import { jsonTimestamp } from '../../db/content.js';
 import type { EffectMail, EffectResult } from '../../events/effect.js';
 import type { ParsedEvent } from '../../events/parsedEvent.js';
 import {
@@ -24,13 +25,13 @@ interface EffectRow {
 
 // With PORTAL_DESTINATION set, the statement also queues the portal push (pushOutbox.ts). A prepared statement
 // per variant, since their texts differ.
-const PUSH_ID = '$16::uuid';
+const PUSH_ID = '$18::uuid';
 
 /** The effect's statement, without and with the portal push: its text built once, prepared per connection. */
 function effectSql(pushToPortal: boolean): string {
   return `with portal as (
       insert into portal_order_status as current (sales_order, ${STATE_COLUMNS}, s4_read_at)
-      values ($5::text, $6::text, $7::date, $8::text, $9::text, $10::timestamptz, $11::timestamptz)
+      values ($7::text, $8::text, $9::date, $10::text, $11::text, $12::timestamptz, $13::timestamptz)
       on conflict (sales_order) do update set ${SET_STATE_FROM_EXCLUDED},
         s4_read_at = excluded.s4_read_at,
         updated_at = now()
@@ -42,7 +43,7 @@ function effectSql(pushToPortal: boolean): string {
       -- from the row version this statement locked, never from an older snapshot.
       insert into order_notification as last
         (sales_order, portal_status, requested_delivery_date, thread_message_id)
-      select $5::text, $6::text, $7::date, $14::text from portal
+      select $7::text, $8::text, $9::date, $16::text from portal
       on conflict (sales_order) do update set
         previous_portal_status = last.portal_status,
         previous_requested_delivery_date = last.requested_delivery_date,
@@ -54,22 +55,23 @@ function effectSql(pushToPortal: boolean): string {
             is distinct from (excluded.portal_status, excluded.requested_delivery_date)
       returning previous_portal_status, previous_requested_delivery_date, thread_message_id
     ), queued as (
-      insert into mail_outbox
-        (sales_order, portal_status, requested_delivery_date, sold_to_party, customer_reference, recipients,
-         message_id, change, previous_portal_status, previous_requested_delivery_date, locale, in_reply_to,
-         trace_parent)
-      select $5::text, $6::text, $7::date, $8::text, $9::text, coalesce(r.recipients, $12::text[]), $14::text,
+      insert into mail_outbox (family, key, content, recipients, message_id, change, locale, in_reply_to,
+        trace_parent)
+      select 'salesOrder', $7::text, jsonb_build_object('portalStatus', $8::text,
+               'requestedDeliveryDate', to_char($9::date, 'YYYY-MM-DD'), 'soldToParty', $10::text,
+               'customerReference', $11::text, 'previousPortalStatus', c.previous_portal_status,
+               'previousRequestedDeliveryDate', to_char(c.previous_requested_delivery_date, 'YYYY-MM-DD')),
+             coalesce(r.recipients, $14::text[]), $16::text,
              case when c.previous_portal_status is null then 'new' else 'changed' end,
-             c.previous_portal_status, c.previous_requested_delivery_date, coalesce(r.locale, $13::text),
-             nullif(c.thread_message_id, $14::text), $15::text
-      from changed c left join mail_recipient r on r.sold_to_party = $8::text
+             coalesce(r.locale, $15::text), nullif(c.thread_message_id, $16::text), $17::text
+      from changed c left join mail_recipient r on r.sold_to_party = $10::text
       returning 1
     )${pushToPortal ? `, ${queuePushSql(PUSH_ID)}` : ''}, ${recordProcessedSql({
       outcome: `case when exists (select from portal) then 'applied' else 'stale' end`,
       read: {
-        portalStatus: '$6::text',
-        requestedDeliveryDate: '$7::date',
-        changedAt: '$10::timestamptz',
+        // What the timeline renders (orderTimeline.ts).
+        seen: `jsonb_build_object('portalStatus', $8::text, 'requestedDeliveryDate', to_char($9::date, 'YYYY-MM-DD'),
+          'changedAt', ${jsonTimestamp('$12::timestamptz')})`,
         // A new order's first notification has no previous pair (changed's insert returns null there).
         notification: notificationSql('portal', 'previous_portal_status'),
       },

@@ -1,7 +1,40 @@
 import type { SendMailOptions } from 'nodemailer';
-import type { OutboxMail } from '../../notifications/mailOutbox.js';
+import { contentOf } from '../../db/content.js';
+import type { ClaimedMail } from '../../notifications/mailOutbox.js';
 import { escapeHtml, oneLine } from '../../notifications/mailText.js';
 import { type Messages, messagesFor } from './messages.js';
+
+/** An order's email: its outbox row, with what the effect wrote as its content. */
+export interface OrderMail
+  extends Pick<ClaimedMail, 'recipients' | 'messageId' | 'change' | 'locale' | 'inReplyTo'> {
+  salesOrder: string;
+  portalStatus: string;
+  requestedDeliveryDate: string | null;
+  soldToParty: string | null;
+  customerReference: string | null;
+  /** The pair notified before; null on the order's first email and on emails queued before it was kept. */
+  previousPortalStatus: string | null;
+  previousRequestedDeliveryDate: string | null;
+}
+
+/** The order's email a claimed row holds, its content checked field by field (applyEffect.ts writes it). */
+export function orderMailOf(mail: ClaimedMail): OrderMail {
+  const content = contentOf(`email ${mail.id} of order ${mail.key}`, mail.content);
+  return {
+    salesOrder: mail.key,
+    portalStatus: content.text('portalStatus'),
+    requestedDeliveryDate: content.optionalDate('requestedDeliveryDate'),
+    soldToParty: content.optionalText('soldToParty'),
+    customerReference: content.optionalText('customerReference'),
+    previousPortalStatus: content.optionalText('previousPortalStatus'),
+    previousRequestedDeliveryDate: content.optionalDate('previousRequestedDeliveryDate'),
+    recipients: mail.recipients,
+    messageId: mail.messageId,
+    change: mail.change,
+    locale: mail.locale,
+    inReplyTo: mail.inReplyTo,
+  };
+}
 
 export interface EmailSettings {
   from: string;
@@ -23,7 +56,7 @@ const GRAPHEMES = new Intl.Segmenter('en', { granularity: 'grapheme' });
  * dates we formatted and, in the subject only, the customer reference made one short line. Other S/4HANA free
  * text goes into the body only, on one line per field and escaped for HTML.
  */
-export function renderEmail(mail: OutboxMail, settings: EmailSettings): SendMailOptions {
+export function renderEmail(mail: OrderMail, settings: EmailSettings): SendMailOptions {
   const m = messagesFor(mail.locale ?? settings.locale, settings.locale);
   const reference = subjectReference(mail.customerReference);
   const summary = subjectSummary(mail, m);
@@ -68,7 +101,7 @@ export function renderEmail(mail: OutboxMail, settings: EmailSettings): SendMail
 }
 
 /** What changed against the previous notification, one line each: date first, then status. */
-function changeLines(mail: OutboxMail, m: Messages): string[] {
+function changeLines(mail: OrderMail, m: Messages): string[] {
   if (mail.change === 'new') return [m.t('newOrder')];
   if (mail.change === null) return []; // queued before the previous pair was recorded: the state alone
   const lines: string[] = [];
@@ -89,7 +122,7 @@ function changeLines(mail: OutboxMail, m: Messages): string[] {
 }
 
 /** The subject after the order: the new status when it changed, and where the date went when that changed. */
-function subjectSummary(mail: OutboxMail, m: Messages): string {
+function subjectSummary(mail: OrderMail, m: Messages): string {
   const status = m.status(mail.portalStatus, 'subjectStatus');
   if (mail.change === 'new') return m.t('subject.new', { status });
   if (mail.change === null) return status;

@@ -1,15 +1,13 @@
 // The sales-order family as the shared path asks it (src/events/familyModule.ts).
 import type { FamilyModule } from '../../events/familyModule.js';
-import { orderOverview } from '../../http/adminQueries.js';
-import type { OutboxMail } from '../../notifications/mailOutbox.js';
-import type { PortalPush } from '../../portal/pushOutbox.js';
-import { renderEmail } from './email.js';
+import { orderMailOf, renderEmail } from './email.js';
 import { isSalesOrderType, SALES_ORDER_KEY, salesOrderKey } from './events.js';
+import { orderOverview } from './orderOverview.js';
 import { ORDER_TIMELINE } from './orderTimeline.js';
 import { orderPath, portalBody } from './pushResource.js';
 import { createSalesOrderFamily } from './salesOrderFamily.js';
 
-export const salesOrder: FamilyModule<OutboxMail, PortalPush> = {
+export const salesOrder: FamilyModule = {
   name: 'salesOrder',
   label: 'sales_order',
   logKey: 'salesOrder',
@@ -17,12 +15,8 @@ export const salesOrder: FamilyModule<OutboxMail, PortalPush> = {
   owns: isSalesOrderType,
   keyOf: salesOrderKey,
   create: (deps) => createSalesOrderFamily(deps),
-  mail: { kind: 'order', keyOf: (mail) => mail.salesOrder, render: renderEmail },
-  push: {
-    kind: 'order',
-    keyOf: (push) => push.salesOrder,
-    request: (push) => ({ path: orderPath(push.salesOrder), body: portalBody(push) }),
-  },
+  mail: { render: (mail, settings) => renderEmail(orderMailOf(mail), settings) },
+  push: { request: (push) => ({ path: orderPath(push.key), body: portalBody(push) }) },
   admin: {
     lookup: '/api/orders',
     pushes: '/api/portal-pushes',

@@ -1,5 +1,6 @@
-// What sets an order's timeline (GET /api/orders/{salesOrder}/timeline) apart: its key column, its state in the
+// What sets an order's timeline (GET /api/orders/{salesOrder}/timeline) apart: its family, its state in the
 // outboxes, what a read saw and why it was or was not a change to notify.
+import { contentOf } from '../../db/content.js';
 import { STALE, type TimelineFamily } from '../../http/timeline.js';
 
 export const ORDER_TIMELINE: TimelineFamily<{
@@ -7,17 +8,18 @@ export const ORDER_TIMELINE: TimelineFamily<{
   requestedDeliveryDate: string | null;
   lastChangeDateTime: Date | null;
 }> = {
-  column: 'sales_order',
-  state: `portal_status as "portalStatus",
-          to_char(requested_delivery_date, 'YYYY-MM-DD') as "requestedDeliveryDate"`,
-  read: (row) =>
-    row.readStatus === null
-      ? null
-      : {
-          portalStatus: row.readStatus,
-          requestedDeliveryDate: row.readDate,
-          lastChangeDateTime: row.readChangedAt,
-        },
+  family: 'salesOrder',
+  state: `content->>'portalStatus' as "portalStatus", content->>'requestedDeliveryDate' as "requestedDeliveryDate"`,
+  read: (seen) => {
+    // As applyEffect.ts records it.
+    const read = contentOf('the read of an order', seen);
+    const changedAt = read.optionalText('changedAt');
+    return {
+      portalStatus: read.text('portalStatus'),
+      requestedDeliveryDate: read.optionalDate('requestedDeliveryDate'),
+      lastChangeDateTime: changedAt === null ? null : new Date(changedAt),
+    };
+  },
   reasons: {
     new: { realChange: true, reason: 'the first state of this order: the fleet manager is told of it' },
     changed: {

@@ -41,10 +41,9 @@ export function toPortalOrder(order: SalesOrder, readAt: Date): PortalOrder {
   };
 }
 
-// An order's state as both tables that keep one hold it (portal_order_status, portal_push), defined once so that
-// the two upserts in the effect's statement write the same columns and a push compares what the portal shows.
+// An order's state as portal_order_status holds it.
 /** The values the portal shows: a change of any of them is a change the portal must be told of. */
-export const SHOWN_COLUMNS = [
+const SHOWN_COLUMNS = [
   'portal_status',
   'requested_delivery_date',
   'sold_to_party',
@@ -58,8 +57,3 @@ export const STATE_COLUMNS = [...SHOWN_COLUMNS, 's4_changed_at'].join(', ');
 export const SET_STATE_FROM_EXCLUDED = [...SHOWN_COLUMNS, 's4_changed_at']
   .map((column) => `${column} = excluded.${column}`)
   .join(', ');
-
-/** A row's shown values as one row value, `(p.portal_status, …)`; `prefix` names a copy (`pushed_`). */
-export function shownOf(alias: string, prefix = ''): string {
-  return `(${SHOWN_COLUMNS.map((column) => `${alias}.${prefix}${column}`).join(', ')})`;
-}

@@ -1,6 +1,7 @@
 // What the fleet portal is told of an order: `PUT <portal>/orders/<salesOrder>` with the order's absolute values,
 // so a repeated PUT (same Idempotency-Key) is harmless. Pure; the push outbox sends it.
-import type { PortalPush } from '../../portal/pushOutbox.js';
+import { contentOf } from '../../db/content.js';
+import type { ClaimedPush } from '../../portal/pushOutbox.js';
 
 /** The body of the PUT: the issue's contract, field for field. */
 export interface PortalBody {
@@ -17,13 +18,15 @@ export function orderPath(salesOrder: string): string {
   return `/orders/${encodeURIComponent(salesOrder)}`;
 }
 
-export function portalBody(push: PortalPush): PortalBody {
+/** The body a claimed row holds (orderPush.ts writes it), checked field by field. */
+export function portalBody(push: ClaimedPush): PortalBody {
+  const content = contentOf(`portal push of order ${push.key}`, push.content);
   return {
-    salesOrder: push.salesOrder,
-    portalStatus: push.portalStatus,
-    requestedDeliveryDate: push.requestedDeliveryDate,
-    soldToParty: push.soldToParty,
-    customerReference: push.customerReference,
-    s4ChangedAt: push.s4ChangedAt === null ? null : push.s4ChangedAt.toISOString(),
+    salesOrder: content.text('salesOrder'),
+    portalStatus: content.text('portalStatus'),
+    requestedDeliveryDate: content.optionalDate('requestedDeliveryDate'),
+    soldToParty: content.optionalText('soldToParty'),
+    customerReference: content.optionalText('customerReference'),
+    s4ChangedAt: content.optionalText('s4ChangedAt'),
   };
 }

@@ -25,7 +25,7 @@ export function salesOrderFamily(
 ): Family<PortalOrder> {
   return {
     async read(event, signal, trace) {
-      const { salesOrder } = event;
+      const salesOrder = event.family === 'salesOrder' ? event.key : undefined;
       if (salesOrder === undefined) throw new PermanentError('not a sales-order event');
       const { order, readAt } = await inSpan(
         'S/4HANA read',
