@@ -10,6 +10,7 @@ import { createDestinationTarget, type Target } from '../s4/destinationTarget.js
 import { buildUrl, type HttpAnswer, httpGet } from '../s4/httpGet.js';
 import { UnexpectedResponseError } from '../s4/odataEntity.js';
 import { failureDetail, httpFailure, parseRetryAfter, s4Failure, wrapFailure } from '../s4/s4Failure.js';
+import { sdkGet } from '../s4/sdkGet.js';
 
 /** How many 429 or 503 answers in a row a request waits out before the run gives up until its next turn. */
 export const MAX_THROTTLED = 5;
@@ -39,7 +40,9 @@ export interface ReconcileRequestsOptions {
   limit: DestinationLimit;
 }
 
-type Direct = Extract<Target, { kind: 'direct' }>;
+// Behind a proxy the base URL is the SDK's, not known here: links are resolved against this one, and their path
+// and query go to the SDK.
+const PROXIED_BASE = 'http://destination.invalid';
 
 export function createReconcileRequests(options: ReconcileRequestsOptions): ReconcileRequests {
   const { limit } = options;
@@ -71,10 +74,13 @@ export function createReconcileRequests(options: ReconcileRequestsOptions): Reco
     }
   }
 
-  async function send(resolved: Direct, url: string): Promise<HttpAnswer> {
+  async function send(resolved: Target, url: string): Promise<HttpAnswer> {
     await place();
     try {
-      const answer = await httpGet(resolved, url, options.timeoutMs);
+      const answer =
+        resolved.kind === 'direct'
+          ? await httpGet(resolved, url, options.timeoutMs)
+          : await sdkGet(options.destination, pathOf(url), {}, options.timeoutMs);
       // Refused credentials may be a token that expired within the refresh period: resolve again next time.
       if (answer.status === 401 || answer.status === 403) target.invalidate();
       return answer;
@@ -94,16 +100,14 @@ export function createReconcileRequests(options: ReconcileRequestsOptions): Reco
       const resolved = await target.get().catch((err) => {
         throw wrapFailure(err, `resolving destination ${options.destination}`);
       });
-      if (resolved.kind !== 'direct') {
-        throw s4Failure(
-          'permanent',
-          'reconciliation reads S/4HANA only through a destination without a proxy',
-        );
-      }
+      const base: Extract<Target, { kind: 'direct' }> =
+        resolved.kind === 'direct'
+          ? resolved
+          : { kind: 'direct', baseUrl: PROXIED_BASE, headers: {}, params: {}, agent: undefined };
       const url =
         'link' in request
           ? new URL(request.link, request.from).toString()
-          : buildUrl(resolved, request.path, request.query);
+          : buildUrl(base, request.path, request.query);
       counted();
       const answer = await send(resolved, url);
       try {
@@ -124,6 +128,12 @@ export function createReconcileRequests(options: ReconcileRequestsOptions): Reco
       return asked;
     },
   };
+}
+
+/** A URL's path and query: what the SDK asks its destination for. */
+function pathOf(url: string): string {
+  const { pathname, search } = new URL(url);
+  return `${pathname}${search}`;
 }
 
 /** The answer's JSON body, or the failure it stands for (as for event reads: src/s4/odataReader.ts). */
