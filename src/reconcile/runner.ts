@@ -11,6 +11,7 @@
 // makes the rows it already applied duplicates.
 import type { Pool } from 'pg';
 import { withTransaction } from '../db/transaction.js';
+import { TransientError } from '../errors.js';
 import { chooseMode } from './chooseMode.js';
 import type { ReconcileCollection, ReconcileFamily } from './collection.js';
 import type { CollectionReader, ReadPage } from './collectionReader.js';
@@ -70,6 +71,8 @@ export interface ReconcileRunnerOptions {
   port: ReconcilePort;
   /** This service's clock (Date.now()); the settle bound is its one meeting with S/4HANA's. */
   now?: () => number;
+  /** Shutdown: a run stops before its next page, failed, and the next one starts from the mark. */
+  signal?: AbortSignal;
 }
 
 export function createReconcileRunner(options: ReconcileRunnerOptions): ReconcileRunner {
@@ -119,6 +122,8 @@ export function createReconcileRunner(options: ReconcileRunnerOptions): Reconcil
       run: RunContext,
     ): Promise<Stamp | undefined> {
       const page = async (read: ReadPage<unknown>, documents: Array<Reconciled<unknown>>) => {
+        if (options.signal?.aborted)
+          throw new TransientError('the run stopped before its next page: shutting down');
         // Never apply without the lock: another instance may have taken the family over.
         await lock?.held();
         const { repairs } =

@@ -13,12 +13,14 @@ import {
   type RunEnd,
 } from '../../src/reconcile/runner.js';
 import { latestRuns } from '../../src/reconcile/runs.js';
+import { scheduleReconcile } from '../../src/reconcile/schedule.js';
 import { type Stamp, stampAt } from '../../src/reconcile/stamp.js';
 import { createDestinationLimit } from '../../src/s4/destinationLimit.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { registerDestination } from '../support/destination.js';
 import { type Gate, gate } from '../support/gate.js';
 import { customerReturns, salesOrders } from '../support/reconcileCollections.js';
+import { eventually } from '../support/waits.js';
 
 const SOURCE = '/default/sap.s4.beh/S4HCLNT100';
 const SETTINGS = { source: SOURCE, overlapMs: 15 * 60_000, settleMs: 2 * 60_000 };
@@ -76,7 +78,7 @@ describe('reconciliation runs', () => {
   let db: TestDatabase;
   let destination: string;
 
-  function runner(port: ReconcilePort, pool: pg.Pool = db.pool, pageSize = 3) {
+  function runner(port: ReconcilePort, pool: pg.Pool = db.pool, pageSize = 3, signal?: AbortSignal) {
     const requests = createReconcileRequests({
       destination,
       timeoutMs: 5000,
@@ -88,6 +90,7 @@ describe('reconciliation runs', () => {
       collections: { salesOrder: salesOrders('v2'), customerReturn: customerReturns('v4') },
       settings: SETTINGS,
       port,
+      signal,
     });
   }
 
@@ -313,5 +316,62 @@ describe('reconciliation runs', () => {
       ['deleted', '704'],
     ]);
     expect(await mark('salesOrder')).toBe((await runRecord(sweep.id))?.windowTo);
+  });
+
+  it('runs every family on a timer, and catches up a failed run in the next turn', async () => {
+    const effect = recordingPort();
+    setOrders(['801'], () => ago(60 * MINUTE));
+    s4.setCollectionFault((query) => (query.n === 1 ? 'error500' : 'ok'));
+    const warned: unknown[] = [];
+    const schedule = scheduleReconcile({
+      runner: runner(effect.port),
+      families: ['salesOrder', 'customerReturn'],
+      intervalMs: 20,
+      logger: { info: () => {}, warn: (fields: unknown) => warned.push(fields) },
+    });
+    try {
+      await eventually('a delta of each family', async () => {
+        const runs = await latestRuns(db.pool, 100);
+        return (['salesOrder', 'customerReturn'] as const).every((family) =>
+          runs.some((r) => r.family === family && r.mode === 'delta' && r.status === 'done'),
+        );
+      });
+    } finally {
+      await schedule.stop();
+    }
+    const runs = await latestRuns(db.pool, 100);
+    expect(runs.filter((r) => r.status === 'running')).toEqual([]);
+    const orders = runs.filter((r) => r.family === 'salesOrder').reverse();
+    expect(orders.slice(0, 2).map((r) => [r.mode, r.status])).toEqual([
+      ['baseline', 'failed'],
+      ['baseline', 'done'],
+    ]);
+    expect(effect.keys()).toContain('801');
+    expect(warned).toHaveLength(1);
+  });
+
+  it('stops a run before its next page at shutdown, leaving the mark', async () => {
+    const effect = recordingPort();
+    const runs = runner(effect.port);
+    await run(runs, 'salesOrder', 'baseline');
+    const before = ago(30 * MINUTE);
+    await db.pool.query('update reconcile_mark set mark = $1::text', [before]);
+    setOrders(['901', '902', '903', '904'], (i) => ago((20 - i) * MINUTE));
+    const shutdown = new AbortController();
+    const stopping = runner(effect.port, db.pool, 2, shutdown.signal);
+    const hold = effect.holdPage(1);
+    const started = await stopping.start('salesOrder');
+    if (started === 'busy') throw new Error('busy');
+    await hold.reached.opened;
+    shutdown.abort();
+    hold.gate.open();
+    const ended = await started.ended;
+    expect(ended.status).toBe('failed');
+    expect(effect.keys(started.id)).toEqual(['901', '902']);
+    expect(await runRecord(started.id)).toMatchObject({
+      pages: 1,
+      errorText: expect.stringContaining('shutting down'),
+    });
+    expect(await mark('salesOrder')).toBe(before);
   });
 });
