@@ -106,7 +106,7 @@ export function createReconcileRequests(options: ReconcileRequestsOptions): Reco
           : { kind: 'direct', baseUrl: PROXIED_BASE, headers: {}, params: {}, agent: undefined };
       const url =
         'link' in request
-          ? new URL(request.link, request.from).toString()
+          ? linkUrl(base, request.link, request.from)
           : buildUrl(base, request.path, request.query);
       counted();
       const answer = await send(resolved, url);
@@ -128,6 +128,16 @@ export function createReconcileRequests(options: ReconcileRequestsOptions): Reco
       return asked;
     },
   };
+}
+
+/**
+ * Where a next link points. An absolute link names S/4HANA's own host, which need not be the destination's (a
+ * gateway or proxy in between): its path and query go to the destination, whose credentials never go elsewhere.
+ */
+function linkUrl(base: Extract<Target, { kind: 'direct' }>, link: string, from: string): string {
+  if (!/^[a-z][a-z0-9+.-]*:/i.test(link)) return new URL(link, from).toString();
+  const { pathname, search } = new URL(link);
+  return `${base.baseUrl}${pathname}${search}`;
 }
 
 /** A URL's path and query: what the SDK asks its destination for. */

@@ -10,13 +10,14 @@
 // stops leaves the mark where it was: the next one reads the same window again, and the effect's identity check
 // makes the rows it already applied duplicates.
 import type { Pool } from 'pg';
+import type { ReconcileSettings } from '../config/reconcileConfig.js';
 import { withTransaction } from '../db/transaction.js';
 import { TransientError } from '../errors.js';
 import { chooseMode } from './chooseMode.js';
 import type { ReconcileCollection, ReconcileFamily } from './collection.js';
 import type { CollectionReader, ReadPage } from './collectionReader.js';
 import { advanceMark, readMark } from './marks.js';
-import { tryRunLock } from './runLock.js';
+import { type RunLock, tryRunLock } from './runLock.js';
 import { countPage, endInterrupted, endRun, insertRun, lastSweep, type RunMode } from './runs.js';
 import { type Stamp, stampAt, stampMinus } from './stamp.js';
 
@@ -50,12 +51,6 @@ export interface ReconcilePort {
   openKeys(family: ReconcileFamily): Promise<string[]>;
 }
 
-export interface ReconcileSettingsUsed {
-  source: string;
-  overlapMs: number;
-  settleMs: number;
-}
-
 export type RunEnd = { id: string; status: 'done' } | { id: string; status: 'failed'; error: unknown };
 
 export interface ReconcileRunner {
@@ -67,7 +62,7 @@ export interface ReconcileRunnerOptions {
   pool: Pool;
   reader: CollectionReader;
   collections: Partial<Record<ReconcileFamily, ReconcileCollection<unknown>>>;
-  settings: ReconcileSettingsUsed;
+  settings: Pick<ReconcileSettings, 'source' | 'overlapMs' | 'settleMs'>;
   port: ReconcilePort;
   /** This service's clock (Date.now()); the settle bound is its one meeting with S/4HANA's. */
   now?: () => number;
@@ -101,7 +96,7 @@ export function createReconcileRunner(options: ReconcileRunnerOptions): Reconcil
       await lock.release();
       throw err;
     }
-    const ended = execute(collection, run)
+    const ended = execute(collection, run, lock)
       .then(async (newMark): Promise<RunEnd> => {
         await withTransaction(pool, async (tx) => {
           if (newMark !== undefined) await advanceMark(tx, source, family, newMark);
@@ -120,12 +115,13 @@ export function createReconcileRunner(options: ReconcileRunnerOptions): Reconcil
     async function execute(
       collection: ReconcileCollection<unknown>,
       run: RunContext,
+      lock: RunLock,
     ): Promise<Stamp | undefined> {
       const page = async (read: ReadPage<unknown>, documents: Array<Reconciled<unknown>>) => {
         if (options.signal?.aborted)
           throw new TransientError('the run stopped before its next page: shutting down');
         // Never apply without the lock: another instance may have taken the family over.
-        await lock?.held();
+        await lock.held();
         const { repairs } =
           documents.length === 0 ? { repairs: 0 } : await port.apply(family, documents, run);
         await countPage(pool, run.id, { rows: documents.length, repairs, requests: read.requests });
