@@ -72,6 +72,7 @@ export function createCollectionReader(requests: ReconcileRequests, pageSize: nu
     byStamp: boolean,
   ): AsyncGenerator<ReadPage<T>> {
     let after: ReadRow<T> | undefined;
+    let previous = new Set<string>();
     for (;;) {
       const read = await page(collection, {
         $filter: filter(after),
@@ -79,14 +80,9 @@ export function createCollectionReader(requests: ReconcileRequests, pageSize: nu
         $top: String(pageSize),
       });
       if (byStamp) inStampOrder(collection, read.rows, after?.stamp ?? null);
-      const first = read.rows[0];
-      // A server that ignored the filter would hand the same page back for ever.
-      if (
-        after !== undefined &&
-        first !== undefined &&
-        first.key === after.key &&
-        first.stamp === after.stamp
-      )
+      const ids = new Set(read.rows.map((row) => `${row.stamp}|${row.key}`));
+      // A server that ignored the filter would hand the same rows back for ever.
+      if ([...ids].some((id) => previous.has(id)))
         throw new UnexpectedResponseError(
           `${collection.family}: S/4HANA ignored the key filter of the next page`,
         );
@@ -94,6 +90,7 @@ export function createCollectionReader(requests: ReconcileRequests, pageSize: nu
       const last = read.rows.at(-1);
       if (last === undefined) return;
       after = last;
+      previous = ids;
     }
   }
 

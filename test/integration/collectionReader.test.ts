@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type S4Server, startS4Server } from '../../sandbox/s4Server.js';
 import type { ReconcileCollection } from '../../src/reconcile/collection.js';
@@ -184,5 +186,28 @@ describe('the collection reader', () => {
       missing: ['2'],
       requests: 1,
     });
+  });
+
+  it('fails rather than loops when the server hands the same rows back for the next page', async () => {
+    // A server that ignores $filter: every page is the same two orders of one stamp.
+    const server = createServer((_req, res) => {
+      const value = ['1', '2'].map((order) => ({ SalesOrder: order, LastChangeDateTime: STAMP }));
+      res
+        .writeHead(200, { 'content-type': 'application/json', 'odata-version': '4.0' })
+        .end(JSON.stringify({ value }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const requests = createReconcileRequests({
+        destination: registerDestination(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
+        timeoutMs: 5000,
+        limit: createDestinationLimit({ maxConcurrent: 4 }),
+      });
+      const read = createCollectionReader(requests, 2);
+      await expect(all(read.window(salesOrders('v4'), STAMP))).rejects.toThrow(/ignored the key filter/);
+      await expect(all(read.open(salesOrders('v4')))).rejects.toThrow(/ignored the key filter/);
+    } finally {
+      server.close();
+    }
   });
 });
