@@ -2,13 +2,17 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type S4Server, startS4Server } from '../../sandbox/s4Server.js';
+import { createSalesOrderApi } from '../../src/families/salesOrder/salesOrderApi.js';
 import type { ReconcileCollection } from '../../src/reconcile/collection.js';
 import { createCollectionReader, type ReadPage } from '../../src/reconcile/collectionReader.js';
 import { createReconcileRequests } from '../../src/reconcile/reconcileRequests.js';
+import { batchReads } from '../../src/s4/batchedReads.js';
 import { createDestinationLimit, type DestinationLimit } from '../../src/s4/destinationLimit.js';
 import type { ApiVersion } from '../../src/s4/odataService.js';
 import { registerDestination } from '../support/destination.js';
+import { gate } from '../support/gate.js';
 import { customerReturns, salesOrders } from '../support/reconcileCollections.js';
+import { eventually } from '../support/waits.js';
 
 const VERSIONS: ApiVersion[] = ['v2', 'v4'];
 const STAMP = '2026-12-01T10:00:00.1234567Z';
@@ -209,5 +213,42 @@ describe('the collection reader', () => {
     } finally {
       server.close();
     }
+  });
+
+  it('leaves a place that frees to an event read waiting for it, and takes the next one', async () => {
+    for (const order of ['1', '2', '3']) s4.setOrder({ salesOrder: order, lastChangeDateTime: STAMP });
+    const held = gate();
+    s4.scriptReads('1', [{ until: held.opened }]);
+    const shared = createDestinationLimit({ maxConcurrent: 1 });
+    // Two views of one limit: each names who took a place, and who found none.
+    const places: string[] = [];
+    const refused = new Set<string>();
+    const view = (who: string): DestinationLimit => ({
+      ...shared,
+      hasRoom() {
+        const room = shared.hasRoom();
+        if (!room) refused.add(who);
+        return room;
+      },
+      started() {
+        places.push(who);
+        shared.started();
+      },
+    });
+    const eventRead = batchReads(createSalesOrderApi({ destination, timeoutMs: 5000, version: 'v2' }), {
+      destination: view('event'),
+      batchSize: 1,
+      maxWaitMs: 10_000,
+      logger: { warn() {} },
+    });
+    const first = eventRead('1');
+    await eventually('the first event read in flight', async () => shared.inFlight() === 1);
+    const reconciled = all(reader(10, view('reconcile')).window(salesOrders('v2'), STAMP));
+    await eventually('reconciliation waiting for a place', async () => refused.has('reconcile'));
+    const second = eventRead('2');
+    await eventually('the second event read waiting for a place', async () => refused.has('event'));
+    held.open();
+    await Promise.all([first, second, reconciled]);
+    expect(places).toEqual(['event', 'event', 'reconcile', 'reconcile']);
   });
 });
