@@ -4,7 +4,8 @@
  * `CustomerReturn` with `_Item`. It answers single reads and collection reads with a `$filter` of key terms
  * joined by `or`, expands the items when asked, and honours `$select` (`to_Item/…` in V2, `_Item($select=…)` in
  * V4): naming a property the entity type lacks fails the request, as on SAP. Faults are those of the sales-order
- * stand-in (S4Fault); error codes other than SY/530 are plausible, not copied from a system.
+ * stand-in (S4Fault); error codes other than SY/530 are plausible, not copied from a system. Other collection
+ * queries go to s4Collections.ts.
  */
 import type { IncomingMessage } from 'node:http';
 import { type Collections, isCollectionQuery } from './s4Collections.js';

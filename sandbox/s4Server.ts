@@ -11,7 +11,9 @@
  * Error codes other than SY/530 are plausible, not copied from a system: clients must key on the status.
  *
  * This file routes and times the answers; what the stand-in holds and how a test steers it is s4State.ts, what
- * a request answers s4Reads.ts, and the order endpoint of local mode s4OrderControl.ts.
+ * a request answers s4Reads.ts, and the order endpoint of local mode s4OrderControl.ts. Collection queries of
+ * both families (filters on change time and keys, ordering, `$top`, server-driven paging: reconciliation's reads)
+ * are s4Collections.ts.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
