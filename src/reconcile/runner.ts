@@ -14,7 +14,7 @@ import type { ReconcileSettings } from '../config/reconcileConfig.js';
 import { withTransaction } from '../db/transaction.js';
 import { TransientError } from '../errors.js';
 import { chooseMode } from './chooseMode.js';
-import type { ReconcileCollection, ReconcileFamily } from './collection.js';
+import { collectionProblem, type ReconcileCollection, type ReconcileFamily } from './collection.js';
 import type { CollectionReader, ReadPage } from './collectionReader.js';
 import { advanceMark, readMark } from './marks.js';
 import { type RunLock, tryRunLock } from './runLock.js';
@@ -74,6 +74,10 @@ export function createReconcileRunner(options: ReconcileRunnerOptions): Reconcil
   const { pool, reader, settings, port } = options;
   const now = options.now ?? Date.now;
   const { source } = settings;
+  for (const collection of Object.values(options.collections)) {
+    const problem = collection && collectionProblem(collection);
+    if (problem !== undefined) throw new Error(problem);
+  }
 
   async function start(family: ReconcileFamily, asked?: RunMode) {
     const collection = options.collections[family];

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { odataV4 } from '../../src/families/salesOrder/salesOrderServices.js';
 import { chooseMode } from '../../src/reconcile/chooseMode.js';
+import { collectionProblem } from '../../src/reconcile/collection.js';
 import { parseStamp, stampAt, stampLiteral, stampMinus, stampOf } from '../../src/reconcile/stamp.js';
 
 const DAY = 86_400_000;
@@ -57,5 +59,25 @@ describe('the mode of a run', () => {
 
   it('is a delta otherwise', () => {
     expect(chooseMode(mark(7 * DAY), new Date(now - DAY + 1), now)).toBe('delta');
+  });
+});
+
+describe("a family's collection", () => {
+  const collection = (select: string | undefined) => ({
+    family: 'salesOrder' as const,
+    service: {
+      ...odataV4,
+      query: select === undefined ? ({} as Record<string, string>) : { $select: select },
+    },
+    openFilter: "OverallSDProcessStatus ne 'C'",
+    map: (entity: Record<string, unknown>) => entity,
+  });
+
+  it('must select the key and LastChangeDateTime, which paging by key needs', () => {
+    expect(collectionProblem(collection(undefined))).toBeUndefined();
+    expect(collectionProblem(collection('SalesOrder,LastChangeDateTime,SoldToParty'))).toBeUndefined();
+    expect(collectionProblem(collection('SoldToParty'))).toBe(
+      'salesOrder: $select lacks SalesOrder and LastChangeDateTime, which paging by key needs',
+    );
   });
 });
