@@ -200,13 +200,14 @@ describe('reconciliation runs', () => {
     const keys = Array.from({ length: 10 }, (_, i) => String(300 + i));
     setOrders(keys, () => stamp);
     // Same millisecond in V2's JSON, a later 100 ns digit in its ETag.
-    s4.setOrder({ salesOrder: '399', lastChangeDateTime: ago(10 * MINUTE, '4568') });
+    const later = stamp.replace('4567Z', '4568Z');
+    s4.setOrder({ salesOrder: '399', lastChangeDateTime: later });
     // The mark of the baseline is now; begin this window before the documents.
     await db.pool.query('update reconcile_mark set mark = $1::text', [ago(12 * MINUTE)]);
     const delta = await run(runs, 'salesOrder');
     expect(delta.status).toBe('done');
     expect(effect.keys(delta.id)).toEqual([...keys, '399']);
-    expect(await mark('salesOrder')).toBe(stamp.replace('4567Z', '4568Z'));
+    expect(await mark('salesOrder')).toBe(later);
     expect(await runRecord(delta.id)).toMatchObject({ pages: 5, rows: 11 });
   });
 
