@@ -90,8 +90,8 @@ export function createReconcileRunner(options: ReconcileRunnerOptions): Reconcil
       const mark = await readMark(pool, source, family);
       const startedAt = now();
       const mode = asked ?? chooseMode(mark, await lastSweep(pool, source, family), startedAt);
-      // A delta needs a mark to start from; without one, only a baseline can run.
-      const effective: RunMode = mode === 'delta' && mark === undefined ? 'baseline' : mode;
+      // Without a mark the family is new to this service: whatever is asked, only a baseline (no email) runs.
+      const effective: RunMode = mark === undefined ? 'baseline' : mode;
       const windowTo = stampAt(startedAt - settings.settleMs);
       const windowFrom = effective === 'delta' ? stampMinus(mark as Stamp, settings.overlapMs) : null;
       const id = await insertRun(pool, { source, family, mode: effective, windowFrom, windowTo });
