@@ -4,6 +4,8 @@
 // in answers captured from real systems). V4 (CE_SALESORDER_0001, SalesOrder): `@odata.context` and
 // `@odata.etag` beside the fields, Edm.Date "YYYY-MM-DD", Edm.DateTimeOffset with 7 fractional digits, amounts
 // as JSON numbers, OverallDeliveryStatus only (docs/s4hana.md, V4 wire format).
+import { timeStamp } from './s4Filter.js';
+
 export type SandboxApi = 'v2' | 'v4';
 
 export interface SalesOrderState {
@@ -42,8 +44,8 @@ export const ENTITY_SETS: Record<SandboxApi, string> = {
 
 const DAY_MS = 86_400_000;
 const keyPredicate = (salesOrder: string) => `('${encodeURIComponent(salesOrder.replaceAll("'", "''"))}')`;
-/** SAP writes change times with 7 fractional digits. */
-const stamp7 = (ms: number) => new Date(ms).toISOString().replace('Z', '0000Z');
+/** SAP writes change times with 7 fractional digits: those of the state, zeros beyond the ones it gives. */
+const stamp7 = (s: { lastChangeDateTime: string }) => timeStamp(s.lastChangeDateTime) as string;
 
 /** The sales area and sold-to party, alike in both versions. */
 function organization(s: SalesOrderState): Entity {
@@ -84,7 +86,7 @@ export function renderV2(s: SalesOrderState, createdMs: number, base: string, om
       uri,
       type: 'API_SALES_ORDER_SRV.A_SalesOrderType',
       // The ETag URL-encodes the colons.
-      etag: `W/"datetimeoffset'${encodeURIComponent(stamp7(changedMs))}'"`,
+      etag: `W/"datetimeoffset'${encodeURIComponent(stamp7(s))}'"`,
     },
     SalesOrder: s.salesOrder,
     ...organization(s),
@@ -117,16 +119,15 @@ export function renderV2(s: SalesOrderState, createdMs: number, base: string, om
 
 /** A realistic subset of the V4 SalesOrder header, in the order the service lists it. */
 export function renderV4(s: SalesOrderState, createdMs: number): Entity {
-  const changedMs = Date.parse(s.lastChangeDateTime);
   const createdDay = new Date(createdMs - (createdMs % DAY_MS)).toISOString().slice(0, 10);
-  const compact = stamp7(changedMs).replace(/[-:TZ]/g, '');
+  const compact = stamp7(s).replace(/[-:TZ]/g, '');
   return {
     '@odata.etag': `W/"SADL-0${compact.slice(0, 14)}C~${compact}"`,
     SalesOrder: s.salesOrder,
     ...organization(s),
     CreationDate: createdDay,
     CreatedByUser: 'CB9980000010',
-    LastChangeDateTime: stamp7(changedMs),
+    LastChangeDateTime: stamp7(s),
     PurchaseOrderByCustomer: s.customerReference ?? '',
     CustomerPurchaseOrderDate: null,
     SalesOrderDate: createdDay,

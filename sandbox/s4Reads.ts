@@ -1,6 +1,7 @@
 // What the S/4HANA stand-in answers to one OData request: the entity set and key or `$filter` it names, the
 // faults the state asks for, and the orders rendered in the request's API version.
 import type { IncomingMessage } from 'node:http';
+import { type CollectionRequest, type Collections, isCollectionQuery } from './s4Collections.js';
 import {
   type Answer,
   collectionAnswer,
@@ -15,6 +16,7 @@ import {
   SERVICE_PATHS,
   select,
 } from './s4Entities.js';
+import { timeStamp } from './s4Filter.js';
 import type { S4Fault, S4State } from './s4State.js';
 
 /** How the answer to one request is held back: by latency, and by the gates of scripted reads. */
@@ -28,6 +30,8 @@ export interface ReadContext {
   /** Where the stand-in listens: the base of V2's `__metadata` and V4's `@odata.context`. */
   url: string;
   omitOverallDeliveryStatus: boolean;
+  /** Queries of the entity set other than a batch of key terms (s4Collections.ts). */
+  collections: Collections;
 }
 
 // Both key forms are valid: A_SalesOrder('1') and A_SalesOrder(SalesOrder='1'); '' is an escaped quote.
@@ -58,6 +62,9 @@ export function answerRead(req: IncomingMessage, context: ReadContext, delay: De
   if (path === set) {
     collection = true;
     const keys = parseFilter(query.get('$filter'));
+    if (!state.refusingFilters() && isCollectionQuery(query, keys !== undefined)) {
+      return context.collections.answer(collectionRequest(api, rawQuery, context));
+    }
     if (keys === undefined || state.refusingFilters()) {
       state.log({ at: Date.now(), api, collection, salesOrders: keys ?? [], refused: true });
       return odataError(api, 400, '/IWBEP/CM_MGW_RT/011', 'Invalid filter expression');
@@ -119,6 +126,35 @@ export function answerRead(req: IncomingMessage, context: ReadContext, delay: De
   const type = api === 'v2' ? 'A_SalesOrderType' : 'SalesOrder';
   if (!entity) return odataError(api, 404, 'SY/530', `Resource not found for segment '${type}'`);
   return entityAnswer(api, entity, url);
+}
+
+/** The orders as a collection query sees them; sales orders have no items to expand. */
+function collectionRequest(api: SandboxApi, rawQuery: string, context: ReadContext): CollectionRequest {
+  const { state, url } = context;
+  return {
+    api,
+    set: api === 'v2' ? 'A_SalesOrder' : 'SalesOrder',
+    setUrl: `${url}${ENTITY_SETS[api]}`,
+    rawQuery,
+    rows: state.all().map((order) => ({
+      stamp: timeStamp(order.state.lastChangeDateTime) ?? null,
+      entity:
+        api === 'v2'
+          ? renderV2(order.state, order.createdMs, url, context.omitOverallDeliveryStatus)
+          : renderV4(order.state, order.createdMs),
+    })),
+    shape: (entity, query) =>
+      query.has('$expand')
+        ? odataError(api, 400, '/IWBEP/CM_MGW_RT/005', `Invalid $expand '${query.get('$expand')}'`)
+        : select(api, entity, query.get('$select')),
+    envelope(entities, next) {
+      const answer = collectionAnswer(api, entities, url);
+      const body = answer.body as Record<string, unknown> & { d?: Record<string, unknown> };
+      if (next === undefined) return answer;
+      if (api === 'v2') return { ...answer, body: { d: { ...body.d, __next: next } } };
+      return { ...answer, body: { ...body, '@odata.nextLink': next } };
+    },
+  };
 }
 
 /** The keys of `SalesOrder eq '…'` terms joined by `or`, or undefined for any other filter. */

@@ -3,6 +3,7 @@
 // V4 (CE_CUSTOMERRETURN_0001, CustomerReturn) with `@odata.etag`, ISO times with 7 fractional digits and numbers,
 // and its items' Product where V2 has Material. Items are expanded and properties selected as the query asks.
 import { type Answer, type Entity, isAnswer, odataError, type SandboxApi } from './s4Entities.js';
+import { timeStamp } from './s4Filter.js';
 
 export interface ReturnItemState {
   customerReturnItem: string;
@@ -50,6 +51,7 @@ const DAY_MS = 86_400_000;
 /** A realistic subset of the header and its items, in the order the service lists them. */
 export function render(api: SandboxApi, s: CustomerReturnState, createdMs: number, base: string): Entity {
   const changedMs = Date.parse(s.lastChangeDateTime);
+  const stamp = timeStamp(s.lastChangeDateTime) as string;
   const createdDay = createdMs - (createdMs % DAY_MS);
   const v2 = api === 'v2';
   // V2 writes Edm.DateTime as /Date(ms)/ and Edm.DateTimeOffset with an offset; V4 as ISO with 7 digits.
@@ -74,7 +76,15 @@ export function render(api: SandboxApi, s: CustomerReturnState, createdMs: numbe
   }));
   return {
     ...(v2
-      ? { __metadata: { id: uri, uri, type: `API_CUSTOMER_RETURN_SRV.${SERVICES.v2.type}` } }
+      ? {
+          __metadata: {
+            id: uri,
+            uri,
+            type: `API_CUSTOMER_RETURN_SRV.${SERVICES.v2.type}`,
+            // LastChangeDateTime is the ETag (ConcurrencyMode Fixed), at all 7 digits, colons encoded.
+            etag: `W/"datetimeoffset'${encodeURIComponent(stamp)}'"`,
+          },
+        }
       : { '@odata.etag': `W/"${new Date(changedMs).toISOString()}"` }),
     CustomerReturn: s.customerReturn,
     CustomerReturnType: 'CBAR',
@@ -84,9 +94,7 @@ export function render(api: SandboxApi, s: CustomerReturnState, createdMs: numbe
     SoldToParty: s.soldToParty ?? '17100001',
     CreationDate: day,
     CreatedByUser: 'CB9980000010',
-    LastChangeDateTime: v2
-      ? `/Date(${changedMs}+0000)/`
-      : new Date(changedMs).toISOString().replace('Z', '0000Z'),
+    LastChangeDateTime: v2 ? `/Date(${changedMs}+0000)/` : stamp,
     PurchaseOrderByCustomer: s.customerReference ?? '',
     TotalNetAmount: v2 ? '0.00' : 0,
     TransactionCurrency: 'EUR',

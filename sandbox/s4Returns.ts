@@ -4,10 +4,13 @@
  * `CustomerReturn` with `_Item`. It answers single reads and collection reads with a `$filter` of key terms
  * joined by `or`, expands the items when asked, and honours `$select` (`to_Item/…` in V2, `_Item($select=…)` in
  * V4): naming a property the entity type lacks fails the request, as on SAP. Faults are those of the sales-order
- * stand-in (S4Fault); error codes other than SY/530 are plausible, not copied from a system.
+ * stand-in (S4Fault); error codes other than SY/530 are plausible, not copied from a system. Other collection
+ * queries go to s4Collections.ts.
  */
 import type { IncomingMessage } from 'node:http';
+import { type Collections, isCollectionQuery } from './s4Collections.js';
 import { type Answer, type Entity, isAnswer, odataError, type SandboxApi } from './s4Entities.js';
+import { timeStamp } from './s4Filter.js';
 import { type CustomerReturnState, render, SERVICES, shape } from './s4ReturnEntities.js';
 import type { S4Fault } from './s4State.js';
 
@@ -43,7 +46,8 @@ const FAULTS: Record<Exclude<S4Fault, 'ok' | 'hang'>, [number, string, string]> 
   error500: [500, '/IWBEP/CM_MGW_RT/000', 'Internal error in the backend'],
 };
 
-export function createReturnsStandIn(): ReturnsStandIn {
+/** `collections` answers the queries other than a batch of key terms (s4Collections.ts). */
+export function createReturnsStandIn(collections: Collections): ReturnsStandIn {
   const returns = new Map<string, { state: CustomerReturnState; createdMs: number }>();
   const counts = new Map<string, number>();
   const log: LoggedReturnRequest[] = [];
@@ -65,6 +69,32 @@ export function createReturnsStandIn(): ReturnsStandIn {
     const collection = path === set;
     if (collection) {
       const filter = query.get('$filter') ?? '';
+      if (isCollectionQuery(query, FILTER.test(filter))) {
+        const context = `${base}${service.path}/$metadata#${service.set}`;
+        return collections.answer({
+          api,
+          set: service.set,
+          setUrl: `${base}${set}`,
+          rawQuery,
+          rows: [...returns.values()].map(({ state, createdMs }) => ({
+            stamp: timeStamp(state.lastChangeDateTime) ?? null,
+            entity: render(api, state, createdMs, base),
+          })),
+          shape: (entity, query) => shape(api, entity, query),
+          envelope: (entities, next) =>
+            api === 'v2'
+              ? { status: 200, body: { d: { results: entities, ...(next && { __next: next }) } } }
+              : {
+                  status: 200,
+                  body: {
+                    '@odata.context': context,
+                    value: entities,
+                    ...(next && { '@odata.nextLink': next }),
+                  },
+                  headers: { 'odata-version': '4.0' },
+                },
+        });
+      }
       if (!FILTER.test(filter))
         return odataError(api, 400, '/IWBEP/CM_MGW_RT/011', 'Invalid filter expression');
       keys = [...filter.matchAll(FILTER_KEYS)].map((match) => unquote(match[1]));

@@ -11,16 +11,20 @@
  * Error codes other than SY/530 are plausible, not copied from a system: clients must key on the status.
  *
  * This file routes and times the answers; what the stand-in holds and how a test steers it is s4State.ts, what
- * a request answers s4Reads.ts, and the order endpoint of local mode s4OrderControl.ts.
+ * a request answers s4Reads.ts, and the order endpoint of local mode s4OrderControl.ts. Collection queries of
+ * both families (filters on change time and keys, ordering, `$top`, server-driven paging: reconciliation's reads)
+ * are s4Collections.ts.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { type CollectionControls, createCollections } from './s4Collections.js';
 import { type Answer, odataError } from './s4Entities.js';
 import { CONTROL_PATH, controlOrder } from './s4OrderControl.js';
 import { answerRead, type Delay } from './s4Reads.js';
 import { createReturnsStandIn, type ReturnsStandIn } from './s4Returns.js';
 import { createS4State, type S4Controls } from './s4State.js';
 
+export type { CollectionQuery } from './s4Collections.js';
 export type { SalesOrderState } from './s4Entities.js';
 export type { LoggedRequest, S4Fault, S4FaultFn, ScriptedRead } from './s4State.js';
 
@@ -32,7 +36,8 @@ export interface S4ServerOptions {
   omitOverallDeliveryStatus?: boolean;
 }
 
-export interface S4Server extends S4Controls {
+/** Collection queries (CollectionControls) are steered for both families at once. */
+export interface S4Server extends S4Controls, CollectionControls {
   /** http://127.0.0.1:port, no trailing slash */
   url: string;
   /** The customer-return APIs (s4Returns.ts), served on their own paths beside the sales orders. */
@@ -44,7 +49,8 @@ export async function startS4Server(options: S4ServerOptions = {}): Promise<S4Se
   const state = createS4State(options.latencyMs ?? 0);
   const timers = new Set<NodeJS.Timeout>();
   const omitOverallDeliveryStatus = options.omitOverallDeliveryStatus === true;
-  const returns = createReturnsStandIn();
+  const collections = createCollections(() => state.retryAfterSeconds());
+  const returns = createReturnsStandIn(collections);
   let url = '';
 
   function handle(req: IncomingMessage, res: ServerResponse): void {
@@ -55,7 +61,9 @@ export async function startS4Server(options: S4ServerOptions = {}): Promise<S4Se
     let answer: Answer | 'hang';
     const delay: Delay = { until: [] };
     try {
-      answer = returns.answer(req, url) ?? answerRead(req, { state, url, omitOverallDeliveryStatus }, delay);
+      answer =
+        returns.answer(req, url) ??
+        answerRead(req, { state, url, omitOverallDeliveryStatus, collections }, delay);
     } catch (err) {
       // A throwing fault function is a test bug; surface it as a 500 instead of crashing the test process.
       answer = odataError('v2', 500, 'SANDBOX', `sandbox failed: ${String(err)}`);
@@ -97,6 +105,7 @@ export async function startS4Server(options: S4ServerOptions = {}): Promise<S4Se
     url,
     returns,
     ...state.controls,
+    ...collections.controls,
     close() {
       closing ??= new Promise<void>((resolve) => {
         for (const timer of timers) clearTimeout(timer);

@@ -67,6 +67,8 @@ export interface StoredOrder {
 export interface S4State {
   controls: S4Controls;
   order(salesOrder: string): StoredOrder | undefined;
+  /** Every order held, for collection queries. */
+  all(): StoredOrder[];
   /** Stores a checked state; an order keeps the creation time it has, a new one takes `createdMs`. */
   store(state: SalesOrderState, createdMs: number): void;
   /** Counts a read of the order and plays its script's next entry, if it has a script. */
@@ -144,6 +146,7 @@ export function createS4State(initialLatencyMs: number): S4State {
   return {
     controls,
     order: (salesOrder) => orders.get(salesOrder),
+    all: () => [...orders.values()],
     store,
     read(salesOrder) {
       total += 1;

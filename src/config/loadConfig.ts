@@ -13,6 +13,7 @@ import { type AuthSettings, httpConfig } from './httpConfig.js';
 import { type Ingest, ingestConfig } from './ingestConfig.js';
 import { type MailSettings, mailConfig } from './mailConfig.js';
 import { type PortalSettings, portalConfig } from './portalConfig.js';
+import { type ReconcileSettings, reconcileConfig } from './reconcileConfig.js';
 import { type S4Settings, s4Config } from './s4Config.js';
 import { tracingConfig } from './tracingConfig.js';
 
@@ -26,6 +27,8 @@ export interface Config {
   mail: MailSettings;
   /** Pushing each order's state to the portal's HTTP API; undefined (PORTAL_DESTINATION unset): no push. */
   portal: PortalSettings | undefined;
+  /** Reconciliation against S/4HANA; undefined (S4_SOURCE unset): off. */
+  reconcile: ReconcileSettings | undefined;
   maxDeliveries: number;
   maxMessageBytes: number;
   retention: { processedEventDays: number; mailDays: number; intervalSeconds: number };
@@ -61,6 +64,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
   const s4 = s4Config(read);
   const portal = portalConfig(read);
+  const reconcile = reconcileConfig(read);
   const tracing = tracingConfig(read);
 
   const config: Config = {
@@ -72,6 +76,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     s4,
     mail,
     portal,
+    reconcile,
     maxDeliveries: read.int('MAX_DELIVERIES', 10, 1, 1000),
     maxMessageBytes: read.int('MAX_MESSAGE_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     retention: {

@@ -1,0 +1,60 @@
+// One run per family of an S/4HANA system at a time, across instances: a PostgreSQL session advisory lock, held
+// on a connection of its own for the whole run. An instance that dies or loses its database session loses the lock
+// with it, so nothing is left to expire; the run that loses its session notices at its next page and stops.
+import type { Pool, PoolClient } from 'pg';
+
+export interface RunLock {
+  /** Throws when the lock's session is gone: the run must not go on without it. */
+  held(): Promise<void>;
+  release(): Promise<void>;
+}
+
+// The first half of the two-key advisory lock: reconciliation's own space, apart from the migrations' lock.
+const SPACE = 'fon.reconcile';
+
+/** The family's lock, or undefined when another run holds it. */
+export async function tryRunLock(pool: Pool, source: string, family: string): Promise<RunLock | undefined> {
+  const client: PoolClient = await pool.connect();
+  let broken: unknown;
+  // A session that dies between queries reports it here: kept for held(), instead of crashing the process.
+  const onError = (err: unknown) => {
+    broken = err;
+  };
+  client.on('error', onError);
+  const key = [SPACE, `${source}|${family}`];
+  try {
+    const { rows } = await client.query<{ locked: boolean }>(
+      'select pg_try_advisory_lock(hashtext($1::text), hashtext($2::text)) as locked',
+      key,
+    );
+    if (rows[0]?.locked !== true) {
+      client.off('error', onError);
+      client.release();
+      return undefined;
+    }
+  } catch (err) {
+    client.off('error', onError);
+    client.release(true);
+    throw err;
+  }
+  return {
+    async held() {
+      if (broken !== undefined) throw broken;
+      await client.query('select 1');
+    },
+    async release() {
+      client.off('error', onError);
+      if (broken !== undefined) {
+        client.release(true);
+        return;
+      }
+      try {
+        await client.query('select pg_advisory_unlock(hashtext($1::text), hashtext($2::text))', key);
+        client.release();
+      } catch {
+        // The session is gone, and the lock with it.
+        client.release(true);
+      }
+    },
+  };
+}
