@@ -16,10 +16,10 @@ import { ensureEventMeshQueue } from '../messaging/eventMeshSetup.js';
 import type { MailSender } from '../notifications/mailSender.js';
 import type { PortalSender } from '../portal/portalSender.js';
 import { DEFAULT_RETRY, type RetryPolicy } from '../retry.js';
-import { createMetrics } from '../telemetry/metrics.js';
 import { startTracing } from '../telemetry/tracing.js';
 import { createEventFlow } from './eventFlow.js';
 import { httpRoutes } from './httpRoutes.js';
+import { createMetrics } from './metrics.js';
 import { orderedShutdown } from './orderedShutdown.js';
 import { createOutboxSenders } from './outboxSenders.js';
 

@@ -9,7 +9,7 @@ import { createEventHandler, type HandleEvent } from '../events/handleEvent.js';
 import { FAMILIES } from '../families/index.js';
 import type { RetryPolicy } from '../retry.js';
 import { createDestinationLimit } from '../s4/destinationLimit.js';
-import type { Metrics } from '../telemetry/metrics.js';
+import type { Metrics } from './metrics.js';
 import type { OutboxSenders } from './outboxSenders.js';
 
 export interface EventFlowDeps {

@@ -8,7 +8,7 @@ import { createMailSender, type MailSender } from '../notifications/mailSender.j
 import { directoryTransport, type MailTransport, smtpTransport } from '../notifications/mailTransport.js';
 import { createPortalApi } from '../portal/portalApi.js';
 import { createPortalSender, type PortalSender } from '../portal/portalSender.js';
-import type { Metrics } from '../telemetry/metrics.js';
+import type { Metrics } from './metrics.js';
 
 export interface OutboxSenders {
   transport: MailTransport;

@@ -10,7 +10,7 @@ import type { MailResult } from '../notifications/mailSender.js';
 import type { PushResult } from '../portal/portalSender.js';
 import { pushBacklog } from '../portal/pushOutbox.js';
 import type { RequestResult } from '../s4/batchedReads.js';
-import { backlogGauges, scrapedGauge, scrapedGaugeByLabel } from './scrapedGauges.js';
+import { backlogGauges, scrapedGauge, scrapedGaugeByLabel } from '../telemetry/scrapedGauges.js';
 
 export type Metrics = ReturnType<typeof createMetrics>;
 
