@@ -11,6 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { migrate } from '../src/db/migrate.js';
 import type { ParsedEvent } from '../src/events/cloudEvent.js';
+import { FAMILY_EXPIRIES } from '../src/families/index.js';
 import { applyEffect } from '../src/families/salesOrder/applyEffect.js';
 import type { PortalOrder, PortalStatus } from '../src/families/salesOrder/portalStatus.js';
 import { createRetention, type RetentionReport } from '../src/maintenance/retention.js';
@@ -57,6 +58,7 @@ async function main(): Promise<void> {
       processedEventDays: 7,
       mailDays: 30,
       batchSize: BATCH_SIZE,
+      expiries: FAMILY_EXPIRIES,
     });
     let report: RetentionReport | undefined;
     let deletionSeconds = 0;

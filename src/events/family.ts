@@ -1,5 +1,7 @@
-// An event family: the two steps the flow asks of it. Read the current state from S/4HANA (never trust the
-// event's data beyond its key), then write the effect in one transaction. The parsed event chooses its family.
+// An event family as the per-message path asks it: which CloudEvent types are its and the key their data names
+// (the parser), what logs and traces call that key, and the two steps of the flow. Read the current state from
+// S/4HANA (never trust the event's data beyond its key), then write the effect in one transaction. The
+// composition root hands the families in; the parsed event chooses its family.
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { S4Settings } from '../config/s4Config.js';
@@ -9,6 +11,25 @@ import type { DestinationLimit } from '../s4/destinationLimit.js';
 import type { Context } from '../telemetry/tracing.js';
 import type { EffectMail, EffectResult } from './effect.js';
 import type { ParsedEvent } from './parsedEvent.js';
+import type { Failure } from './reasonText.js';
+
+/** What the parser, the logs and the traces ask of a family. */
+export interface EventKeys {
+  /** ParsedEvent.family of its events. */
+  name: string;
+  /** The key's name in log lines (`salesOrder`) and in span attributes (`sap.sales_order`). */
+  logKey: string;
+  spanKey: string;
+  /** Whether a CloudEvent type is the family's, handled or not: an unhandled one is refused by keyOf. */
+  owns(type: string): boolean;
+  /** The key an event's data names, normalised as every table holds it, or why the event is refused. */
+  keyOf(type: string, data: unknown): { ok: true; key: string } | Failure;
+}
+
+/** The family a parsed event named; undefined for an event of no family. */
+export function keysNamed(families: readonly EventKeys[], name: string | undefined): EventKeys | undefined {
+  return name === undefined ? undefined : families.find((family) => family.name === name);
+}
 
 export interface Family<State = unknown> {
   /** 4. The current state, read before any transaction opens; null when S/4HANA does not know it. Throws on failure. */

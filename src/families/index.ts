@@ -1,27 +1,35 @@
-// Every event family, in one list: the shared path finds a family here by an event's type, by the name a
-// parsed event carries, or by the `kind` column of an outbox row. A new family is a folder and a line here.
-import type { FamilyModule } from '../events/familyModule.js';
+// Every event family, in one list, and the ports of the shared path filled from it. Only the composition root
+// (src/service/) reads this module; it hands each shared module the part it asks for. A new family is a folder of
+// the same files as the others (docs/development.md, "Adding an event family"), a line here, and, as long as the
+// shared tables name each family's columns, a migration and the SQL that reads those columns.
+import type { EventKeys } from '../events/family.js';
+import type { FamilyAdmin } from '../http/familyAdmin.js';
+import type { Expiry } from '../maintenance/retention.js';
+import type { MailKind } from '../notifications/mailKind.js';
+import type { PushKind } from '../portal/pushKind.js';
 import { customerReturn } from './customerReturn/index.js';
+import type { FamilyModule } from './familyModule.js';
 import { salesOrder } from './salesOrder/index.js';
+
+export type { FamilyModule } from './familyModule.js';
 
 export const FAMILIES: readonly FamilyModule[] = [salesOrder, customerReturn];
 
-/** The family whose types include `type`; undefined: the event is only recorded. */
-export function familyOfType(type: string): FamilyModule | undefined {
-  return FAMILIES.find((family) => family.owns(type));
-}
+/** The parser's, the logs' and the traces' part of every family. */
+export const EVENT_KEYS: readonly EventKeys[] = FAMILIES;
 
-/** The family a parsed event named; undefined for an event of no family. */
-export function familyNamed(name: string | undefined): FamilyModule | undefined {
-  return name === undefined ? undefined : FAMILIES.find((family) => family.name === name);
-}
+/** The mail sender's part: each family's outbox rows, its key and its email. */
+export const MAIL_KINDS: readonly MailKind[] = FAMILIES.map(({ logKey, spanKey, mail }) => ({
+  logKey,
+  spanKey,
+  ...mail,
+}));
 
-/** The family of a mail_outbox row's kind; an order's row type may leave the kind out. */
-export function familyOfMail(kind: string | undefined): FamilyModule | undefined {
-  return FAMILIES.find((family) => family.mail.kind === (kind ?? 'order'));
-}
+/** The portal sender's part: each family's push rows, its key and its resource. */
+export const PUSH_KINDS: readonly PushKind[] = FAMILIES.map(({ logKey, push }) => ({ logKey, ...push }));
 
-/** The family of a portal_push row's kind. */
-export function familyOfPush(kind: string | undefined): FamilyModule | undefined {
-  return FAMILIES.find((family) => family.push.kind === (kind ?? 'order'));
-}
+/** The admin API's part: each family's routes, overview, timeline and counts. */
+export const FAMILY_ADMINS: readonly FamilyAdmin[] = FAMILIES.map((family) => family.admin);
+
+/** Retention's part: what each family's tables let expire. */
+export const FAMILY_EXPIRIES: readonly Expiry[] = FAMILIES.flatMap((family) => family.expiries);

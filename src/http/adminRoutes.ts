@@ -1,12 +1,11 @@
 // The operator's view and levers, under /api: what is known about an event or a family's key (an order, a
-// return: src/families/, each family's `admin`), counts, mail that
+// return: each family's FamilyAdmin, handed in), the families as the console shows them, counts, mail that
 // needs attention (and its retry), dead letters (and their replay). Reads need the Viewer scope, actions
 // Admin. Every action is logged with the caller, never with a token or an email address.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Pool } from 'pg';
 import type { HandleEvent } from '../events/outcome.js';
 import { replayDeadLetter } from '../events/replay.js';
-import { FAMILIES } from '../families/index.js';
 import { pushesNeedingAttention, retryPush } from '../portal/pushOutbox.js';
 import {
   eventHistory,
@@ -30,6 +29,7 @@ import {
   type ReadPage,
 } from './adminSchemas.js';
 import type { Auth } from './auth.js';
+import type { FamilyAdmin } from './familyAdmin.js';
 import { SCOPES } from './scopes.js';
 import { timeline } from './timeline.js';
 
@@ -41,10 +41,12 @@ export interface AdminDeps {
   wakeMailSender: () => void;
   /** Lets a retried portal push go now. */
   wakePortalSender: () => void;
+  /** The event families: the routes of their keys. */
+  families: readonly FamilyAdmin[];
 }
 
 export function adminRoutes(deps: AdminDeps): (app: FastifyInstance) => Promise<void> {
-  const { pool, auth } = deps;
+  const { pool, auth, families } = deps;
   return async (app) => {
     // On request, before validation and body parsing: a caller without a valid token learns nothing, not
     // even whether a parameter was well-formed.
@@ -52,7 +54,7 @@ export function adminRoutes(deps: AdminDeps): (app: FastifyInstance) => Promise<
     const admin = { onRequest: auth.requireScope(SCOPES.admin) };
 
     // Each family's lookups by its key: what is known, or 404 saying what is not.
-    for (const { admin: family } of FAMILIES) {
+    for (const family of families) {
       const known = (reply: FastifyReply, key: string, found: object | null) =>
         found ?? notFound(reply, `nothing is known about ${family.what} ${key}`);
       const byKey = { ...viewer, schema: { params: keyParams(family.param, family.keyPattern) } };
@@ -80,7 +82,18 @@ export function adminRoutes(deps: AdminDeps): (app: FastifyInstance) => Promise<
         notFound(reply, 'nothing is known about an event with this source and id'),
     );
 
-    app.get('/api/summary', viewer, async () => summary(pool));
+    // The families as the console names and searches them, so that it hard-codes none.
+    app.get('/api/families', viewer, async () =>
+      families.map((family) => ({
+        ...family.console,
+        lookup: family.lookup,
+        param: family.param,
+        noun: family.what,
+        keyPattern: family.keyPattern.source,
+      })),
+    );
+
+    app.get('/api/summary', viewer, async () => summary(pool, families));
 
     // A list an operator pages through: the page asked for, and its items.
     const pagedList = (url: string, read: ReadPage) =>
@@ -108,7 +121,7 @@ export function adminRoutes(deps: AdminDeps): (app: FastifyInstance) => Promise<
     pagedList('/api/portal-pushes', pushesNeedingAttention);
 
     // A parked or failing push back in line, by its family's key as the request gives it.
-    for (const { admin: family } of FAMILIES) {
+    for (const family of families) {
       const byKey = { ...admin, schema: { params: keyParams(family.param, family.keyPattern) } };
       app.post<ByKey>(`${family.pushes}/:${family.param}/retry`, byKey, async (request, reply) => {
         const value = request.params[family.param] as string;

@@ -1,10 +1,12 @@
+// The mail outbox's sender: claims due emails, has each rendered by its family and sent over SMTP, then books
+// how the send ended (sent, retried later, or parked for an operator).
 import { classify, failureReason, PermanentError } from '../errors.js';
-import { familyOfMail } from '../families/index.js';
 import { createLeasedLoop, type LeasedLoop, type LeasedSenderOptions } from '../leasedOutbox/leasedLoop.js';
 import { whileBusy } from '../leasedOutbox/whileBusy.js';
 import { type RetryPolicy, retry } from '../retry.js';
 import { inSpan, linkTo, ROOT_CONTEXT, SpanKind } from '../telemetry/tracing.js';
 import { catalogLanguage } from './languages.js';
+import type { MailKind } from './mailKind.js';
 import {
   type ClaimedMail,
   claimDue,
@@ -24,6 +26,8 @@ export type MailResult = 'sent' | 'partial' | 'retry' | 'parked' | 'resent';
 
 export interface MailSenderOptions extends LeasedSenderOptions<MailResult> {
   transport: MailTransport;
+  /** The event families: each renders the rows of its kind. */
+  families: readonly MailKind[];
   from: string;
   /** MAIL_LOCALE, for emails queued without a locale of their own (default en). */
   locale?: string;
@@ -31,6 +35,9 @@ export interface MailSenderOptions extends LeasedSenderOptions<MailResult> {
   portalOrderUrl?: string | undefined;
   maxAttempts?: number;
 }
+
+/** A log line's logger: the sender's, naming one email. */
+type Log = MailSenderOptions['logger'];
 
 /** wake(): called after a commit that queued mail. */
 export type MailSender = LeasedLoop;
@@ -65,8 +72,8 @@ export function createMailSender(options: MailSenderOptions): MailSender {
 
   async function deliver(mail: ClaimedMail, slotDone: () => void): Promise<void> {
     // The row's kind names its family, which renders it and names its key.
-    const family = familyOfMail(mail.kind);
-    const key = family === undefined ? {} : { [family.logKey]: family.mail.keyOf(mail) };
+    const family = options.families.find((candidate) => candidate.kind === mail.kind);
+    const key = family === undefined ? {} : { [family.logKey]: family.keyOf(mail) };
     const log = logger.child({ ...key, mailId: mail.id, messageId: mail.messageId });
     if (mail.locale !== null && catalogLanguage(mail.locale) === undefined) {
       log.warn(
@@ -76,42 +83,55 @@ export function createMailSender(options: MailSenderOptions): MailSender {
     }
     let report: SendReport;
     try {
-      // Its own trace, linked to the event's: the send happens later, maybe on another instance.
-      report = await inSpan(
-        'send mail',
-        {
-          kind: SpanKind.CLIENT,
-          links: linkTo(mail.traceParent),
-          attributes: {
-            ...(family === undefined ? {} : { [family.spanKey]: family.mail.keyOf(mail) }),
-            'fon.mail_id': mail.id,
-            'fon.attempt': mail.attempts,
-          },
-        },
-        ROOT_CONTEXT,
-        async () => {
-          // A kind the database allows but no family renders: an operator's to see, not to retry.
-          if (family === undefined)
-            throw new PermanentError(`no event family sends mail of kind ${mail.kind}`);
-          return transport.send(family.mail.render(mail, email));
-        },
-      );
+      report = await send(mail, family);
     } catch (err) {
       slotDone();
-      const error = failureReason(err);
-      if (classify(err) === 'permanent' || mail.attempts >= maxAttempts) {
-        await park(pool, mail.id, error);
-        log.error({ err, attempts: mail.attempts }, 'mail parked');
-        options.onResult?.('parked');
-      } else {
-        const delaySeconds = Math.min(600, 2 ** mail.attempts) * (0.5 + Math.random() / 2);
-        await scheduleRetry(pool, mail.id, delaySeconds, error);
-        log.warn({ err, attempts: mail.attempts, delaySeconds }, 'mail send failed, will retry');
-        options.onResult?.('retry');
-      }
+      await bookFailure(mail, err, log);
       return;
     }
     slotDone();
+    await bookSent(mail, report, log);
+  }
+
+  /** The SMTP conversation, in its own trace linked to the event's: it happens later, maybe on another instance. */
+  function send(mail: ClaimedMail, family: MailKind | undefined): Promise<SendReport> {
+    return inSpan(
+      'send mail',
+      {
+        kind: SpanKind.CLIENT,
+        links: linkTo(mail.traceParent),
+        attributes: {
+          ...(family === undefined ? {} : { [family.spanKey]: family.keyOf(mail) }),
+          'fon.mail_id': mail.id,
+          'fon.attempt': mail.attempts,
+        },
+      },
+      ROOT_CONTEXT,
+      async () => {
+        // A kind the database allows but no family renders: an operator's to see, not to retry.
+        if (family === undefined) throw new PermanentError(`no event family sends mail of kind ${mail.kind}`);
+        return transport.send(family.render(mail, email));
+      },
+    );
+  }
+
+  /** A failed send: parked when permanent or out of attempts, else retried after a backoff. */
+  async function bookFailure(mail: ClaimedMail, err: unknown, log: Log): Promise<void> {
+    const error = failureReason(err);
+    if (classify(err) === 'permanent' || mail.attempts >= maxAttempts) {
+      await park(pool, mail.id, error);
+      log.error({ err, attempts: mail.attempts }, 'mail parked');
+      options.onResult?.('parked');
+    } else {
+      const delaySeconds = Math.min(600, 2 ** mail.attempts) * (0.5 + Math.random() / 2);
+      await scheduleRetry(pool, mail.id, delaySeconds, error);
+      log.warn({ err, attempts: mail.attempts, delaySeconds }, 'mail send failed, will retry');
+      options.onResult?.('retry');
+    }
+  }
+
+  /** A send SMTP accepted: marked sent, whatever recipients the relay refused. */
+  async function bookSent(mail: ClaimedMail, report: SendReport, log: Log): Promise<void> {
     // If the process dies right here, the lease runs out and the mail goes again with the same Message-ID.
     try {
       await recordSent(mail.id);

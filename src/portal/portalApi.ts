@@ -3,11 +3,11 @@
 // request again, with the same Idempotency-Key.
 import { executeHttpRequest } from '@sap-cloud-sdk/http-client';
 import { failureReason } from '../errors.js';
-import { familyOfPush } from '../families/index.js';
 import { createDestinationTarget } from '../s4/destinationTarget.js';
 import { type HttpAnswer, httpExchange } from '../s4/httpGet.js';
 import { parseRetryAfter } from '../s4/s4Failure.js';
 import { scrubAddresses } from '../telemetry/scrubAddresses.js';
+import { type PushKind, pushKindOf } from './pushKind.js';
 import type { ClaimedPush } from './pushOutbox.js';
 
 /** How the portal answered one push. */
@@ -62,14 +62,21 @@ function errorMessage(body: string): string {
 }
 
 /** Where a push goes and what it says, as the family of its row (the `kind` column) writes it. */
-function pathAndBody(push: ClaimedPush): [path: string, body: string] {
-  const family = familyOfPush(push.kind);
+function pathAndBody(families: readonly PushKind[], push: ClaimedPush): [path: string, body: string] {
+  const family = pushKindOf(families, push.kind);
   if (family === undefined) throw new Error(`no event family pushes rows of kind ${push.kind}`);
-  const { path, body } = family.push.request(push);
+  const { path, body } = family.request(push);
   return [path, JSON.stringify(body)];
 }
 
-export function createPortalApi(options: { destination: string; timeoutMs: number }): PortalApi {
+export interface PortalApiOptions {
+  destination: string;
+  timeoutMs: number;
+  /** The event families: each writes the path and body of its rows. */
+  families: readonly PushKind[];
+}
+
+export function createPortalApi(options: PortalApiOptions): PortalApi {
   const target = createDestinationTarget(options.destination);
 
   async function send(path: string, body: string, headers: Record<string, string>): Promise<HttpAnswer> {
@@ -107,7 +114,7 @@ export function createPortalApi(options: { destination: string; timeoutMs: numbe
       const headers = { 'content-type': 'application/json', 'idempotency-key': push.pushId };
       let answer: HttpAnswer;
       try {
-        answer = await send(...pathAndBody(push), headers);
+        answer = await send(...pathAndBody(options.families, push), headers);
       } catch (err) {
         // A timeout, a refused or dropped connection, a destination that cannot be resolved right now.
         target.invalidate();

@@ -1,7 +1,9 @@
-import { familyOfPush } from '../families/index.js';
+// The portal push outbox's sender: claims due pushes, puts each state to the portal's API as its family writes
+// it, then books the answer (pushed, conflict, retried later, or parked for an operator).
 import { createLeasedLoop, type LeasedLoop, type LeasedSenderOptions } from '../leasedOutbox/leasedLoop.js';
 import { type RetryPolicy, retry } from '../retry.js';
 import type { PortalApi, PushAnswer } from './portalApi.js';
+import { type PushKind, pushKindOf } from './pushKind.js';
 import { type Booking, bookPush, type ClaimedPush, claimDuePushes, renewPushLeases } from './pushOutbox.js';
 
 /** How one push's turn ended, as counted in fon_portal_push_total. */
@@ -10,6 +12,8 @@ export type PushResult = 'pushed' | 'conflict' | 'retry' | 'parked';
 /** Pushes in flight at once are each of another order. */
 export interface PortalSenderOptions extends LeasedSenderOptions<PushResult> {
   portal: PortalApi;
+  /** The event families, for what log lines call a push's key. */
+  families: readonly PushKind[];
 }
 
 /** wake(): called after a commit that queued a push. */
@@ -56,8 +60,8 @@ export function createPortalSender(options: PortalSenderOptions): PortalSender {
   const pollMs = options.pollMs ?? 1000;
   const leaseSeconds = options.leaseSeconds ?? 15;
   async function deliver(push: ClaimedPush): Promise<void> {
-    const family = familyOfPush(push.kind);
-    const about = family === undefined ? {} : { [family.logKey]: family.push.keyOf(push) };
+    const family = pushKindOf(options.families, push.kind);
+    const about = family === undefined ? {} : { [family.logKey]: family.keyOf(push) };
     const log = logger.child({ ...about, pushId: push.pushId, attempts: push.attempts });
     const answer = await portal.put(push);
     const booking = bookingOf(answer, push.attempts);

@@ -5,9 +5,9 @@
 // pending and frees it at once: the row goes again with the newer state. A booking done also records an
 // order's state as the one the portal holds (pushed_*), which the order effect compares a change back with.
 import type { Executor } from '../db/transaction.js';
-import { SHOWN_COLUMNS } from '../families/salesOrder/portalStatus.js';
 import { type Backlog, readBacklog } from '../leasedOutbox/backlog.js';
 import { type Requeued, requeue } from '../leasedOutbox/requeue.js';
+import { SHOWN_COLUMNS } from './shownColumns.js';
 
 /** An order's push, or (kind `warranty_case`) a case's: what the portal API puts where. */
 export type ClaimedPush = PortalPush | CasePush;

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/loadConfig.js';
 import { openPool } from '../db/openPool.js';
 import type { HandleEvent } from '../events/outcome.js';
+import { FAMILY_EXPIRIES } from '../families/index.js';
 import { buildApp } from '../http/app.js';
 import { createNoAuth, createXsuaaAuth } from '../http/auth.js';
 import { createHealthCheck } from '../http/health.js';
@@ -115,6 +116,7 @@ export async function buildService(
   });
   const retention = createRetention({
     pool,
+    expiries: FAMILY_EXPIRIES,
     logger: logger.child({ component: 'retention' }),
     processedEventDays: config.retention.processedEventDays,
     mailDays: config.retention.mailDays,

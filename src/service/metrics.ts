@@ -3,14 +3,13 @@ import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client
 import { oldestProcessedAgeSeconds } from '../events/inbox.js';
 import type { Channel, Handled } from '../events/outcome.js';
 import { outcomeLabel } from '../events/outcomeReport.js';
-import { familyNamed } from '../families/index.js';
-import { ordersByPortalStatus } from '../families/salesOrder/openOrders.js';
+import { FAMILIES } from '../families/index.js';
 import { outboxBacklog } from '../notifications/mailOutbox.js';
 import type { MailResult } from '../notifications/mailSender.js';
 import type { PushResult } from '../portal/portalSender.js';
 import { pushBacklog } from '../portal/pushOutbox.js';
 import type { RequestResult } from '../s4/batchedReads.js';
-import { backlogGauges, scrapedGauge, scrapedGaugeByLabel } from '../telemetry/scrapedGauges.js';
+import { backlogGauges, scrapedGauge } from '../telemetry/scrapedGauges.js';
 
 export type Metrics = ReturnType<typeof createMetrics>;
 
@@ -23,6 +22,7 @@ export interface MetricsSources {
 
 /** Prometheus metrics. Gauges that describe stored state are read from the database at scrape time. */
 export function createMetrics(pool: Pool, retentionDays: number, sources: MetricsSources = {}) {
+  const labels = new Map<string | undefined, string>(FAMILIES.map((family) => [family.name, family.label]));
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const counter = <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
@@ -114,13 +114,7 @@ export function createMetrics(pool: Pool, retentionDays: number, sources: Metric
       'How long the order waiting longest for its portal push has waited (0 when none)',
     ],
   });
-  scrapedGaugeByLabel(
-    registry,
-    'fon_portal_orders',
-    'Orders in portal_order_status, by portal status',
-    'status',
-    async () => (await ordersByPortalStatus(pool)).map(({ status, count }) => [status, count] as const),
-  );
+  for (const family of FAMILIES) family.gauges?.(registry, pool);
   scrapedGauge(
     registry,
     'fon_processed_event_oldest_age_seconds',
@@ -144,7 +138,7 @@ export function createMetrics(pool: Pool, retentionDays: number, sources: Metric
         channel,
         outcome: name,
         reason,
-        family: familyNamed(handled.event?.family)?.label ?? 'none',
+        family: labels.get(handled.event?.family) ?? 'none',
       });
       duration.observe({ outcome: name }, seconds);
     },

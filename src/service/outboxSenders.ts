@@ -3,6 +3,7 @@
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from '../config/loadConfig.js';
+import { MAIL_KINDS, PUSH_KINDS } from '../families/index.js';
 import { newLeaseHolder } from '../leasedOutbox/leaseHolder.js';
 import { createMailSender, type MailSender } from '../notifications/mailSender.js';
 import { directoryTransport, type MailTransport, smtpTransport } from '../notifications/mailTransport.js';
@@ -33,6 +34,7 @@ export function createOutboxSenders(
   const mailSender = createMailSender({
     pool,
     transport,
+    families: MAIL_KINDS,
     from: config.mail.from,
     locale: config.mail.locale,
     portalOrderUrl: config.mail.portalOrderUrl,
@@ -47,7 +49,8 @@ export function createOutboxSenders(
       ? undefined
       : createPortalSender({
           pool,
-          portal: createPortalApi(config.portal),
+          portal: createPortalApi({ ...config.portal, families: PUSH_KINDS }),
+          families: PUSH_KINDS,
           logger: logger.child({ component: 'portal' }),
           onResult: metrics.portalPush,
           pollMs,

@@ -14,6 +14,7 @@ import { type CaseState, writeCase } from '../../src/families/customerReturn/cas
 import { withdrawnCase } from '../../src/families/customerReturn/customerReturnFamily.js';
 import { returnOverview } from '../../src/families/customerReturn/returnOverview.js';
 import type { CaseStatus } from '../../src/families/customerReturn/warrantyCase.js';
+import { PUSH_KINDS } from '../../src/families/index.js';
 import { applyEffect } from '../../src/families/salesOrder/applyEffect.js';
 import type { PortalOrder } from '../../src/families/salesOrder/portalStatus.js';
 import { createPortalApi, type PortalApi } from '../../src/portal/portalApi.js';
@@ -35,7 +36,11 @@ beforeAll(async () => {
   [db, portal] = await Promise.all([createTestDatabase(), startPortalServer()]);
   other = new pg.Client({ connectionString: db.url });
   await other.connect();
-  portalApi = createPortalApi({ destination: registerDestination(portal.url), timeoutMs: 5000 });
+  portalApi = createPortalApi({
+    destination: registerDestination(portal.url),
+    timeoutMs: 5000,
+    families: PUSH_KINDS,
+  });
 });
 afterAll(async () => {
   await other.end();
@@ -544,6 +549,7 @@ async function sendPushes(count: number, api = portalApi): Promise<PushResult[]>
   const sender = createPortalSender({
     pool: db.pool,
     portal: api,
+    families: PUSH_KINDS,
     logger: guardedLogger(),
     onResult(result) {
       results.push(result);

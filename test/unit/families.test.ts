@@ -1,8 +1,20 @@
 // The registry of event families: each CloudEvent type finds at most one family, each outbox kind exactly one,
-// and the kinds the families render are the ones the database allows.
+// the kinds the families render are the ones the database allows, and every port is filled from the one list.
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { FAMILIES, familyNamed, familyOfMail, familyOfPush, familyOfType } from '../../src/families/index.js';
+import { keysNamed } from '../../src/events/family.js';
+import {
+  EVENT_KEYS,
+  FAMILIES,
+  FAMILY_ADMINS,
+  FAMILY_EXPIRIES,
+  MAIL_KINDS,
+  PUSH_KINDS,
+} from '../../src/families/index.js';
+import { pushKindOf } from '../../src/portal/pushKind.js';
+
+const familyOfType = (type: string) => EVENT_KEYS.find((family) => family.owns(type));
+const mailKindOf = (kind: string | undefined) => MAIL_KINDS.find((family) => family.kind === kind);
 
 const MIGRATIONS = new URL('../../db/migrations/', import.meta.url);
 
@@ -48,15 +60,24 @@ describe('the event families', () => {
     expect(FAMILIES.map((family) => family.mail.kind).sort()).toEqual(allowedKinds('mail_outbox'));
     expect(FAMILIES.map((family) => family.push.kind).sort()).toEqual(allowedKinds('portal_push'));
     for (const family of FAMILIES) {
-      expect(familyOfMail(family.mail.kind)).toBe(family);
-      expect(familyOfPush(family.push.kind)).toBe(family);
-      expect(familyNamed(family.name)).toBe(family);
+      expect(mailKindOf(family.mail.kind)).toMatchObject({ kind: family.mail.kind, logKey: family.logKey });
+      expect(pushKindOf(PUSH_KINDS, family.push.kind)).toMatchObject({ kind: family.push.kind });
+      expect(keysNamed(EVENT_KEYS, family.name)).toBe(family);
     }
   });
 
-  it("takes a row without a kind for an order's, as the column's default says", () => {
-    expect(familyOfMail(undefined)?.name).toBe('salesOrder');
-    expect(familyOfPush(undefined)?.name).toBe('salesOrder');
-    expect(familyNamed(undefined)).toBeUndefined();
+  it('finds no family for a row without a kind or an event without a family: none is taken for another', () => {
+    expect(mailKindOf(undefined)).toBeUndefined();
+    expect(pushKindOf(PUSH_KINDS, undefined)).toBeUndefined();
+    expect(keysNamed(EVENT_KEYS, undefined)).toBeUndefined();
+  });
+
+  it("hands every port each family's part, in the registry's order", () => {
+    expect(MAIL_KINDS.map((family) => family.logKey)).toEqual(FAMILIES.map((family) => family.logKey));
+    expect(PUSH_KINDS.map((family) => family.kind)).toEqual(FAMILIES.map((family) => family.push.kind));
+    expect(FAMILY_ADMINS).toEqual(FAMILIES.map((family) => family.admin));
+    expect(FAMILY_EXPIRIES.map((expiry) => expiry.target)).toEqual(['caseTombstones']);
+    const pages = FAMILY_ADMINS.map((admin) => admin.console.page);
+    expect(new Set(pages).size).toBe(FAMILIES.length);
   });
 });

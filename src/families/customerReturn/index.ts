@@ -1,11 +1,13 @@
-// The customer-return family as the shared path asks it (src/events/familyModule.ts).
-import type { FamilyModule } from '../../events/familyModule.js';
+// The customer-return family as the shared path asks it (../familyModule.ts).
 import type { OutboxCaseMail } from '../../notifications/mailOutbox.js';
 import type { CasePush } from '../../portal/pushOutbox.js';
+import type { FamilyModule } from '../familyModule.js';
+import { EXPIRED_TOMBSTONES } from './caseEffect.js';
 import { renderCaseEmail } from './caseEmail.js';
 import { createCustomerReturnFamily } from './customerReturnFamily.js';
 import {
   CUSTOMER_RETURN_KEY,
+  CUSTOMER_RETURN_TYPE_PREFIX,
   customerReturnEvent,
   customerReturnKey,
   isCustomerReturnType,
@@ -42,5 +44,14 @@ export const customerReturn: FamilyModule<OutboxCaseMail, CasePush> = {
     normalise: (raw) => customerReturnKey(raw) ?? raw,
     overview: returnOverview,
     timeline: RETURN_TIMELINE,
+    console: {
+      page: 'returns',
+      label: 'Customer return',
+      example: '60000000',
+      typePrefix: CUSTOMER_RETURN_TYPE_PREFIX,
+      state: [['caseStatus', 'case status']],
+    },
   },
+  // Tombstones of cases never opened, kept as long as the events that could still name them.
+  expiries: [{ target: 'caseTombstones', cutoff: 'event', sql: EXPIRED_TOMBSTONES }],
 };

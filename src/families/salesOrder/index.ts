@@ -1,10 +1,11 @@
-// The sales-order family as the shared path asks it (src/events/familyModule.ts).
-import type { FamilyModule } from '../../events/familyModule.js';
+// The sales-order family as the shared path asks it (../familyModule.ts).
 import { orderOverview } from '../../http/adminQueries.js';
 import type { OutboxMail } from '../../notifications/mailOutbox.js';
 import type { PortalPush } from '../../portal/pushOutbox.js';
+import type { FamilyModule } from '../familyModule.js';
 import { renderEmail } from './email.js';
-import { isSalesOrderType, SALES_ORDER_KEY, salesOrderKey } from './events.js';
+import { isSalesOrderType, SALES_ORDER_KEY, SALES_ORDER_TYPE_PREFIX, salesOrderKey } from './events.js';
+import { openOrderGauges, orderCounts } from './openOrders.js';
 import { ORDER_TIMELINE } from './orderTimeline.js';
 import { orderPath, portalBody } from './pushResource.js';
 import { createSalesOrderFamily } from './salesOrderFamily.js';
@@ -32,5 +33,18 @@ export const salesOrder: FamilyModule<OutboxMail, PortalPush> = {
     normalise: (raw) => raw,
     overview: orderOverview,
     timeline: ORDER_TIMELINE,
+    summary: orderCounts,
+    console: {
+      page: 'orders',
+      label: 'Sales order',
+      example: '1000473',
+      typePrefix: SALES_ORDER_TYPE_PREFIX,
+      state: [
+        ['portalStatus', ''],
+        ['requestedDeliveryDate', 'requested delivery'],
+      ],
+    },
   },
+  expiries: [],
+  gauges: openOrderGauges,
 };

@@ -1,3 +1,4 @@
+import { SHOWN_COLUMNS } from '../../portal/shownColumns.js';
 import type { SalesOrder } from './salesOrder.js';
 
 export type PortalStatus =
@@ -43,13 +44,6 @@ export function toPortalOrder(order: SalesOrder, readAt: Date): PortalOrder {
 
 // An order's state as both tables that keep one hold it (portal_order_status, portal_push), defined once so that
 // the two upserts in the effect's statement write the same columns and a push compares what the portal shows.
-/** The values the portal shows: a change of any of them is a change the portal must be told of. */
-export const SHOWN_COLUMNS = [
-  'portal_status',
-  'requested_delivery_date',
-  'sold_to_party',
-  'customer_reference',
-] as const;
 
 /** The shown values and when S/4HANA last changed them, as a column list. */
 export const STATE_COLUMNS = [...SHOWN_COLUMNS, 's4_changed_at'].join(', ');

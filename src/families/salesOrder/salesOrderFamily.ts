@@ -21,7 +21,7 @@ export function createSalesOrderFamily(deps: FamilyDeps): Family<PortalOrder> {
 /** The family from its reader and its grouped statement; events that one read answered share one statement. */
 export function salesOrderFamily(
   batchedRead: ReadOrder<SalesOrder>,
-  writeGroup: WriteGroup,
+  writeGroup: WriteGroup<PortalOrder>,
 ): Family<PortalOrder> {
   return {
     async read(event, signal, trace) {

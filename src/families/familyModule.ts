@@ -1,0 +1,31 @@
+// An event family's whole contract: one part per port of the shared path, each port declared beside the module
+// that asks for it (events/family.ts, notifications/mailKind.ts, portal/pushKind.ts, http/familyAdmin.ts,
+// maintenance/retention.ts). src/families/index.ts lists the families and hands each port its parts.
+
+import type { Pool } from 'pg';
+import type { Registry } from 'prom-client';
+import type { Config } from '../config/loadConfig.js';
+import type { EventKeys, Family, FamilyDeps } from '../events/family.js';
+import type { FamilyAdmin } from '../http/familyAdmin.js';
+import type { Expiry } from '../maintenance/retention.js';
+import type { MailKind } from '../notifications/mailKind.js';
+import type { ClaimedMail } from '../notifications/mailOutbox.js';
+import type { PushKind } from '../portal/pushKind.js';
+import type { ClaimedPush } from '../portal/pushOutbox.js';
+
+type KeyNames = 'logKey' | 'spanKey';
+
+export interface FamilyModule<Mail extends ClaimedMail = ClaimedMail, Push extends ClaimedPush = ClaimedPush>
+  extends EventKeys {
+  /** The `family` label of the metrics. */
+  label: string;
+  /** Its reader and effect, built by the composition root. */
+  create(deps: FamilyDeps, config: Readonly<Config>): Family;
+  mail: Omit<MailKind<Mail>, KeyNames>;
+  push: Omit<PushKind<Push>, KeyNames>;
+  admin: FamilyAdmin;
+  /** What retention removes of its tables, beside the shared tables' expiries. */
+  expiries: readonly Expiry[];
+  /** Its own Prometheus gauges, read from its tables at scrape time. */
+  gauges?(registry: Registry, pool: Pool): void;
+}
