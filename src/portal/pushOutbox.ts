@@ -1,5 +1,5 @@
 // The portal push outbox's SQL (table portal_push, one row per order or warranty case). Each family's effect
-// queues a state in its own transaction (src/families/salesOrder/orderPush.ts, customerReturn/caseEffect.ts);
+// queues a state in its own transaction (src/families/salesOrder/effectPush.ts, customerReturn/effect.ts);
 // the sender claims due rows under a lease, renews it while the portal answers, and books the answer only for
 // the claim it holds. A booking that finds a newer state queued meanwhile (another push_id) leaves the row
 // pending and frees it at once: the row goes again with the newer state. A booking done also records an

@@ -4,11 +4,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { CustomerReturnState } from '../../sandbox/s4Returns.js';
 import { type S4Server, startS4Server } from '../../sandbox/s4Server.js';
 import { classify } from '../../src/errors.js';
-import {
-  type CustomerReturnApi,
-  createCustomerReturnApi,
-} from '../../src/families/customerReturn/customerReturnApi.js';
-import { toWarrantyCase } from '../../src/families/customerReturn/warrantyCase.js';
+import { type CustomerReturnApi, createCustomerReturnApi } from '../../src/families/customerReturn/api.js';
+import { toWarrantyCase } from '../../src/families/customerReturn/state.js';
 import { batchReads } from '../../src/s4/batchedReads.js';
 import { createDestinationLimit } from '../../src/s4/destinationLimit.js';
 import { registerDestination } from '../support/destination.js';

@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { classify } from '../../src/errors.js';
-import type { SalesOrder } from '../../src/families/salesOrder/salesOrder.js';
-import type { KeyResult, SalesOrderApi } from '../../src/families/salesOrder/salesOrderApi.js';
+import type { KeyResult, SalesOrderApi } from '../../src/families/salesOrder/api.js';
+import type { SalesOrder } from '../../src/families/salesOrder/entity.js';
 import { type BatchedReadOptions, batchReads, MAX_GATHER_MS } from '../../src/s4/batchedReads.js';
 import { createDestinationLimit, type DestinationLimitOptions } from '../../src/s4/destinationLimit.js';
 import { httpFailure } from '../../src/s4/s4Failure.js';

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { envReader } from '../../src/config/envReader.js';
 import { loadConfig } from '../../src/config/loadConfig.js';
 import { warrantyReturnReasons } from '../../src/config/warrantyConfig.js';
-import type { CustomerReturn } from '../../src/families/customerReturn/customerReturn.js';
+import type { CustomerReturn } from '../../src/families/customerReturn/entity.js';
 import { isWarrantyCase } from '../../src/families/customerReturn/warrantyFilter.js';
 
 const item = (returnReason: string) => ({

@@ -2,9 +2,8 @@
 import type { OutboxCaseMail } from '../../notifications/mailOutbox.js';
 import type { CasePush } from '../../portal/pushOutbox.js';
 import type { FamilyModule } from '../familyModule.js';
-import { EXPIRED_TOMBSTONES } from './caseEffect.js';
-import { renderCaseEmail } from './caseEmail.js';
-import { createCustomerReturnFamily } from './customerReturnFamily.js';
+import { EXPIRED_TOMBSTONES } from './effect.js';
+import { renderCaseEmail } from './email.js';
 import {
   CUSTOMER_RETURN_KEY,
   CUSTOMER_RETURN_TYPE_PREFIX,
@@ -12,9 +11,10 @@ import {
   customerReturnKey,
   isCustomerReturnType,
 } from './events.js';
+import { createCustomerReturnFamily } from './family.js';
+import { returnOverview } from './overview.js';
 import { warrantyCaseBody, warrantyCasePath } from './pushResource.js';
-import { returnOverview } from './returnOverview.js';
-import { RETURN_TIMELINE } from './returnTimeline.js';
+import { RETURN_TIMELINE } from './timeline.js';
 
 export const customerReturn: FamilyModule<OutboxCaseMail, CasePush> = {
   name: 'customerReturn',

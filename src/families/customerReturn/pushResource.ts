@@ -1,6 +1,6 @@
 // What the fleet portal is told of a warranty case: `PUT <portal>/warranty-cases/<customerReturn>` with the
 // case's absolute values, so a repeated PUT (same Idempotency-Key) is harmless. Pure; the push outbox sends it.
-import type { WarrantyCase } from './warrantyCase.js';
+import type { WarrantyCase } from './state.js';
 
 /** The body of the PUT: the contract, field for field. */
 export interface WarrantyCaseBody {

@@ -5,10 +5,10 @@ import type { PortalPush } from '../../portal/pushOutbox.js';
 import type { FamilyModule } from '../familyModule.js';
 import { renderEmail } from './email.js';
 import { isSalesOrderType, SALES_ORDER_KEY, SALES_ORDER_TYPE_PREFIX, salesOrderKey } from './events.js';
+import { createSalesOrderFamily } from './family.js';
 import { openOrderGauges, orderCounts } from './openOrders.js';
-import { ORDER_TIMELINE } from './orderTimeline.js';
 import { orderPath, portalBody } from './pushResource.js';
-import { createSalesOrderFamily } from './salesOrderFamily.js';
+import { ORDER_TIMELINE } from './timeline.js';
 
 export const salesOrder: FamilyModule<OutboxMail, PortalPush> = {
   name: 'salesOrder',

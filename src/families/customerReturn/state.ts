@@ -1,7 +1,7 @@
 // A customer return as a warranty case: the absolute values the case holds, its status by the first rule that
 // matches, and what a read that finds no return means. Pure.
 import { SALES_ORDER_KEY } from '../salesOrder/events.js';
-import type { CustomerReturn } from './customerReturn.js';
+import type { CustomerReturn } from './entity.js';
 import type { ReturnChange } from './events.js';
 
 export type CaseStatus = 'Open' | 'InProcess' | 'Completed' | 'Rejected' | 'Withdrawn';

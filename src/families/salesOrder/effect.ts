@@ -13,8 +13,8 @@ import {
   recordProcessedSql,
   unlessRecordedAlready,
 } from '../../events/processedRecord.js';
-import { queuePushSql } from './orderPush.js';
-import { type PortalOrder, SET_STATE_FROM_EXCLUDED, STATE_COLUMNS } from './portalStatus.js';
+import { queuePushSql } from './effectPush.js';
+import { type PortalOrder, SET_STATE_FROM_EXCLUDED, STATE_COLUMNS } from './state.js';
 
 interface EffectRow {
   applied: boolean;

@@ -1,6 +1,6 @@
 // How the order effect's statement queues the order's state in the push outbox (src/portal/pushOutbox.ts), and
 // withdraws a pending state that changed back to the one the portal holds.
-import { SET_STATE_FROM_EXCLUDED, STATE_COLUMNS, shownOf } from './portalStatus.js';
+import { SET_STATE_FROM_EXCLUDED, STATE_COLUMNS, shownOf } from './state.js';
 
 // A state that may be withdrawn: pending, never tried since the state last pushed was booked (no claim since,
 // so no push of it can have reached the portal, not even one that timed out), and S/4HANA's new state shows

@@ -4,7 +4,7 @@
 import type { SendMailOptions } from 'nodemailer';
 import { catalogLanguage } from '../../notifications/languages.js';
 import { escapeHtml, oneLine } from '../../notifications/mailText.js';
-import { CASE_CATALOGS, type CaseMessageKey } from './emailCatalogs.js';
+import { CASE_CATALOGS, type CaseMessageKey } from './catalogs.js';
 
 export interface CaseMail {
   customerReturn: string;

@@ -1,5 +1,5 @@
 import { SHOWN_COLUMNS } from '../../portal/shownColumns.js';
-import type { SalesOrder } from './salesOrder.js';
+import type { SalesOrder } from './entity.js';
 
 export type PortalStatus =
   | 'Rejected'

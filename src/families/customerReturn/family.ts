@@ -1,5 +1,5 @@
 // The customer-return family: its state is the return as S/4HANA has it now, read in batches like orders, as a
-// warranty case; its effect is one statement for the events one read answered (caseEffect.ts). A return the API
+// warranty case; its effect is one statement for the events one read answered (effect.ts). A return the API
 // does not know is withdrawn after a Deleted event, and after Created or Changed waited for (replication lag)
 // until the event is RETURN_READ_LAG_MS old or on its last allowed delivery, then settled as not found.
 import { PermanentError, TransientError } from '../../errors.js';
@@ -9,10 +9,10 @@ import { deliveriesSoFar } from '../../events/inbox.js';
 import type { ParsedEvent } from '../../events/parsedEvent.js';
 import { batchReads } from '../../s4/batchedReads.js';
 import { inSpan, SpanKind, traceparentOf } from '../../telemetry/tracing.js';
-import { type CaseState, writeCase } from './caseEffect.js';
-import { createCustomerReturnApi } from './customerReturnApi.js';
+import { createCustomerReturnApi } from './api.js';
+import { type CaseState, writeCase } from './effect.js';
 import { returnChangeOf } from './events.js';
-import { RETURN_READ_LAG_MS, toWarrantyCase, whenReturnMissing } from './warrantyCase.js';
+import { RETURN_READ_LAG_MS, toWarrantyCase, whenReturnMissing } from './state.js';
 import { isWarrantyCase } from './warrantyFilter.js';
 
 export interface CustomerReturnFamilyDeps extends FamilyDeps {

@@ -5,10 +5,10 @@ import { groupEffects, type WriteGroup } from '../../events/effectGroups.js';
 import { type Family, type FamilyDeps, familyReadOptions } from '../../events/family.js';
 import { batchReads, type ReadOrder } from '../../s4/batchedReads.js';
 import { inSpan, SpanKind, traceparentOf } from '../../telemetry/tracing.js';
-import { applyEffect } from './applyEffect.js';
-import { type PortalOrder, toPortalOrder } from './portalStatus.js';
-import type { SalesOrder } from './salesOrder.js';
-import { createSalesOrderApi } from './salesOrderApi.js';
+import { createSalesOrderApi } from './api.js';
+import { applyEffect } from './effect.js';
+import type { SalesOrder } from './entity.js';
+import { type PortalOrder, toPortalOrder } from './state.js';
 
 export function createSalesOrderFamily(deps: FamilyDeps): Family<PortalOrder> {
   const { pool, s4, mail, pushToPortal } = deps;
