@@ -15,6 +15,7 @@ import { type MailSettings, mailConfig } from './mailConfig.js';
 import { type PortalSettings, portalConfig } from './portalConfig.js';
 import { type S4Settings, s4Config } from './s4Config.js';
 import { tracingConfig } from './tracingConfig.js';
+import { type CustomerReturnSettings, customerReturnConfig } from './warrantyConfig.js';
 
 export interface Config {
   port: number;
@@ -23,6 +24,8 @@ export interface Config {
   ingest: readonly Ingest[];
   amqp: AmqpSettings | undefined;
   s4: S4Settings;
+  /** The customer-return family's own settings. */
+  customerReturn: CustomerReturnSettings;
   mail: MailSettings;
   /** Pushing each order's state to the portal's HTTP API; undefined (PORTAL_DESTINATION unset): no push. */
   portal: PortalSettings | undefined;
@@ -70,6 +73,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     ingest,
     amqp,
     s4,
+    customerReturn: customerReturnConfig(read),
     mail,
     portal,
     maxDeliveries: read.int('MAX_DELIVERIES', 10, 1, 1000),

@@ -34,7 +34,6 @@ beforeAll(async () => {
     version: 'v2',
     maxConcurrentReads: 2,
     readBatch: 10,
-    warrantyReturnReasons: undefined,
   };
 });
 afterAll(async () => {
@@ -48,7 +47,7 @@ function family(
 ): Family<CaseState> {
   return createCustomerReturnFamily({
     pool: db.pool,
-    s4: { ...s4Settings, warrantyReturnReasons },
+    s4: s4Settings,
     mail: EFFECT_MAIL,
     pushToPortal: false,
     retryPolicy: DEFAULT_RETRY,
@@ -57,6 +56,7 @@ function family(
     observe: {},
     maxReadLagMs,
     maxDeliveries,
+    warrantyReturnReasons,
   });
 }
 

@@ -2,6 +2,7 @@
 // manager's language. Pure. Header values are the return and sales order keys and our own status names; S/4HANA
 // free text (customer reference, sold-to party) goes into the body only, on one line and escaped for HTML.
 import type { SendMailOptions } from 'nodemailer';
+import { fillMessage, statusText } from '../../notifications/catalogText.js';
 import { catalogLanguage } from '../../notifications/languages.js';
 import { escapeHtml, oneLine } from '../../notifications/mailText.js';
 import { CASE_CATALOGS, type CaseMessageKey } from './catalogs.js';
@@ -33,12 +34,9 @@ export function renderCaseEmail(mail: CaseMail, settings: CaseEmailSettings): Se
   const language =
     catalogLanguage(mail.locale ?? settings.locale) ?? catalogLanguage(settings.locale) ?? 'en';
   const catalog = CASE_CATALOGS[language];
-  const t = (key: CaseMessageKey, values: Record<string, string> = {}) =>
-    catalog[key].replace(/\{(\w+)\}/g, (whole, name: string) => values[name] ?? whole);
-  const status = (value: string | null, form: 'status' | 'subjectStatus') => {
-    const key = `${form}.${value ?? ''}`;
-    return Object.hasOwn(catalog, key) ? catalog[key as CaseMessageKey] : (value ?? '');
-  };
+  const t = (key: CaseMessageKey, values?: Record<string, string>) => fillMessage(catalog[key], values);
+  const status = (value: string | null, form: 'status' | 'subjectStatus') =>
+    statusText(catalog, value ?? '', form);
 
   const first = mail.previousCaseStatus === null;
   const subjectStatus = status(mail.caseStatus, 'subjectStatus');

@@ -20,6 +20,8 @@ export interface CustomerReturnFamilyDeps extends FamilyDeps {
   maxReadLagMs?: number;
   /** MAX_DELIVERIES: the last delivery the handler lets through waits no longer, whatever the lag allows. */
   maxDeliveries: number;
+  /** WARRANTY_RETURN_REASONS; undefined: every customer return is a warranty case. */
+  warrantyReturnReasons: ReadonlySet<string> | undefined;
 }
 
 export function createCustomerReturnFamily(deps: CustomerReturnFamilyDeps): Family<CaseState> {
@@ -49,7 +51,7 @@ export function createCustomerReturnFamily(deps: CustomerReturnFamilyDeps): Fami
         (_span, read) => batchedRead(customerReturn, signal, read),
       );
       if (found === null) return missing(event, customerReturn, readAt);
-      return { ...toWarrantyCase(found, readAt), isCase: isWarrantyCase(found, s4.warrantyReturnReasons) };
+      return { ...toWarrantyCase(found, readAt), isCase: isWarrantyCase(found, deps.warrantyReturnReasons) };
     },
     writeEffect: groupEffects<CaseState>((events, state, trace) =>
       writeCase(pool, events, state, mail, deps.pushToPortal, traceparentOf(trace)),

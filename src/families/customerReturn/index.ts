@@ -26,7 +26,12 @@ export const customerReturn: FamilyModule<OutboxCaseMail, CasePush> = {
     const named = customerReturnEvent(type, data);
     return named.ok ? { ok: true, key: named.customerReturn } : named;
   },
-  create: (deps, config) => createCustomerReturnFamily({ ...deps, maxDeliveries: config.maxDeliveries }),
+  create: (deps, config) =>
+    createCustomerReturnFamily({
+      ...deps,
+      maxDeliveries: config.maxDeliveries,
+      warrantyReturnReasons: config.customerReturn.warrantyReturnReasons,
+    }),
   mail: { kind: 'warranty_case', keyOf: (mail) => mail.customerReturn, render: renderCaseEmail },
   push: {
     kind: 'warranty_case',

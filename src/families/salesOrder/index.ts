@@ -1,5 +1,4 @@
 // The sales-order family as the shared path asks it (../familyModule.ts).
-import { orderOverview } from '../../http/adminQueries.js';
 import type { OutboxMail } from '../../notifications/mailOutbox.js';
 import type { PortalPush } from '../../portal/pushOutbox.js';
 import type { FamilyModule } from '../familyModule.js';
@@ -7,6 +6,7 @@ import { renderEmail } from './email.js';
 import { isSalesOrderType, SALES_ORDER_KEY, SALES_ORDER_TYPE_PREFIX, salesOrderKey } from './events.js';
 import { createSalesOrderFamily } from './family.js';
 import { openOrderGauges, orderCounts } from './openOrders.js';
+import { orderOverview } from './overview.js';
 import { orderPath, portalBody } from './pushResource.js';
 import { ORDER_TIMELINE } from './timeline.js';
 
