@@ -1,5 +1,5 @@
 // What a handled message tells its trace span, the log and the metrics: the CloudEvents semantic conventions,
-// the sales order, the channel, and the outcome with its reason. observed() wraps the flow with all of it.
+// its family's key (a sales order, a customer return), the channel, and the outcome with its reason. observed() wraps the flow with all of it.
 import type { Logger } from 'pino';
 import { type Context, inSpan, producerContext, SpanKind } from '../telemetry/tracing.js';
 import { type EventKeys, keysNamed } from './family.js';
@@ -32,7 +32,7 @@ export function observed(observers: Observers, flow: Flow): HandleEvent {
     const { channel } = context;
     return flow(message, context, (event, work) =>
       inSpan(
-        'process sales-order event',
+        'process event',
         { kind: SpanKind.CONSUMER },
         producerContext(event?.traceparent, event?.tracestate),
         async (span, trace) => {

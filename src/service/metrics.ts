@@ -1,3 +1,5 @@
+// The service's Prometheus metrics, composed here: the shared path's counters and gauges, and each event family's
+// own gauges (FamilyModule.gauges). Gauges that describe stored state are read from the database at scrape time.
 import type { Pool } from 'pg';
 import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 import { oldestProcessedAgeSeconds } from '../events/inbox.js';
@@ -36,7 +38,7 @@ export function createMetrics(pool: Pool, retentionDays: number, sources: Metric
 
   const events = counter(
     'fon_events_total',
-    'Events handled, by outcome: applied, stale, not_found, ignored, not_warranty_case, duplicate, already_refused (refused before, taken again), released, rejected; and by family: sales_order, customer_return, none (other types, and messages that did not parse)',
+    `Events handled, by outcome: applied, stale, not_found, ignored, not_warranty_case, duplicate, already_refused (refused before, taken again), released, rejected; and by family: ${[...labels.values()].join(', ')}, none (other types, and messages that did not parse)`,
     ['channel', 'outcome', 'reason', 'family'],
   );
   const duration = histogram(
@@ -53,12 +55,12 @@ export function createMetrics(pool: Pool, retentionDays: number, sources: Metric
   );
   const s4Requests = counter(
     'fon_s4_requests_total',
-    'S/4HANA requests (not orders read), by result: ok, not_found, throttled, refused (a $filter answered 400), error',
+    'S/4HANA requests (not documents read), by result: ok, not_found, throttled, refused (a $filter answered 400), error',
     ['result'],
   );
   const s4Keys = histogram(
     'fon_s4_keys_per_request',
-    'Sales orders asked for in one S/4HANA request',
+    'Documents (sales orders, customer returns) asked for in one S/4HANA request',
     [1, 2, 5, 10, 20, 30, 50, 100, 200],
   );
   const s4Throttled = counter(
@@ -107,11 +109,11 @@ export function createMetrics(pool: Pool, retentionDays: number, sources: Metric
   backlogGauges(registry, () => pushBacklog(pool), {
     byState: [
       'fon_portal_push_backlog',
-      'Orders whose state still waits to be pushed to the portal, by state; pending includes those waiting for a retry',
+      'Documents (orders, warranty cases) whose state still waits to be pushed to the portal, by state; pending includes those waiting for a retry',
     ],
     oldestPending: [
       'fon_portal_push_oldest_pending_seconds',
-      'How long the order waiting longest for its portal push has waited (0 when none)',
+      'How long the document waiting longest for its portal push has waited (0 when none)',
     ],
   });
   for (const family of FAMILIES) family.gauges?.(registry, pool);

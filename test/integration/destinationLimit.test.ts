@@ -119,7 +119,7 @@ describe('S/4HANA reads of both families on one destination', () => {
       ...returns.map((customerReturn) => read.customerReturn(customerReturn)),
     ]);
 
-    expect(answers.map((answer) => answer.order !== null)).toEqual(Array(12).fill(true));
+    expect(answers.map((answer) => answer.document !== null)).toEqual(Array(12).fill(true));
     const families = relay.relayed().map((request) => request.family);
     expect(families.filter((family) => family === 'salesOrder')).toHaveLength(6);
     expect(families.filter((family) => family === 'customerReturn')).toHaveLength(6);
@@ -149,8 +149,8 @@ describe('S/4HANA reads of both families on one destination', () => {
       const throttledRead = read[throttled](keys[throttled]);
       await paused.opened;
       const otherRead = await read[other](keys[other]);
-      expect(otherRead.order).not.toBeNull();
-      expect((await throttledRead).order).not.toBeNull();
+      expect(otherRead.document).not.toBeNull();
+      expect((await throttledRead).document).not.toBeNull();
 
       const [first, ...after] = relay.relayed();
       expect(first).toMatchObject({ family: throttled, status: 429 });

@@ -44,7 +44,7 @@ export function createCustomerReturnFamily(deps: CustomerReturnFamilyDeps): Fami
     async read(event, signal, trace) {
       const customerReturn = event.family === 'customerReturn' ? event.key : undefined;
       if (customerReturn === undefined) throw new PermanentError('not a customer-return event');
-      const { order: found, readAt } = await inSpan(
+      const { document: found, readAt } = await inSpan(
         'S/4HANA read',
         { kind: SpanKind.CLIENT, attributes: { 'sap.customer_return': customerReturn } },
         trace,

@@ -3,7 +3,7 @@
 import { PermanentError } from '../../errors.js';
 import { groupEffects, type WriteGroup } from '../../events/effectGroups.js';
 import { type Family, type FamilyDeps, familyReadOptions } from '../../events/family.js';
-import { batchReads, type ReadOrder } from '../../s4/batchedReads.js';
+import { batchReads, type ReadDocument } from '../../s4/batchedReads.js';
 import { inSpan, SpanKind, traceparentOf } from '../../telemetry/tracing.js';
 import { createSalesOrderApi } from './api.js';
 import { applyEffect } from './effect.js';
@@ -20,14 +20,14 @@ export function createSalesOrderFamily(deps: FamilyDeps): Family<PortalOrder> {
 
 /** The family from its reader and its grouped statement; events that one read answered share one statement. */
 export function salesOrderFamily(
-  batchedRead: ReadOrder<SalesOrder>,
+  batchedRead: ReadDocument<SalesOrder>,
   writeGroup: WriteGroup<PortalOrder>,
 ): Family<PortalOrder> {
   return {
     async read(event, signal, trace) {
       const { salesOrder } = event;
       if (salesOrder === undefined) throw new PermanentError('not a sales-order event');
-      const { order, readAt } = await inSpan(
+      const { document: order, readAt } = await inSpan(
         'S/4HANA read',
         { kind: SpanKind.CLIENT, attributes: { 'sap.sales_order': salesOrder } },
         trace,
