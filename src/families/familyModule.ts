@@ -5,13 +5,14 @@
 import type { Pool } from 'pg';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config/loadConfig.js';
-import type { EventKeys, Family, FamilyDeps } from '../events/family.js';
+import type { EventKeys, Family } from '../events/family.js';
 import type { FamilyAdmin } from '../http/familyAdmin.js';
 import type { Expiry } from '../maintenance/retention.js';
 import type { MailKind } from '../notifications/mailKind.js';
 import type { ClaimedMail } from '../notifications/mailOutbox.js';
 import type { PushKind } from '../portal/pushKind.js';
 import type { ClaimedPush } from '../portal/pushOutbox.js';
+import type { FamilyDeps } from './familyDeps.js';
 
 type KeyNames = 'logKey' | 'spanKey';
 

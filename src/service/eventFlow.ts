@@ -4,8 +4,8 @@
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from '../config/loadConfig.js';
-import type { FamilyDeps } from '../events/family.js';
 import { createEventHandler, type HandleEvent } from '../events/handleEvent.js';
+import type { FamilyDeps } from '../families/familyDeps.js';
 import { EVENT_KEYS, FAMILIES } from '../families/index.js';
 import type { RetryPolicy } from '../retry.js';
 import { createDestinationLimit } from '../s4/destinationLimit.js';

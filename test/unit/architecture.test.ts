@@ -28,7 +28,7 @@ const FLOORS: Record<string, number> = {
 };
 
 /** Arrows back up today, each a known exception: the next one is a design decision, not an accident. */
-const MOST_ARROWS_UP = 5;
+const MOST_ARROWS_UP = 4;
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {

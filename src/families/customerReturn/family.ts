@@ -4,11 +4,12 @@
 // until the event is RETURN_READ_LAG_MS old or on its last allowed delivery, then settled as not found.
 import { PermanentError, TransientError } from '../../errors.js';
 import { groupEffects } from '../../events/effectGroups.js';
-import { type Family, type FamilyDeps, familyReadOptions } from '../../events/family.js';
+import type { Family } from '../../events/family.js';
 import { deliveriesSoFar } from '../../events/inbox.js';
 import type { ParsedEvent } from '../../events/parsedEvent.js';
 import { batchReads } from '../../s4/batchedReads.js';
 import { inSpan, SpanKind, traceparentOf } from '../../telemetry/tracing.js';
+import { type FamilyDeps, familyReadOptions } from '../familyDeps.js';
 import { createCustomerReturnApi } from './api.js';
 import { type CaseState, writeCase } from './effect.js';
 import { returnChangeOf } from './events.js';

@@ -2,9 +2,10 @@
 // paused per destination; its effect is one statement for the events one read answered (effectGroups.ts).
 import { PermanentError } from '../../errors.js';
 import { groupEffects, type WriteGroup } from '../../events/effectGroups.js';
-import { type Family, type FamilyDeps, familyReadOptions } from '../../events/family.js';
+import type { Family } from '../../events/family.js';
 import { batchReads, type ReadDocument } from '../../s4/batchedReads.js';
 import { inSpan, SpanKind, traceparentOf } from '../../telemetry/tracing.js';
+import { type FamilyDeps, familyReadOptions } from '../familyDeps.js';
 import { createSalesOrderApi } from './api.js';
 import { applyEffect } from './effect.js';
 import type { SalesOrder } from './entity.js';
