@@ -55,7 +55,8 @@ const MARK_RETRY: RetryPolicy = { attempts: 6, baseDelayMs: 250, maxDelayMs: 400
 /**
  * Sends the outbox after commit. Safe with several instances: rows are claimed with SKIP LOCKED and leased
  * for a short time, renewed while the send runs, so a crash delays its mail by about one lease. Only the
- * oldest pending email of an order is claimed (mailOutbox.ts), so each order's emails go out in outbox order.
+ * oldest pending email of a conversation (an order's, a warranty case's) is claimed (mailOutbox.ts), so each
+ * conversation's emails go out in outbox order.
  * Transient SMTP failures are retried with exponential backoff; permanent ones, or too many tries, park the
  * mail for an operator.
  */

@@ -31,7 +31,7 @@ export interface ServiceParts {
   handle: HandleEvent;
   amqp: AmqpConsumer | undefined;
   mailSender: MailSender;
-  /** Pushes order states to the portal's API; undefined when PORTAL_DESTINATION is unset. */
+  /** Pushes the families' states to the portal's API; undefined when PORTAL_DESTINATION is unset. */
   portalSender: PortalSender | undefined;
   retention: Retention;
   /** Ordered, time-boxed and memoised: closes whatever is open, started or not. */
