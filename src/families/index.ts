@@ -1,6 +1,6 @@
 // Every event family, in one list, and the ports of the shared path filled from it. Only the composition root
 // (src/service/) reads this module; it hands each shared module the part it asks for. A new family is a folder of
-// the same files as the others (docs/development.md, "Adding an event family"), a line here, and, as long as the
+// the same files as the others (docs/development.md, "How to add an event family"), a line here, and, as long as the
 // shared tables name each family's columns, a migration and the SQL that reads those columns.
 import type { EventKeys } from '../events/family.js';
 import type { FamilyAdmin } from '../http/familyAdmin.js';

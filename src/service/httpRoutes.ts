@@ -1,24 +1,16 @@
 // What the HTTP app serves besides /health and /metrics: the auth decorator, the push endpoints INGEST asks for
 // (Event Mesh's webhook, Event Hub), and the admin API.
 import type { FastifyInstance } from 'fastify';
-import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from '../config/loadConfig.js';
-import type { HandleEvent } from '../events/outcome.js';
 import { FAMILY_ADMINS } from '../families/index.js';
-import { adminRoutes } from '../http/adminRoutes.js';
-import type { Auth } from '../http/auth.js';
+import { type AdminDeps, adminRoutes } from '../http/adminRoutes.js';
 import { consoleRoutes } from '../http/consoleRoutes.js';
 import { requireEventHubToken } from '../http/eventHubAuth.js';
 import { eventHubRoutes } from '../http/eventHubRoutes.js';
 import { webhookRoutes } from '../http/webhookRoutes.js';
 
-export interface RouteDeps {
-  pool: Pool;
-  auth: Auth;
-  handle: HandleEvent;
-  wakeMailSender: () => void;
-  wakePortalSender: () => void;
+export interface RouteDeps extends Omit<AdminDeps, 'families'> {
   logger: Logger;
 }
 
