@@ -14,6 +14,7 @@ import { type Ingest, ingestConfig } from './ingestConfig.js';
 import { type MailSettings, mailConfig } from './mailConfig.js';
 import { type PortalSettings, portalConfig } from './portalConfig.js';
 import { type S4Settings, s4Config } from './s4Config.js';
+import { type SalesOrderSettings, salesOrderConfig } from './salesOrderConfig.js';
 import { tracingConfig } from './tracingConfig.js';
 import { type CustomerReturnSettings, customerReturnConfig } from './warrantyConfig.js';
 
@@ -24,7 +25,8 @@ export interface Config {
   ingest: readonly Ingest[];
   amqp: AmqpSettings | undefined;
   s4: S4Settings;
-  /** The customer-return family's own settings. */
+  /** The event families' own settings. */
+  salesOrder: SalesOrderSettings;
   customerReturn: CustomerReturnSettings;
   mail: MailSettings;
   /** Pushing each order's state to the portal's HTTP API; undefined (PORTAL_DESTINATION unset): no push. */
@@ -73,6 +75,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     ingest,
     amqp,
     s4,
+    salesOrder: salesOrderConfig(read),
     customerReturn: customerReturnConfig(read),
     mail,
     portal,

@@ -16,13 +16,17 @@ import type { FamilyDeps } from './familyDeps.js';
 
 type KeyNames = 'logKey' | 'spanKey';
 
+/** The families' own settings (src/config/). */
+export type FamilySettings = Pick<Config, 'salesOrder' | 'customerReturn'>;
+
 export interface FamilyModule<Mail extends ClaimedMail = ClaimedMail, Push extends ClaimedPush = ClaimedPush>
   extends EventKeys {
   /** The `family` label of the metrics. */
   label: string;
   /** Its reader and effect, built by the composition root. */
   create(deps: FamilyDeps, config: Readonly<Config>): Family;
-  mail: Omit<MailKind<Mail>, KeyNames>;
+  /** Its email, with the family's own settings (a link's template) bound. */
+  mail(settings: FamilySettings): Omit<MailKind<Mail>, KeyNames>;
   push: Omit<PushKind<Push>, KeyNames>;
   admin: FamilyAdmin;
   /** What retention removes of its tables, beside the shared tables' expiries. */

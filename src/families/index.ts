@@ -8,7 +8,7 @@ import type { Expiry } from '../maintenance/retention.js';
 import type { MailKind } from '../notifications/mailKind.js';
 import type { PushKind } from '../portal/pushKind.js';
 import { customerReturn } from './customerReturn/index.js';
-import type { FamilyModule } from './familyModule.js';
+import type { FamilyModule, FamilySettings } from './familyModule.js';
 import { salesOrder } from './salesOrder/index.js';
 
 export type { FamilyModule } from './familyModule.js';
@@ -18,12 +18,10 @@ export const FAMILIES: readonly FamilyModule[] = [salesOrder, customerReturn];
 /** The parser's, the logs' and the traces' part of every family. */
 export const EVENT_KEYS: readonly EventKeys[] = FAMILIES;
 
-/** The mail sender's part: each family's outbox rows, its key and its email. */
-export const MAIL_KINDS: readonly MailKind[] = FAMILIES.map(({ logKey, spanKey, mail }) => ({
-  logKey,
-  spanKey,
-  ...mail,
-}));
+/** The mail sender's part: each family's outbox rows, its key and its email, with its settings bound. */
+export function mailKinds(settings: FamilySettings): readonly MailKind[] {
+  return FAMILIES.map(({ logKey, spanKey, mail }) => ({ logKey, spanKey, ...mail(settings) }));
+}
 
 /** The portal sender's part: each family's push rows, its key and its resource. */
 export const PUSH_KINDS: readonly PushKind[] = FAMILIES.map(({ logKey, push }) => ({ logKey, ...push }));

@@ -3,11 +3,10 @@
 import type { SendMailOptions } from 'nodemailer';
 import type { ClaimedMail } from './mailOutbox.js';
 
-/** What every family's email is rendered with: the sender, MAIL_LOCALE, PORTAL_ORDER_URL. */
+/** What every family's email is rendered with: the sender and MAIL_LOCALE. */
 export interface MailSettings {
   from: string;
   locale: string;
-  portalOrderUrl?: string | undefined;
 }
 
 // Methods, not function properties: a family typed by its own rows still counts as a MailKind of any row, and

@@ -31,8 +31,6 @@ export interface MailSenderOptions extends LeasedSenderOptions<MailResult> {
   from: string;
   /** MAIL_LOCALE, for emails queued without a locale of their own (default en). */
   locale?: string;
-  /** PORTAL_ORDER_URL: a template with `{salesOrder}`; each email links to its order. */
-  portalOrderUrl?: string | undefined;
   maxAttempts?: number;
 }
 
@@ -66,7 +64,7 @@ export function createMailSender(options: MailSenderOptions): MailSender {
   const pollMs = options.pollMs ?? 1000;
   const maxAttempts = options.maxAttempts ?? 10;
   const leaseSeconds = options.leaseSeconds ?? 15;
-  const email = { from, locale: options.locale ?? 'en', portalOrderUrl: options.portalOrderUrl };
+  const email = { from, locale: options.locale ?? 'en' };
   // Sends that end while a mark is in flight are marked together in the next: a commit per email would cost the
   // database several times the CPU of a shared one.
   const recordSent = whileBusy((ids: string[]) => retry(() => markSent(pool, ids), MARK_RETRY));

@@ -3,7 +3,7 @@
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from '../config/loadConfig.js';
-import { MAIL_KINDS, PUSH_KINDS } from '../families/index.js';
+import { mailKinds, PUSH_KINDS } from '../families/index.js';
 import { newLeaseHolder } from '../leasedOutbox/leaseHolder.js';
 import { createMailSender, type MailSender } from '../notifications/mailSender.js';
 import { directoryTransport, type MailTransport, smtpTransport } from '../notifications/mailTransport.js';
@@ -34,10 +34,9 @@ export function createOutboxSenders(
   const mailSender = createMailSender({
     pool,
     transport,
-    families: MAIL_KINDS,
+    families: mailKinds(config),
     from: config.mail.from,
     locale: config.mail.locale,
-    portalOrderUrl: config.mail.portalOrderUrl,
     logger: logger.child({ component: 'mail' }),
     onResult: metrics.mail,
     pollMs,

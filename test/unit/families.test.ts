@@ -8,12 +8,17 @@ import {
   FAMILIES,
   FAMILY_ADMINS,
   FAMILY_EXPIRIES,
-  MAIL_KINDS,
+  mailKinds,
   PUSH_KINDS,
 } from '../../src/families/index.js';
 import { pushKindOf } from '../../src/portal/pushKind.js';
 
 const familyOfType = (type: string) => EVENT_KEYS.find((family) => family.owns(type));
+const SETTINGS = {
+  salesOrder: { portalOrderUrl: undefined },
+  customerReturn: { warrantyReturnReasons: undefined },
+};
+const MAIL_KINDS = mailKinds(SETTINGS);
 const mailKindOf = (kind: string | undefined) => MAIL_KINDS.find((family) => family.kind === kind);
 
 const MIGRATIONS = new URL('../../db/migrations/', import.meta.url);
@@ -48,7 +53,7 @@ describe('the event families', () => {
       const values = FAMILIES.map((family) => family[property]);
       expect(new Set(values).size, property).toBe(FAMILIES.length);
     }
-    expect(new Set(FAMILIES.map((family) => family.mail.kind)).size).toBe(FAMILIES.length);
+    expect(new Set(FAMILIES.map((family) => family.mail(SETTINGS).kind)).size).toBe(FAMILIES.length);
     expect(new Set(FAMILIES.map((family) => family.push.kind)).size).toBe(FAMILIES.length);
     expect(FAMILIES.map((family) => family.label)).toEqual(['sales_order', 'customer_return']);
     const owners = (type: string) => FAMILIES.filter((family) => family.owns(type)).length;
@@ -57,10 +62,13 @@ describe('the event families', () => {
   });
 
   it('renders and pushes exactly the kinds the outbox tables allow', () => {
-    expect(FAMILIES.map((family) => family.mail.kind).sort()).toEqual(allowedKinds('mail_outbox'));
+    expect(FAMILIES.map((family) => family.mail(SETTINGS).kind).sort()).toEqual(allowedKinds('mail_outbox'));
     expect(FAMILIES.map((family) => family.push.kind).sort()).toEqual(allowedKinds('portal_push'));
     for (const family of FAMILIES) {
-      expect(mailKindOf(family.mail.kind)).toMatchObject({ kind: family.mail.kind, logKey: family.logKey });
+      expect(mailKindOf(family.mail(SETTINGS).kind)).toMatchObject({
+        kind: family.mail(SETTINGS).kind,
+        logKey: family.logKey,
+      });
       expect(pushKindOf(PUSH_KINDS, family.push.kind)).toMatchObject({ kind: family.push.kind });
       expect(keysNamed(EVENT_KEYS, family.name)).toBe(family);
     }

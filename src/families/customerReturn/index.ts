@@ -32,7 +32,7 @@ export const customerReturn: FamilyModule<OutboxCaseMail, CasePush> = {
       maxDeliveries: config.maxDeliveries,
       warrantyReturnReasons: config.customerReturn.warrantyReturnReasons,
     }),
-  mail: { kind: 'warranty_case', keyOf: (mail) => mail.customerReturn, render: renderCaseEmail },
+  mail: () => ({ kind: 'warranty_case', keyOf: (mail) => mail.customerReturn, render: renderCaseEmail }),
   push: {
     kind: 'warranty_case',
     keyOf: (push) => push.customerReturn,

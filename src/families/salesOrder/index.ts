@@ -18,7 +18,11 @@ export const salesOrder: FamilyModule<OutboxMail, PortalPush> = {
   owns: isSalesOrderType,
   keyOf: salesOrderKey,
   create: (deps) => createSalesOrderFamily(deps),
-  mail: { kind: 'order', keyOf: (mail) => mail.salesOrder, render: renderEmail },
+  mail: ({ salesOrder: { portalOrderUrl } }) => ({
+    kind: 'order',
+    keyOf: (mail) => mail.salesOrder,
+    render: (mail, settings) => renderEmail(mail, { ...settings, portalOrderUrl }),
+  }),
   push: {
     kind: 'order',
     keyOf: (push) => push.salesOrder,
