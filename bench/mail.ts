@@ -10,6 +10,7 @@ import { cpus, loadavg } from 'node:os';
 import pg from 'pg';
 import { startSmtpServer } from '../sandbox/smtpServer.js';
 import { migrate } from '../src/db/migrate.js';
+import { mailKinds } from '../src/families/index.js';
 import { createMailSender } from '../src/notifications/mailSender.js';
 import { smtpTransport } from '../src/notifications/mailTransport.js';
 import { createLogger } from '../src/telemetry/logger.js';
@@ -106,6 +107,10 @@ async function drain(
   const sender = createMailSender({
     pool,
     transport,
+    families: mailKinds({
+      salesOrder: { portalOrderUrl: undefined },
+      customerReturn: { warrantyReturnReasons: undefined },
+    }),
     from: 'notifier@fleet.example',
     logger: createLogger('warn'),
     leaseSeconds: 15,

@@ -11,8 +11,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { migrate } from '../src/db/migrate.js';
 import type { ParsedEvent } from '../src/events/cloudEvent.js';
-import { applyEffect } from '../src/families/salesOrder/applyEffect.js';
-import type { PortalOrder, PortalStatus } from '../src/families/salesOrder/portalStatus.js';
+import { FAMILY_EXPIRIES } from '../src/families/index.js';
+import { applyEffect } from '../src/families/salesOrder/effect.js';
+import type { PortalOrder, PortalStatus } from '../src/families/salesOrder/state.js';
 import { createRetention, type RetentionReport } from '../src/maintenance/retention.js';
 import { createLogger } from '../src/telemetry/logger.js';
 import { createDatabase, type Database } from '../test/support/database.js';
@@ -57,6 +58,7 @@ async function main(): Promise<void> {
       processedEventDays: 7,
       mailDays: 30,
       batchSize: BATCH_SIZE,
+      expiries: FAMILY_EXPIRIES,
     });
     let report: RetentionReport | undefined;
     let deletionSeconds = 0;

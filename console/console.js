@@ -26,12 +26,7 @@ async function render() {
     else if (page === 'dead-letters') await deadLettersPage(main);
     else if (page === 'parked') await parkedPage(main, current);
     else if (page === 'summary') await summaryPage(main);
-    else
-      await searchPage(
-        main,
-        page === 'returns' ? 'returns' : 'orders',
-        key === undefined ? undefined : decodeURIComponent(key),
-      );
+    else await searchPage(main, page, key === undefined ? undefined : decodeURIComponent(key));
   } catch (err) {
     if (err instanceof NotSignedIn) {
       me = undefined;

@@ -2,7 +2,7 @@
 // token grants Admin, and every action is a POST whose answer re-renders the page.
 import { get, post } from './api.js';
 import { h, table, tag, when } from './dom.js';
-import { FAMILIES, storyOf } from './story.js';
+import { storyOf } from './story.js';
 
 /**
  * A button that runs `action` once; `done` re-renders the page with the action's answer, which a failure shows
@@ -28,28 +28,36 @@ function answered(message) {
   return message === undefined ? [] : [h('p', { class: 'notice', role: 'status' }, message)];
 }
 
+let families;
+
+/** The event families as the service describes them (GET /api/families), asked once. */
+async function familyList() {
+  families ??= await get('families');
+  return families;
+}
+
 /**
  * The search: an order or a return (the toggle) by its key, whose timeline the page then tells as a story. Only
- * the family and the key travel in the hash: #/orders/1000473, #/returns/60000000.
+ * the family's page and the key travel in the hash: #/orders/1000473, #/returns/60000000.
  */
-export async function searchPage(main, familyName, key) {
-  let family = FAMILIES[familyName];
+export async function searchPage(main, pageName, key) {
+  const all = await familyList();
+  const named = (name) => all.find((candidate) => candidate.page === name) ?? all[0];
+  let family = named(pageName);
   const input = h('input', { name: 'key', value: key ?? '', required: true });
   const kind = h(
     'select',
     { name: 'family', 'aria-label': 'Search for' },
-    ...Object.entries(FAMILIES).map(([name, { label }]) =>
-      h('option', { value: name, selected: name === familyName }, label),
-    ),
+    ...all.map(({ page, label }) => h('option', { value: page, selected: page === family.page }, label)),
   );
   const describe = () => {
     input.setAttribute('aria-label', family.label);
     input.setAttribute('placeholder', `${family.label}, e.g. ${family.example}`);
-    input.setAttribute('pattern', family.key.source);
+    input.setAttribute('pattern', family.keyPattern);
   };
   describe();
   kind.addEventListener('change', () => {
-    family = FAMILIES[kind.value];
+    family = named(kind.value);
     describe();
   });
   const form = h('form', { role: 'search' }, kind, input, h('button', { type: 'submit' }, 'Show timeline'));
@@ -59,11 +67,11 @@ export async function searchPage(main, familyName, key) {
   });
   main.replaceChildren(h('h2', {}, 'Orders and returns'), form);
   if (key === undefined) return;
-  if (!family.key.test(key)) {
-    main.append(h('p', { class: 'error' }, `A ${family.noun} number is 1 to 10 letters or digits.`));
+  if (!new RegExp(family.keyPattern).test(key)) {
+    main.append(h('p', { class: 'error' }, `${key} is not a ${family.noun} number.`));
     return;
   }
-  const timeline = await get(`${familyName}/${key}/timeline`);
+  const timeline = await get(`${family.lookup.replace(/^\/api\//, '')}/${key}/timeline`);
   const items = storyOf(timeline, family).map((entry) =>
     h(
       'li',

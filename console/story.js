@@ -1,26 +1,18 @@
 // An order's or a return's timeline (GET /api/orders/{salesOrder}/timeline, GET /api/returns/{customerReturn}/
 // timeline) told as a story: one entry per arrival, email step and portal push, in time order, each with what it
-// came to and why.
+// came to and why. A family's words (its noun, its types' prefix, how its state reads) come from GET /api/families.
 
-/** What sets a family's story apart: its key, its event types' prefix, and how its values read. */
-export const FAMILIES = {
-  orders: {
-    label: 'Sales order',
-    noun: 'sales order',
-    example: '1000473',
-    key: /^[A-Za-z0-9]{1,10}$/,
-    typePrefix: 'sap.s4.beh.salesorder.v1.SalesOrder.',
-    state: (values) => `${values.portalStatus}, requested delivery ${values.requestedDeliveryDate ?? 'none'}`,
-  },
-  returns: {
-    label: 'Customer return',
-    noun: 'customer return',
-    example: '60000000',
-    key: /^[A-Za-z0-9]{1,10}$/,
-    typePrefix: 'sap.s4.beh.customerreturn.v1.CustomerReturn.',
-    state: (values) => `case status ${values.caseStatus}`,
-  },
-};
+/**
+ * A state as its family's words tell it (GET /api/families: `state`, pairs of a value's name and its words),
+ * e.g. "InProcess, requested delivery 2027-01-12" or "case status Open".
+ */
+function stateOf(family, values) {
+  return family.state
+    .map(([field, words]) =>
+      words === '' ? `${values[field] ?? 'none'}` : `${words} ${values[field] ?? 'none'}`,
+    )
+    .join(', ');
+}
 
 function eventNameOf(family, arrival) {
   const type = arrival.type === null ? 'event' : arrival.type.replace(family.typePrefix, '');
@@ -28,7 +20,7 @@ function eventNameOf(family, arrival) {
 }
 
 function readLine(family, read) {
-  return `S/4HANA read: ${family.state(read)}, LastChangeDateTime ${read.lastChangeDateTime ?? 'none'}`;
+  return `S/4HANA read: ${stateOf(family, read)}, LastChangeDateTime ${read.lastChangeDateTime ?? 'none'}`;
 }
 
 function notificationLine(notification) {
@@ -97,7 +89,7 @@ function arrivalEntries(family, arrival) {
 }
 
 function emailEntry(family, step) {
-  const state = family.state(step);
+  const state = stateOf(family, step);
   const titles = {
     queued: `Email queued (${step.change ?? 'state'}): ${state}`,
     sent: `Email sent, Message-ID ${step.messageId}`,
@@ -114,7 +106,7 @@ function emailEntry(family, step) {
 }
 
 function pushEntry(family, push) {
-  const state = family.state(push);
+  const state = stateOf(family, push);
   const details = [`Idempotency-Key ${push.pushId}, ${push.attempts} attempt(s)`];
   if (push.reason !== null) details.push(`reason: ${push.reason}`);
   if (push.retriedAt !== null)

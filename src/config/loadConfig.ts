@@ -15,7 +15,9 @@ import { type MailSettings, mailConfig } from './mailConfig.js';
 import { type PortalSettings, portalConfig } from './portalConfig.js';
 import { type ReconcileSettings, reconcileConfig } from './reconcileConfig.js';
 import { type S4Settings, s4Config } from './s4Config.js';
+import { type SalesOrderSettings, salesOrderConfig } from './salesOrderConfig.js';
 import { tracingConfig } from './tracingConfig.js';
+import { type CustomerReturnSettings, customerReturnConfig } from './warrantyConfig.js';
 
 export interface Config {
   port: number;
@@ -24,6 +26,9 @@ export interface Config {
   ingest: readonly Ingest[];
   amqp: AmqpSettings | undefined;
   s4: S4Settings;
+  /** The event families' own settings. */
+  salesOrder: SalesOrderSettings;
+  customerReturn: CustomerReturnSettings;
   mail: MailSettings;
   /** Pushing each order's state to the portal's HTTP API; undefined (PORTAL_DESTINATION unset): no push. */
   portal: PortalSettings | undefined;
@@ -74,6 +79,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     ingest,
     amqp,
     s4,
+    salesOrder: salesOrderConfig(read),
+    customerReturn: customerReturnConfig(read),
     mail,
     portal,
     reconcile,

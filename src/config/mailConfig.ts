@@ -1,4 +1,4 @@
-// How the notification email is sent, from whom, to whom, in which language, and what it links to.
+// How the notification email is sent, from whom, to whom and in which language.
 import { catalogLanguage, LANGUAGES } from '../notifications/languages.js';
 import type { EnvReader } from './envReader.js';
 
@@ -14,8 +14,6 @@ export interface MailSettings {
   leaseSeconds: number;
   /** BCP 47 tag of a language with a catalog; mail_recipient.locale overrides it per sold-to party. */
   locale: string;
-  /** URL template with `{salesOrder}`, or undefined: no link. */
-  portalOrderUrl: string | undefined;
 }
 
 export function mailConfig(read: EnvReader): MailSettings {
@@ -35,12 +33,6 @@ export function mailConfig(read: EnvReader): MailSettings {
       `MAIL_LOCALE must be a language tag of ${LANGUAGES.join(', ')} (e.g. de or de-AT), got "${locale}"`,
     );
   }
-  const portalOrderUrl = read.optional('PORTAL_ORDER_URL');
-  if (portalOrderUrl !== undefined && !isUrlTemplate(portalOrderUrl)) {
-    problems.push(
-      `PORTAL_ORDER_URL must be an http(s) URL with {salesOrder} in it, e.g. https://portal.example.com/orders/{salesOrder}, got "${portalOrderUrl}"`,
-    );
-  }
   return {
     transport,
     from,
@@ -50,16 +42,5 @@ export function mailConfig(read: EnvReader): MailSettings {
     // after a crash mid-send it goes again at most this much later. Short: renewal, not length, covers slow sends.
     leaseSeconds: read.int('MAIL_LEASE_SECONDS', 15, 5, 3600),
     locale,
-    portalOrderUrl,
   };
-}
-
-function isUrlTemplate(template: string): boolean {
-  if (!template.includes('{salesOrder}')) return false;
-  try {
-    const url = new URL(template.replaceAll('{salesOrder}', '1000474'));
-    return url.protocol === 'https:' || url.protocol === 'http:';
-  } catch {
-    return false;
-  }
 }

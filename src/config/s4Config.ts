@@ -1,7 +1,6 @@
 // Where S/4HANA's sales orders are read (a BTP destination), which API, and how hard to press it.
 import type { ApiVersion } from '../s4/odataService.js';
 import type { EnvReader } from './envReader.js';
-import { warrantyReturnReasons } from './warrantyConfig.js';
 
 export interface S4Settings {
   destination: string;
@@ -9,8 +8,6 @@ export interface S4Settings {
   version: ApiVersion;
   maxConcurrentReads: number;
   readBatch: number;
-  /** WARRANTY_RETURN_REASONS; undefined: every customer return is a warranty case. */
-  warrantyReturnReasons: ReadonlySet<string> | undefined;
 }
 
 export function s4Config(read: EnvReader): S4Settings {
@@ -22,6 +19,5 @@ export function s4Config(read: EnvReader): S4Settings {
     version: s4Api === 'v4' ? 'v4' : 'v2',
     maxConcurrentReads: read.int('S4_MAX_CONCURRENT_READS', 4, 1, 64),
     readBatch: read.int('S4_READ_BATCH', 50, 1, 200),
-    warrantyReturnReasons: warrantyReturnReasons(read),
   };
 }

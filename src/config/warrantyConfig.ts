@@ -4,6 +4,16 @@ import type { EnvReader } from './envReader.js';
 
 const REASON = /^[A-Za-z0-9]{1,3}$/;
 
+/** The customer-return family's settings. */
+export interface CustomerReturnSettings {
+  /** WARRANTY_RETURN_REASONS; undefined: every customer return is a warranty case. */
+  warrantyReturnReasons: ReadonlySet<string> | undefined;
+}
+
+export function customerReturnConfig(read: EnvReader): CustomerReturnSettings {
+  return { warrantyReturnReasons: warrantyReturnReasons(read) };
+}
+
 export function warrantyReturnReasons(read: EnvReader): ReadonlySet<string> | undefined {
   if (read.optional('WARRANTY_RETURN_REASONS') === undefined) return undefined;
   const reasons = read.list('WARRANTY_RETURN_REASONS');

@@ -4,9 +4,9 @@
 // - binary: attributes travel beside the body (AMQP application-properties `cloudEvents:*`, HTTP `ce-*`
 //   headers), and the body is the event's data.
 // The body is read by strictJson.ts, which refuses what two JSON parsers could read differently.
-import { familyOfType } from '../families/index.js';
 import { attributeValues } from './binaryAttributes.js';
 import { checkContentType } from './contentType.js';
+import type { EventKeys } from './family.js';
 import type { InboundMessage, ParsedEvent } from './parsedEvent.js';
 import { payloadHashes } from './payloadHash.js';
 import { clip, type Failure, fail, show, UNPRINTABLE } from './reasonText.js';
@@ -26,9 +26,14 @@ const TEXT_ATTRIBUTES = [
   ['type', 256],
 ] as const;
 
-export function parseCloudEvent(message: InboundMessage, maxBytes: number): ParseResult {
+/** `families`: whose types are handled; an event of another type is only recorded. */
+export function parseCloudEvent(
+  message: InboundMessage,
+  maxBytes: number,
+  families: readonly EventKeys[],
+): ParseResult {
   try {
-    return parse(message, maxBytes);
+    return parse(message, maxBytes, families);
   } catch (err) {
     // parse() means to turn every input into a result; should one still throw, the message is refused here
     // rather than released by the transport's fallback and redelivered forever, uncounted.
@@ -36,7 +41,7 @@ export function parseCloudEvent(message: InboundMessage, maxBytes: number): Pars
   }
 }
 
-function parse(message: InboundMessage, maxBytes: number): ParseResult {
+function parse(message: InboundMessage, maxBytes: number, families: readonly EventKeys[]): ParseResult {
   if (message.unreadable !== undefined) return fail(message.unreadable);
   if (message.body.length > maxBytes) {
     return fail(`message body of ${message.body.length} bytes exceeds the limit of ${maxBytes} bytes`);
@@ -77,7 +82,7 @@ function parse(message: InboundMessage, maxBytes: number): ParseResult {
   }
   const { id, source, type } = event as { id: string; source: string; type: string };
 
-  const named = familyKey(type, own(event, 'data'));
+  const named = familyKey(families, type, own(event, 'data'));
   if (!named.ok) return named;
   const { family, key } = named;
   // In binary mode the content type is the event's datacontenttype (as the CloudEvents bindings define), so the
@@ -99,8 +104,12 @@ function parse(message: InboundMessage, maxBytes: number): ParseResult {
 type Named = { family: string; key: string } | { family: undefined; key: undefined };
 
 /** The family a type belongs to and the key its data names, or why an event of a family is refused. */
-function familyKey(type: string, data: unknown): ({ ok: true } & Named) | Failure {
-  const family = familyOfType(type);
+function familyKey(
+  families: readonly EventKeys[],
+  type: string,
+  data: unknown,
+): ({ ok: true } & Named) | Failure {
+  const family = families.find((candidate) => candidate.owns(type));
   if (family === undefined) return { ok: true, family: undefined, key: undefined };
   const named = family.keyOf(type, data);
   return named.ok ? { ok: true, family: family.name, key: named.key } : named;

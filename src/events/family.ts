@@ -1,14 +1,29 @@
-// An event family: the two steps the flow asks of it. Read the current state from S/4HANA (never trust the
-// event's data beyond its key), then write the effect in one transaction. The parsed event chooses its family.
-import type { Pool } from 'pg';
-import type { Logger } from 'pino';
-import type { S4Settings } from '../config/s4Config.js';
-import type { RetryPolicy } from '../retry.js';
-import type { BatchedReadOptions } from '../s4/batchedReads.js';
-import type { DestinationLimit } from '../s4/destinationLimit.js';
+// An event family as the per-message path asks it: which CloudEvent types are its and the key their data names
+// (the parser), what logs and traces call that key, and the two steps of the flow. Read the current state from
+// S/4HANA (never trust the event's data beyond its key), then write the effect in one transaction. The
+// composition root hands the families in; the parsed event chooses its family.
 import type { Context } from '../telemetry/tracing.js';
-import type { EffectMail, EffectResult } from './effect.js';
+import type { EffectResult } from './effect.js';
 import type { ParsedEvent } from './parsedEvent.js';
+import type { Failure } from './reasonText.js';
+
+/** What the parser, the logs and the traces ask of a family. */
+export interface EventKeys {
+  /** ParsedEvent.family of its events. */
+  name: string;
+  /** The key's name in log lines (`salesOrder`) and in span attributes (`sap.sales_order`). */
+  logKey: string;
+  spanKey: string;
+  /** Whether a CloudEvent type is the family's, handled or not: an unhandled one is refused by keyOf. */
+  owns(type: string): boolean;
+  /** The key an event's data names, normalised as every table holds it, or why the event is refused. */
+  keyOf(type: string, data: unknown): { ok: true; key: string } | Failure;
+}
+
+/** The family a parsed event named; undefined for an event of no family. */
+export function keysNamed(families: readonly EventKeys[], name: string | undefined): EventKeys | undefined {
+  return name === undefined ? undefined : families.find((family) => family.name === name);
+}
 
 export interface Family<State = unknown> {
   /** 4. The current state, read before any transaction opens; null when S/4HANA does not know it. Throws on failure. */
@@ -19,30 +34,3 @@ export interface Family<State = unknown> {
 
 /** What a commit queued, for the senders to be woken without waiting for their next poll. */
 export type Queued = Pick<EffectResult, 'mailQueued' | 'pushQueued'>;
-
-/** What every family is built from by the composition root. */
-export interface FamilyDeps {
-  pool: Pool;
-  s4: S4Settings;
-  mail: EffectMail;
-  /** Whether a portal is configured: then the effect queues a push of the state. */
-  pushToPortal: boolean;
-  retryPolicy: RetryPolicy;
-  logger: Logger;
-  /** The S/4HANA destination's limit of requests in flight and its pause: one for every family. */
-  s4Limit: DestinationLimit;
-  observe: Pick<BatchedReadOptions, 'observe'>;
-}
-
-/** The batched reads' options of a family, the same for every family of a destination, its limit shared. */
-export function familyReadOptions(deps: FamilyDeps): BatchedReadOptions {
-  const { s4, retryPolicy } = deps;
-  return {
-    destination: deps.s4Limit,
-    batchSize: s4.readBatch,
-    // An event waits out a pause as long as its own retries of a slow S/4HANA could have held it.
-    maxWaitMs: retryPolicy.attempts * (s4.timeoutMs + retryPolicy.maxDelayMs),
-    logger: deps.logger.child({ component: 's4' }),
-    ...deps.observe,
-  };
-}

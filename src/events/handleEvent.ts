@@ -39,7 +39,7 @@ export function createEventHandler(deps: EventHandlerDeps): HandleEvent {
 
   return observed(deps, async function handleEvent(message, context, traced) {
     // 1–2. Received by the adapter; parse.
-    const parsed = parseCloudEvent(message, deps.maxMessageBytes);
+    const parsed = parseCloudEvent(message, deps.maxMessageBytes, deps.families);
     const event = parsed.ok ? parsed.event : undefined;
     return traced(event, async (trace) => {
       // 3–5. Check identity, read S/4HANA, one transaction.
@@ -51,7 +51,7 @@ export function createEventHandler(deps: EventHandlerDeps): HandleEvent {
       if (outcome.kind !== 'reject') return { outcome, event };
       // 6. A reject is stored as a dead letter here, before it is counted and logged: the outcome is the final one.
       const log = context.log ?? deps.logger.child({ channel: context.channel });
-      return refuseRejected(deps.pool, message, { ...context, log }, outcome, event);
+      return refuseRejected(deps.pool, message, { ...context, log, families: deps.families }, outcome, event);
     });
   });
 }

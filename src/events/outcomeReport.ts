@@ -1,13 +1,15 @@
 // What a handled message tells its trace span, the log and the metrics: the CloudEvents semantic conventions,
-// the sales order, the channel, and the outcome with its reason. observed() wraps the flow with all of it.
+// its family's key (a sales order, a customer return), the channel, and the outcome with its reason. observed() wraps the flow with all of it.
 import type { Logger } from 'pino';
-import { familyNamed } from '../families/index.js';
 import { type Context, inSpan, producerContext, SpanKind } from '../telemetry/tracing.js';
+import { type EventKeys, keysNamed } from './family.js';
 import type { Channel, HandleContext, Handled, HandleEvent, Outcome } from './outcome.js';
 import type { InboundMessage, ParsedEvent } from './parsedEvent.js';
 
 export interface Observers {
   logger: Logger;
+  /** The families, for what logs and traces call an event's key. */
+  families: readonly EventKeys[];
   /** Sees every handled message with its channel and duration: metrics. Must not throw. */
   observe?: (channel: Channel, handled: Handled, seconds: number) => void;
 }
@@ -30,17 +32,18 @@ export function observed(observers: Observers, flow: Flow): HandleEvent {
     const { channel } = context;
     return flow(message, context, (event, work) =>
       inSpan(
-        'process sales-order event',
+        'process event',
         { kind: SpanKind.CONSUMER },
         producerContext(event?.traceparent, event?.tracestate),
         async (span, trace) => {
           // Built only for a recorded span: with tracing off nothing is allocated per message.
           const recording = span.isRecording();
-          if (recording) span.setAttributes(eventAttributes(channel, event));
+          if (recording) span.setAttributes(eventAttributes(channel, event, observers.families));
           const handled = await work(trace);
           if (recording) span.setAttributes(outcomeAttributes(handled.outcome));
           const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-          logOutcome(observers.logger, eventFields(channel, event), handled.outcome, seconds);
+          const fields = { channel, ...identityFields(event, observers.families) };
+          logOutcome(observers.logger, fields, handled.outcome, seconds);
           observers.observe?.(channel, handled, seconds);
           return handled;
         },
@@ -54,19 +57,19 @@ export function outcomeLabel(outcome: Outcome): string {
   return outcome.kind === 'accept' ? outcome.result : outcome.kind === 'release' ? 'released' : 'rejected';
 }
 
-/** The fields of every log line about an event: its channel and, once it parsed, its identity. */
-function eventFields(channel: Channel, event: ParsedEvent | undefined) {
-  return { channel, ...identityFields(event) };
-}
-
-export function identityFields(event: ParsedEvent | undefined) {
+/** The fields of every log line about an event once it parsed: its identity and its family's key. */
+export function identityFields(event: ParsedEvent | undefined, families: readonly EventKeys[]) {
   if (event === undefined) return {};
   const { source, id, type, key } = event;
-  const family = familyNamed(event.family);
+  const family = keysNamed(families, event.family);
   return family === undefined ? { source, id, type } : { source, id, type, [family.logKey]: key };
 }
 
-export function eventAttributes(channel: Channel, event: ParsedEvent | undefined) {
+export function eventAttributes(
+  channel: Channel,
+  event: ParsedEvent | undefined,
+  families: readonly EventKeys[],
+) {
   return event === undefined
     ? { 'fon.channel': channel }
     : {
@@ -74,13 +77,13 @@ export function eventAttributes(channel: Channel, event: ParsedEvent | undefined
         'cloudevents.event_source': event.source,
         'cloudevents.event_id': event.id,
         'cloudevents.event_type': event.type,
-        ...familyAttribute(event),
+        ...familyAttribute(event, families),
       };
 }
 
-/** The key as the event's family names it in traces (its spanKey). */
-function familyAttribute(event: ParsedEvent): Record<string, string> {
-  const family = familyNamed(event.family);
+/** The key as the event's family names it in traces: `sap.sales_order`, `sap.customer_return`. */
+function familyAttribute(event: ParsedEvent, families: readonly EventKeys[]): Record<string, string> {
+  const family = keysNamed(families, event.family);
   return family === undefined || event.key === undefined ? {} : { [family.spanKey]: event.key };
 }
 

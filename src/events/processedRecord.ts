@@ -12,7 +12,7 @@ export type ProcessedResult = 'applied' | 'stale' | 'not_found' | 'ignored' | 'n
 /**
  * Records an event that has no effect beyond its record (not found in S/4HANA, or of a type the portal ignores)
  * and forgets its delivery count, in one statement. Returns false when the identity is already recorded: another
- * delivery won the race. Events with an effect are recorded by applyEffect.ts, in the effect's statement.
+ * delivery won the race. Events with an effect are recorded by their family's effect.ts, in the effect's statement.
  */
 export async function recordProcessed(
   tx: Executor,

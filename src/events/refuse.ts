@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import { withTransaction } from '../db/transaction.js';
 import { classify } from '../errors.js';
 import { type DeadLetter, findRefusedMessage, recordDeadLetter } from './deadLetter.js';
+import type { EventKeys } from './family.js';
 import { clearAttempts } from './inbox.js';
 import { messageHash } from './messageHash.js';
 import { accept, type Channel, type HandleContext, type Handled, type Outcome, reject } from './outcome.js';
@@ -54,7 +55,7 @@ export async function refuse(pool: Pool, letter: DeadLetter, log: Logger): Promi
 export async function refuseRejected(
   pool: Pool,
   message: InboundMessage,
-  { channel, headers, log }: HandleContext & { log: Logger },
+  { channel, headers, log, families }: HandleContext & { log: Logger; families: readonly EventKeys[] },
   outcome: Outcome & { kind: 'reject' },
   event: ParsedEvent | undefined,
 ): Promise<Handled> {
@@ -74,7 +75,7 @@ export async function refuseRejected(
       headers: headers ?? {},
       body: message.body,
     },
-    log.child(identityFields(event)),
+    log.child(identityFields(event, families)),
   );
   if (refusal.kind === 'refused') return { outcome, event, deadLetterId: refusal.deadLetterId };
   if (refusal.kind === 'already_refused') return { outcome: accept('already_refused'), event };

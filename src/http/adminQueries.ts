@@ -1,10 +1,10 @@
 // The admin API's SQL: reads across the tables, and the one operator write on the outbox (a retry).
 // Dates are formatted in SQL: pg would turn a `date` into a local-midnight Date object.
 import type { Executor } from '../db/transaction.js';
-import { openOrdersBySoldTo, ordersByPortalStatus } from '../families/salesOrder/openOrders.js';
 import { type Requeued, requeue } from '../leasedOutbox/requeue.js';
 import { outboxBacklog } from '../notifications/mailOutbox.js';
 import { pushBacklog } from '../portal/pushOutbox.js';
+import type { FamilyAdmin } from './familyAdmin.js';
 
 export async function eventHistory(db: Executor, source: string, id: string) {
   const [processed, attempt, deadLetters] = await Promise.all([
@@ -34,26 +34,26 @@ export async function eventHistory(db: Executor, source: string, id: string) {
   };
 }
 
-/** Counted afresh on every call: a running counter drifts from the tables it describes. */
-export async function summary(db: Executor) {
-  const [orders, outbox, deadLetters, openOrders, mailWaiting, pushWaiting] = await Promise.all([
-    ordersByPortalStatus(db),
+/**
+ * Counted afresh on every call: a running counter drifts from the tables it describes. The families add their
+ * own counts (FamilyAdmin.summary).
+ */
+export async function summary(db: Executor, families: readonly FamilyAdmin[]) {
+  const [outbox, deadLetters, mailWaiting, pushWaiting, ...familyCounts] = await Promise.all([
     db.query<{ state: string; count: number }>(
       `select state, count(*)::int as "count" from mail_outbox group by state`,
     ),
     db.query<{ count: number }>(`select count(*)::int as "count" from dead_letter where replayed_at is null`),
-    openOrdersBySoldTo(db),
     outboxBacklog(db),
     pushBacklog(db),
+    ...families.map((family) => family.summary?.(db) ?? {}),
   ]);
   const outboxByState: Record<string, number> = { pending: 0, parked: 0, sent: 0 };
   for (const row of outbox.rows) outboxByState[row.state] = row.count;
   return {
-    ordersByPortalStatus: Object.fromEntries(orders.map((row) => [row.status, row.count])),
+    ...Object.assign({}, ...familyCounts),
     outboxByState,
     deadLettersNotReplayed: deadLetters.rows[0]?.count ?? 0,
-    /** From the view portal_open_orders: the sold-to parties with the most open orders, at most 100. */
-    openOrdersBySoldToParty: openOrders,
     /** What each outbox still holds and how long its oldest pending row has waited, as /health tells it. */
     backlog: { mail: mailWaiting, portalPush: pushWaiting },
   };

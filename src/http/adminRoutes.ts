@@ -1,12 +1,11 @@
 // The operator's view and levers, under /api: what is known about an event or a family's key (an order, a
-// return: src/families/, each family's `admin`), counts, mail that
+// return: each family's FamilyAdmin, handed in), the families as the console shows them, counts, mail that
 // needs attention (and its retry), dead letters (and their replay). Reads need the Viewer scope, actions
 // Admin. Every action is logged with the caller, never with a token or an email address.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Pool } from 'pg';
 import type { HandleEvent } from '../events/outcome.js';
 import { replayDeadLetter } from '../events/replay.js';
-import { FAMILIES, familyNamed } from '../families/index.js';
 import { pushesNeedingAttention, retryPush } from '../portal/pushOutbox.js';
 import {
   eventHistory,
@@ -30,6 +29,7 @@ import {
   type ReadPage,
 } from './adminSchemas.js';
 import type { Auth } from './auth.js';
+import type { FamilyAdmin } from './familyAdmin.js';
 import { SCOPES } from './scopes.js';
 import { timeline } from './timeline.js';
 
@@ -41,29 +41,37 @@ export interface AdminDeps {
   wakeMailSender: () => void;
   /** Lets a retried portal push go now. */
   wakePortalSender: () => void;
+  /** The event families: the routes of their keys. */
+  families: readonly FamilyAdmin[];
+}
+
+/** The admin part of the family a listed row names (its timeline's `family`); undefined for none. */
+function adminOf(families: readonly FamilyAdmin[], name: string): FamilyAdmin | undefined {
+  return families.find((family) => family.timeline.family === name);
 }
 
 /** Where a listed row's document is looked up, below /api (`orders/1000473`): for the console to link to it. */
-function linksOf(row: { family: string; key: string }): { lookup: string | null } {
-  const family = familyNamed(row.family);
+function linksOf(
+  families: readonly FamilyAdmin[],
+  row: { family: string; key: string },
+): { lookup: string | null } {
+  const family = adminOf(families, row.family);
   return {
     lookup:
-      family === undefined
-        ? null
-        : `${family.admin.lookup.slice('/api/'.length)}/${encodeURIComponent(row.key)}`,
+      family === undefined ? null : `${family.lookup.slice('/api/'.length)}/${encodeURIComponent(row.key)}`,
   };
 }
 
 /** The retry of a listed push, below /api: by its own family's key, whatever order a case refers to. */
-function retryPathOf(push: { family: string; key: string }): string | null {
-  const family = familyNamed(push.family);
+function retryPathOf(families: readonly FamilyAdmin[], push: { family: string; key: string }): string | null {
+  const family = adminOf(families, push.family);
   return family === undefined
     ? null
-    : `${family.admin.pushes.slice('/api/'.length)}/${encodeURIComponent(push.key)}/retry`;
+    : `${family.pushes.slice('/api/'.length)}/${encodeURIComponent(push.key)}/retry`;
 }
 
 export function adminRoutes(deps: AdminDeps): (app: FastifyInstance) => Promise<void> {
-  const { pool, auth } = deps;
+  const { pool, auth, families } = deps;
   return async (app) => {
     // On request, before validation and body parsing: a caller without a valid token learns nothing, not
     // even whether a parameter was well-formed.
@@ -71,7 +79,7 @@ export function adminRoutes(deps: AdminDeps): (app: FastifyInstance) => Promise<
     const admin = { onRequest: auth.requireScope(SCOPES.admin) };
 
     // Each family's lookups by its key: what is known, or 404 saying what is not.
-    for (const { admin: family } of FAMILIES) {
+    for (const family of families) {
       const known = (reply: FastifyReply, key: string, found: object | null) =>
         found ?? notFound(reply, `nothing is known about ${family.what} ${key}`);
       const byKey = { ...viewer, schema: { params: keyParams(family.param, family.keyPattern) } };
@@ -99,7 +107,18 @@ export function adminRoutes(deps: AdminDeps): (app: FastifyInstance) => Promise<
         notFound(reply, 'nothing is known about an event with this source and id'),
     );
 
-    app.get('/api/summary', viewer, async () => summary(pool));
+    // The families as the console names and searches them, so that it hard-codes none.
+    app.get('/api/families', viewer, async () =>
+      families.map((family) => ({
+        ...family.console,
+        lookup: family.lookup,
+        param: family.param,
+        noun: family.what,
+        keyPattern: family.keyPattern.source,
+      })),
+    );
+
+    app.get('/api/summary', viewer, async () => summary(pool, families));
 
     // A list an operator pages through: the page asked for, and its items.
     const pagedList = (url: string, read: ReadPage) =>
@@ -111,7 +130,7 @@ export function adminRoutes(deps: AdminDeps): (app: FastifyInstance) => Promise<
     pagedList('/api/mail', async (db, limit, offset) =>
       (await mailNeedingAttention(db, limit, offset)).map((mail) => ({
         ...mail,
-        ...linksOf(mail),
+        ...linksOf(families, mail),
         retry: `mail/${mail.id}/retry`,
       })),
     );
@@ -133,13 +152,13 @@ export function adminRoutes(deps: AdminDeps): (app: FastifyInstance) => Promise<
     pagedList('/api/portal-pushes', async (db, limit, offset) =>
       (await pushesNeedingAttention(db, limit, offset)).map((push) => ({
         ...push,
-        ...linksOf(push),
-        retry: retryPathOf(push),
+        ...linksOf(families, push),
+        retry: retryPathOf(families, push),
       })),
     );
 
     // A parked or failing push back in line, by its family's key as the request gives it.
-    for (const { admin: family } of FAMILIES) {
+    for (const family of families) {
       const byKey = { ...admin, schema: { params: keyParams(family.param, family.keyPattern) } };
       app.post<ByKey>(`${family.pushes}/:${family.param}/retry`, byKey, async (request, reply) => {
         const value = request.params[family.param] as string;

@@ -1,6 +1,6 @@
-// Removes records that have done their job: processed events, delivery counts, duplicates' arrivals and the
-// tombstones of warranty cases never opened older than the deduplication window, sent mail and replayed dead
-// letters older than the mail window.
+// Removes records that have done their job: processed events, delivery counts and duplicates' arrivals older
+// than the deduplication window, sent mail and replayed dead letters older than the mail window, and what each
+// event family declares expired (its Expiry list: the customer-return family's tombstones of cases never opened).
 //
 // Small batched deletes, not time partitions: processed_event's key (source, id) must stay unique across
 // all rows, however old, for a redelivery to collide with its original. PostgreSQL requires a partitioned
@@ -18,7 +18,6 @@ import {
   EXPIRED_EVENT_ATTEMPTS,
   EXPIRED_PROCESSED_EVENTS,
 } from '../events/inbox.js';
-import { EXPIRED_TOMBSTONES } from '../families/customerReturn/caseEffect.js';
 import { EXPIRED_SENT_MAILS } from '../notifications/mailOutbox.js';
 
 export interface RetentionDeps {
@@ -32,20 +31,29 @@ export interface RetentionDeps {
   intervalMs?: number;
   /** Rows per delete statement, and so per transaction. */
   batchSize?: number;
+  /** The event families' own expiries, run after the shared ones. */
+  expiries: readonly Expiry[];
+}
+
+/** An expiry statement (src/db/deleteOldest.ts), its name in the report and the window its cutoff is of. */
+export interface Expiry {
+  target: string;
+  cutoff: 'event' | 'mail';
+  sql: string;
 }
 
 export type RetentionTarget =
   | 'processedEvents'
   | 'eventAttempts'
   | 'duplicateArrivals'
-  | 'caseTombstones'
   | 'sentMails'
   | 'replayedDeadLetters';
 
 export interface RetentionReport {
   /** False when another instance held the lock, so this pass did nothing. */
   ran: boolean;
-  deleted: Record<RetentionTarget, number>;
+  /** Rows deleted per target: the shared ones and the families'. */
+  deleted: Record<RetentionTarget, number> & Record<string, number>;
   ms: number;
 }
 
@@ -61,19 +69,17 @@ export const RETENTION_LOCK = 7_346_113;
 
 // Each table's module owns its expiry statement (src/db/deleteOldest.ts says how a batch is taken); this
 // module only runs them in batches, with their cutoffs.
-const DELETES: Record<RetentionTarget, { cutoff: 'event' | 'mail'; sql: string }> = {
-  processedEvents: { cutoff: 'event', sql: EXPIRED_PROCESSED_EVENTS },
-  eventAttempts: { cutoff: 'event', sql: EXPIRED_EVENT_ATTEMPTS },
-  duplicateArrivals: { cutoff: 'event', sql: EXPIRED_DUPLICATE_ARRIVALS },
-  caseTombstones: { cutoff: 'event', sql: EXPIRED_TOMBSTONES },
-  sentMails: { cutoff: 'mail', sql: EXPIRED_SENT_MAILS },
-  replayedDeadLetters: { cutoff: 'mail', sql: EXPIRED_REPLAYED_DEAD_LETTERS },
-};
-
-const TARGETS = Object.keys(DELETES) as RetentionTarget[];
+const SHARED: ReadonlyArray<Expiry & { target: RetentionTarget }> = [
+  { target: 'processedEvents', cutoff: 'event', sql: EXPIRED_PROCESSED_EVENTS },
+  { target: 'eventAttempts', cutoff: 'event', sql: EXPIRED_EVENT_ATTEMPTS },
+  { target: 'duplicateArrivals', cutoff: 'event', sql: EXPIRED_DUPLICATE_ARRIVALS },
+  { target: 'sentMails', cutoff: 'mail', sql: EXPIRED_SENT_MAILS },
+  { target: 'replayedDeadLetters', cutoff: 'mail', sql: EXPIRED_REPLAYED_DEAD_LETTERS },
+];
 
 export function createRetention(deps: RetentionDeps): Retention {
   const { pool, logger } = deps;
+  const expiries = [...SHARED, ...deps.expiries];
   const intervalMs = deps.intervalMs ?? 10 * 60_000;
   const batchSize = deps.batchSize ?? 5000;
   const running = new Set<Promise<void>>();
@@ -82,10 +88,9 @@ export function createRetention(deps: RetentionDeps): Retention {
 
   async function pass(): Promise<RetentionReport> {
     const started = performance.now();
-    const deleted = Object.fromEntries(TARGETS.map((target) => [target, 0])) as Record<
-      RetentionTarget,
-      number
-    >;
+    const deleted = Object.fromEntries(
+      expiries.map(({ target }) => [target, 0]),
+    ) as RetentionReport['deleted'];
     // A dedicated connection: the session lock lives exactly as long as it, so an instance that dies
     // mid-pass, or whose connection is lost, frees the lock with its connection.
     const ran = await withClient(pool, async (client, discard) => {
@@ -101,11 +106,10 @@ export function createRetention(deps: RetentionDeps): Retention {
           [deps.processedEventDays, deps.mailDays],
         );
         const cutoff = cutoffs.rows[0] as { event: Date; mail: Date };
-        for (const target of TARGETS) {
-          const { sql, cutoff: which } = DELETES[target];
+        for (const { target, sql, cutoff: which } of expiries) {
           while (!stopped) {
             const removed = (await client.query(sql, [cutoff[which], batchSize])).rowCount ?? 0;
-            deleted[target] += removed;
+            deleted[target] = (deleted[target] ?? 0) + removed;
             if (removed < batchSize) break;
           }
         }

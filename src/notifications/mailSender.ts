@@ -1,10 +1,12 @@
+// The mail outbox's sender: claims due emails, has each rendered by its family and sent over SMTP, then books
+// how the send ended (sent, retried later, or parked for an operator).
 import { classify, failureReason, PermanentError } from '../errors.js';
-import { familyNamed } from '../families/index.js';
 import { createLeasedLoop, type LeasedLoop, type LeasedSenderOptions } from '../leasedOutbox/leasedLoop.js';
 import { whileBusy } from '../leasedOutbox/whileBusy.js';
 import { type RetryPolicy, retry } from '../retry.js';
 import { inSpan, linkTo, ROOT_CONTEXT, SpanKind } from '../telemetry/tracing.js';
 import { catalogLanguage } from './languages.js';
+import { type MailKind, mailKindOf } from './mailKind.js';
 import {
   type ClaimedMail,
   claimDue,
@@ -24,13 +26,16 @@ export type MailResult = 'sent' | 'partial' | 'retry' | 'parked' | 'resent';
 
 export interface MailSenderOptions extends LeasedSenderOptions<MailResult> {
   transport: MailTransport;
+  /** The event families: each renders the rows that name it. */
+  families: readonly MailKind[];
   from: string;
   /** MAIL_LOCALE, for emails queued without a locale of their own (default en). */
   locale?: string;
-  /** PORTAL_ORDER_URL: a template with `{salesOrder}`; each email links to its order. */
-  portalOrderUrl?: string | undefined;
   maxAttempts?: number;
 }
+
+/** A log line's logger: the sender's, naming one email. */
+type Log = MailSenderOptions['logger'];
 
 /** wake(): called after a commit that queued mail. */
 export type MailSender = LeasedLoop;
@@ -58,14 +63,14 @@ export function createMailSender(options: MailSenderOptions): MailSender {
   const pollMs = options.pollMs ?? 1000;
   const maxAttempts = options.maxAttempts ?? 10;
   const leaseSeconds = options.leaseSeconds ?? 15;
-  const email = { from, locale: options.locale ?? 'en', portalOrderUrl: options.portalOrderUrl };
+  const email = { from, locale: options.locale ?? 'en' };
   // Sends that end while a mark is in flight are marked together in the next: a commit per email would cost the
   // database several times the CPU of a shared one.
   const recordSent = whileBusy((ids: string[]) => retry(() => markSent(pool, ids), MARK_RETRY));
 
   async function deliver(mail: ClaimedMail, slotDone: () => void): Promise<void> {
     // The row names its family, which renders it and names its key.
-    const family = familyNamed(mail.family);
+    const family = mailKindOf(options.families, mail.family);
     const key = family === undefined ? {} : { [family.logKey]: mail.key };
     const log = logger.child({ ...key, mailId: mail.id, messageId: mail.messageId });
     if (mail.locale !== null && catalogLanguage(mail.locale) === undefined) {
@@ -76,41 +81,55 @@ export function createMailSender(options: MailSenderOptions): MailSender {
     }
     let report: SendReport;
     try {
-      // Its own trace, linked to the event's: the send happens later, maybe on another instance.
-      report = await inSpan(
-        'send mail',
-        {
-          kind: SpanKind.CLIENT,
-          links: linkTo(mail.traceParent),
-          attributes: {
-            ...(family === undefined ? {} : { [family.spanKey]: mail.key }),
-            'fon.mail_id': mail.id,
-            'fon.attempt': mail.attempts,
-          },
-        },
-        ROOT_CONTEXT,
-        async () => {
-          // A family the database holds but no family module renders: an operator's to see, not to retry.
-          if (family === undefined) throw new PermanentError(`no event family ${mail.family} sends mail`);
-          return transport.send(family.mail.render(mail, email));
-        },
-      );
+      report = await send(mail, family);
     } catch (err) {
       slotDone();
-      const error = failureReason(err);
-      if (classify(err) === 'permanent' || mail.attempts >= maxAttempts) {
-        await park(pool, mail.id, error);
-        log.error({ err, attempts: mail.attempts }, 'mail parked');
-        options.onResult?.('parked');
-      } else {
-        const delaySeconds = Math.min(600, 2 ** mail.attempts) * (0.5 + Math.random() / 2);
-        await scheduleRetry(pool, mail.id, delaySeconds, error);
-        log.warn({ err, attempts: mail.attempts, delaySeconds }, 'mail send failed, will retry');
-        options.onResult?.('retry');
-      }
+      await bookFailure(mail, err, log);
       return;
     }
     slotDone();
+    await bookSent(mail, report, log);
+  }
+
+  /** The SMTP conversation, in its own trace linked to the event's: it happens later, maybe on another instance. */
+  function send(mail: ClaimedMail, family: MailKind | undefined): Promise<SendReport> {
+    return inSpan(
+      'send mail',
+      {
+        kind: SpanKind.CLIENT,
+        links: linkTo(mail.traceParent),
+        attributes: {
+          ...(family === undefined ? {} : { [family.spanKey]: mail.key }),
+          'fon.mail_id': mail.id,
+          'fon.attempt': mail.attempts,
+        },
+      },
+      ROOT_CONTEXT,
+      async () => {
+        // A family the database holds but no family module renders: an operator's to see, not to retry.
+        if (family === undefined) throw new PermanentError(`no event family ${mail.family} sends mail`);
+        return transport.send(family.render(mail, email));
+      },
+    );
+  }
+
+  /** A failed send: parked when permanent or out of attempts, else retried after a backoff. */
+  async function bookFailure(mail: ClaimedMail, err: unknown, log: Log): Promise<void> {
+    const error = failureReason(err);
+    if (classify(err) === 'permanent' || mail.attempts >= maxAttempts) {
+      await park(pool, mail.id, error);
+      log.error({ err, attempts: mail.attempts }, 'mail parked');
+      options.onResult?.('parked');
+    } else {
+      const delaySeconds = Math.min(600, 2 ** mail.attempts) * (0.5 + Math.random() / 2);
+      await scheduleRetry(pool, mail.id, delaySeconds, error);
+      log.warn({ err, attempts: mail.attempts, delaySeconds }, 'mail send failed, will retry');
+      options.onResult?.('retry');
+    }
+  }
+
+  /** A send SMTP accepted: marked sent, whatever recipients the relay refused. */
+  async function bookSent(mail: ClaimedMail, report: SendReport, log: Log): Promise<void> {
     // If the process dies right here, the lease runs out and the mail goes again with the same Message-ID.
     try {
       await recordSent(mail.id);

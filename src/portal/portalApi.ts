@@ -3,11 +3,11 @@
 // request again, with the same Idempotency-Key.
 import { executeHttpRequest } from '@sap-cloud-sdk/http-client';
 import { failureReason } from '../errors.js';
-import { familyNamed } from '../families/index.js';
 import { createDestinationTarget } from '../s4/destinationTarget.js';
 import { type HttpAnswer, httpExchange } from '../s4/httpGet.js';
 import { parseRetryAfter } from '../s4/s4Failure.js';
 import { scrubAddresses } from '../telemetry/scrubAddresses.js';
+import { type PushKind, pushKindOf } from './pushKind.js';
 import type { ClaimedPush } from './pushOutbox.js';
 
 /** How the portal answered one push. */
@@ -61,15 +61,22 @@ function errorMessage(body: string): string {
   return scrubAddresses(text).slice(0, 200);
 }
 
-/** Where a push goes and what it says, as the family of its row writes it. */
-function pathAndBody(push: ClaimedPush): [path: string, body: string] {
-  const family = familyNamed(push.family);
+/** Where a push goes and what it says, as the family its row names writes it. */
+function pathAndBody(families: readonly PushKind[], push: ClaimedPush): [path: string, body: string] {
+  const family = pushKindOf(families, push.family);
   if (family === undefined) throw new Error(`no event family ${push.family} pushes`);
-  const { path, body } = family.push.request(push);
+  const { path, body } = family.request(push);
   return [path, JSON.stringify(body)];
 }
 
-export function createPortalApi(options: { destination: string; timeoutMs: number }): PortalApi {
+export interface PortalApiOptions {
+  destination: string;
+  timeoutMs: number;
+  /** The event families: each writes the path and body of its rows. */
+  families: readonly PushKind[];
+}
+
+export function createPortalApi(options: PortalApiOptions): PortalApi {
   const target = createDestinationTarget(options.destination);
 
   async function send(path: string, body: string, headers: Record<string, string>): Promise<HttpAnswer> {
@@ -107,7 +114,7 @@ export function createPortalApi(options: { destination: string; timeoutMs: numbe
       const headers = { 'content-type': 'application/json', 'idempotency-key': push.pushId };
       let request: [path: string, body: string];
       try {
-        request = pathAndBody(push);
+        request = pathAndBody(options.families, push);
       } catch (err) {
         // A row no family can push as it stands: an operator's to see, not to retry.
         return { kind: 'parked', reason: failureReason(err) };

@@ -1,7 +1,9 @@
-import { familyNamed } from '../families/index.js';
+// The portal push outbox's sender: claims due pushes, puts each state to the portal's API as its family writes
+// it, then books the answer (pushed, conflict, retried later, or parked for an operator).
 import { createLeasedLoop, type LeasedLoop, type LeasedSenderOptions } from '../leasedOutbox/leasedLoop.js';
 import { type RetryPolicy, retry } from '../retry.js';
 import type { PortalApi, PushAnswer } from './portalApi.js';
+import { type PushKind, pushKindOf } from './pushKind.js';
 import {
   type Booking,
   bookPush,
@@ -14,9 +16,11 @@ import {
 /** How one push's turn ended, as counted in fon_portal_push_total. */
 export type PushResult = 'pushed' | 'conflict' | 'retry' | 'parked';
 
-/** Pushes in flight at once are each of another order. */
+/** Pushes in flight at once are each of another resource (an order, a warranty case). */
 export interface PortalSenderOptions extends LeasedSenderOptions<PushResult> {
   portal: PortalApi;
+  /** The event families, for what log lines call a push's key. */
+  families: readonly PushKind[];
 }
 
 /** wake(): called after a commit that queued a push. */
@@ -52,9 +56,10 @@ function bookingOf(answer: PushAnswer, attempts: number): Booking {
 }
 
 /**
- * Pushes each order's state to the portal after commit. Safe with several instances: rows are claimed with
- * SKIP LOCKED under a short lease renewed while the portal answers, one claim per order at a time, so at most
- * one push of an order is in flight and its states reach the portal in the order they were queued. No
+ * Pushes each resource's state (an order's, a warranty case's) to the portal after commit. Safe with several
+ * instances: rows are claimed with SKIP LOCKED under a short lease renewed while the portal answers, one claim
+ * per resource at a time, so at most one push of a resource is in flight and its states reach the portal in the
+ * order they were queued. No
  * transaction is open while the portal answers.
  */
 export function createPortalSender(options: PortalSenderOptions): PortalSender {
@@ -63,14 +68,14 @@ export function createPortalSender(options: PortalSenderOptions): PortalSender {
   const pollMs = options.pollMs ?? 1000;
   const leaseSeconds = options.leaseSeconds ?? 15;
   async function deliver(push: ClaimedPush): Promise<void> {
-    const family = familyNamed(push.family);
+    const family = pushKindOf(options.families, push.family);
     const about = family === undefined ? {} : { [family.logKey]: push.key };
     const log = logger.child({ ...about, pushId: push.pushId, attempts: push.attempts });
     const answer = await portal.put(push);
     const booking = bookingOf(answer, push.attempts);
     // If the process dies right here, the lease runs out and the same PUT goes again.
     const held = await retry(() => bookPush(pool, push, booking), BOOK_RETRY);
-    if (!held) log.warn('push lease lost before its answer was booked; the order goes again');
+    if (!held) log.warn('push lease lost before its answer was booked; the state goes again');
     const result: PushResult = booking.kind === 'done' ? booking.result : booking.kind;
     if (answer.kind === 'pushed' || answer.kind === 'conflict')
       log.info({ status: answer.status }, `portal push ${result}`);

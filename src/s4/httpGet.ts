@@ -1,6 +1,6 @@
 // One GET with node's own HTTP client on the destination's keep-alive agent: no per-request destination
 // lookup, middleware chain or response interceptors. Failures below HTTP carry what errors.ts classifies: a
-// socket `code`, or `ECONNABORTED` for a timeout (as axios reports it); salesOrderApi.ts wraps them.
+// socket `code`, or `ECONNABORTED` for a timeout (as axios reports it); a family's api.ts wraps them.
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { type Context, inSpan, ROOT_CONTEXT, SpanKind } from '../telemetry/tracing.js';

@@ -1,4 +1,4 @@
-// Many orders in one collection read: the `$filter` of key terms joined by `or` (both API versions accept
+// Many documents in one collection read: the `$filter` of key terms joined by `or` (both API versions accept
 // it; `in` is not advertised: docs/s4hana.md, Key filters), and the matching of the answer to the request.
 
 import { UnexpectedResponseError } from './odataEntity.js';

@@ -8,7 +8,7 @@ import type { ApiVersion, ODataService } from './odataService.js';
 import { httpFailure, parseRetryAfter, s4Failure, wrapFailure } from './s4Failure.js';
 
 /** One key's share of a collection read: its entity mapped, null when S/4HANA has no such entity, or why not. */
-export type KeyResult<T> = { order: T | null } | { error: unknown };
+export type KeyResult<T> = { document: T | null } | { error: unknown };
 
 export interface ODataReader<T> {
   version: ApiVersion;
@@ -165,7 +165,7 @@ export function createODataReader<T, S extends ODataService>(
       const results = new Map<string, KeyResult<T>>();
       for (const [key, entity] of matchCollection(service.keyProperty, keys, page.entities, page.complete)) {
         try {
-          results.set(key, { order: entity === null ? null : map(entity, key, service) });
+          results.set(key, { document: entity === null ? null : map(entity, key, service) });
         } catch (error) {
           // One entity S/4HANA wrote oddly fails its own events only, not the others read with it.
           results.set(key, { error });

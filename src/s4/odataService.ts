@@ -1,7 +1,7 @@
 // What differs between the two OData versions, so that the client, the batching and the sandbox's tests speak
 // of one thing: how an answer wraps an entity or a collection, how times and error texts are written (the
 // envelope), and, per entity set read, where the entity and the collection live and which property is the key.
-// Each mapping to the service's own type is one for both versions (salesOrder.ts, families/*/).
+// Each mapping to the service's own type is one for both versions (each family's entity.ts).
 import type { TimeFormat } from './odataEntity.js';
 
 export type ApiVersion = 'v2' | 'v4';

@@ -1,13 +1,13 @@
-// The callers waiting for a read of S/4HANA, per order, and the orders being read: the bookkeeping of the rule
-// that an event is answered only by a read that started after it arrived. Callers are bound to a read when it is
-// taken, so whoever arrives later waits here for the next one, and an order being read is never offered to
-// another request.
+// The callers waiting for a read of S/4HANA, per key, and the keys being read: the bookkeeping of the rule that an
+// event is answered only by a read that started after it arrived. Callers are bound to a read when it is taken,
+// so whoever arrives later waits here for the next one, and a key being read is never offered to another
+// request.
 
 import type { Context } from '../telemetry/tracing.js';
 
-/** A read of one entity: a sales order unless another family's reader is batched. */
-export interface OrderRead<T> {
-  order: T | null;
+/** A read of one document (a sales order, a customer return: the family's entity); null when S/4HANA has none. */
+export interface DocumentRead<T> {
+  document: T | null;
   /** When the read was sent: a state read later is at least as new. */
   readAt: Date;
 }
@@ -19,11 +19,11 @@ export interface Waiter<T> {
   deadline: number;
   /** The caller's trace context: a request runs under its first waiter's span. */
   trace: Context;
-  resolve(read: OrderRead<T>): void;
+  resolve(read: DocumentRead<T>): void;
   reject(err: unknown): void;
 }
 
-/** An order taken for a request, with the callers that request answers. */
+/** A key taken for a request, with the callers that request answers. */
 export interface Taken<T> {
   key: string;
   waiters: Waiter<T>[];
@@ -31,20 +31,20 @@ export interface Taken<T> {
 
 export interface ReadQueue<T> {
   add(key: string, waiter: Waiter<T>): void;
-  /** Up to `limit` orders that wait and are not being read, oldest first, and when the first of them began. */
+  /** Up to `limit` keys that wait and are not being read, oldest first, and when the first of them began. */
   ready(limit: number): { keys: string[]; since: number };
-  /** Binds the orders' callers to a request and marks the orders as being read. */
+  /** Binds the keys' callers to a request and marks the keys as being read. */
   take(keys: readonly string[]): Taken<T>[];
-  /** The request for these orders has ended: they may be read again. */
+  /** The request for these keys has ended: they may be read again. */
   done(keys: readonly string[]): void;
-  /** Puts orders back at the head of the line, before any caller that arrived since. */
+  /** Puts keys back at the head of the line, before any caller that arrived since. */
   requeue(entries: readonly Taken<T>[]): void;
   /** Fails, with `failure()`, the callers that may not wait until `until` (Date.now() time). */
   expire(until: number, failure: () => unknown): void;
 }
 
 export function readQueue<T>(): ReadQueue<T> {
-  // Insertion order is the line: the order whose first caller came first goes first.
+  // Insertion order is the line: the key whose first caller came first goes first.
   let waiting = new Map<string, Waiter<T>[]>();
   const reading = new Set<string>();
   return {

@@ -1,6 +1,6 @@
 // A caller's wait for a read of S/4HANA: it fails at once when a pause outlasts its budget, and at shutdown.
 import type { Context } from '../telemetry/tracing.js';
-import type { OrderRead, ReadQueue, Waiter } from './readQueue.js';
+import type { DocumentRead, ReadQueue, Waiter } from './readQueue.js';
 import { s4Failure } from './s4Failure.js';
 
 export interface WaitOptions {
@@ -16,9 +16,9 @@ export function waitForRead<T>(
   queue: ReadQueue<T>,
   key: string,
   options: WaitOptions,
-): Promise<OrderRead<T>> {
+): Promise<DocumentRead<T>> {
   const { signal, trace, pausedUntil } = options;
-  return new Promise<OrderRead<T>>((resolve, reject) => {
+  return new Promise<DocumentRead<T>>((resolve, reject) => {
     const now = Date.now();
     const deadline = now + options.maxWaitMs;
     if (pausedUntil > deadline) {

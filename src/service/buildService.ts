@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/loadConfig.js';
 import { openPool } from '../db/openPool.js';
 import type { HandleEvent } from '../events/outcome.js';
+import { FAMILY_EXPIRIES } from '../families/index.js';
 import { buildApp } from '../http/app.js';
 import { createNoAuth, createXsuaaAuth } from '../http/auth.js';
 import { createHealthCheck } from '../http/health.js';
@@ -16,10 +17,10 @@ import { ensureEventMeshQueue } from '../messaging/eventMeshSetup.js';
 import type { MailSender } from '../notifications/mailSender.js';
 import type { PortalSender } from '../portal/portalSender.js';
 import { DEFAULT_RETRY, type RetryPolicy } from '../retry.js';
-import { createMetrics } from '../telemetry/metrics.js';
 import { startTracing } from '../telemetry/tracing.js';
 import { createEventFlow } from './eventFlow.js';
 import { httpRoutes } from './httpRoutes.js';
+import { createMetrics } from './metrics.js';
 import { orderedShutdown } from './orderedShutdown.js';
 import { createOutboxSenders } from './outboxSenders.js';
 
@@ -30,7 +31,7 @@ export interface ServiceParts {
   handle: HandleEvent;
   amqp: AmqpConsumer | undefined;
   mailSender: MailSender;
-  /** Pushes order states to the portal's API; undefined when PORTAL_DESTINATION is unset. */
+  /** Pushes the families' states to the portal's API; undefined when PORTAL_DESTINATION is unset. */
   portalSender: PortalSender | undefined;
   retention: Retention;
   /** Ordered, time-boxed and memoised: closes whatever is open, started or not. */
@@ -115,6 +116,7 @@ export async function buildService(
   });
   const retention = createRetention({
     pool,
+    expiries: FAMILY_EXPIRIES,
     logger: logger.child({ component: 'retention' }),
     processedEventDays: config.retention.processedEventDays,
     mailDays: config.retention.mailDays,

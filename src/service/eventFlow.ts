@@ -4,12 +4,12 @@
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from '../config/loadConfig.js';
-import type { FamilyDeps } from '../events/family.js';
 import { createEventHandler, type HandleEvent } from '../events/handleEvent.js';
-import { FAMILIES } from '../families/index.js';
+import type { FamilyDeps } from '../families/familyDeps.js';
+import { EVENT_KEYS, FAMILIES } from '../families/index.js';
 import type { RetryPolicy } from '../retry.js';
 import { createDestinationLimit } from '../s4/destinationLimit.js';
-import type { Metrics } from '../telemetry/metrics.js';
+import type { Metrics } from './metrics.js';
 import type { OutboxSenders } from './outboxSenders.js';
 
 export interface EventFlowDeps {
@@ -40,6 +40,7 @@ export function createEventFlow(config: Readonly<Config>, deps: EventFlowDeps): 
   const families = new Map(FAMILIES.map((family) => [family.name, family.create(familyDeps, config)]));
   return createEventHandler({
     pool,
+    families: EVENT_KEYS,
     familyOf: (event) => (event.family === undefined ? undefined : families.get(event.family)),
     onQueued: ({ mailQueued, pushQueued }) => {
       if (mailQueued) mailSender.wake();

@@ -3,13 +3,14 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/loadConfig.js';
+import { FAMILY_ADMINS } from '../families/index.js';
 import { type AdminDeps, adminRoutes } from '../http/adminRoutes.js';
 import { consoleRoutes } from '../http/consoleRoutes.js';
 import { requireEventHubToken } from '../http/eventHubAuth.js';
 import { eventHubRoutes } from '../http/eventHubRoutes.js';
 import { webhookRoutes } from '../http/webhookRoutes.js';
 
-export interface RouteDeps extends AdminDeps {
+export interface RouteDeps extends Omit<AdminDeps, 'families'> {
   logger: Logger;
 }
 
@@ -47,6 +48,7 @@ export function httpRoutes(
       handle,
       wakeMailSender: deps.wakeMailSender,
       wakePortalSender: deps.wakePortalSender,
+      families: FAMILY_ADMINS,
     }),
     consoleRoutes,
   );

@@ -3,12 +3,13 @@
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from '../config/loadConfig.js';
+import { mailKinds, PUSH_KINDS } from '../families/index.js';
 import { newLeaseHolder } from '../leasedOutbox/leaseHolder.js';
 import { createMailSender, type MailSender } from '../notifications/mailSender.js';
 import { directoryTransport, type MailTransport, smtpTransport } from '../notifications/mailTransport.js';
 import { createPortalApi } from '../portal/portalApi.js';
 import { createPortalSender, type PortalSender } from '../portal/portalSender.js';
-import type { Metrics } from '../telemetry/metrics.js';
+import type { Metrics } from './metrics.js';
 
 export interface OutboxSenders {
   transport: MailTransport;
@@ -33,9 +34,9 @@ export function createOutboxSenders(
   const mailSender = createMailSender({
     pool,
     transport,
+    families: mailKinds(config),
     from: config.mail.from,
     locale: config.mail.locale,
-    portalOrderUrl: config.mail.portalOrderUrl,
     logger: logger.child({ component: 'mail' }),
     onResult: metrics.mail,
     pollMs,
@@ -47,7 +48,8 @@ export function createOutboxSenders(
       ? undefined
       : createPortalSender({
           pool,
-          portal: createPortalApi(config.portal),
+          portal: createPortalApi({ ...config.portal, families: PUSH_KINDS }),
+          families: PUSH_KINDS,
           logger: logger.child({ component: 'portal' }),
           onResult: metrics.portalPush,
           pollMs,

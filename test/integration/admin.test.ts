@@ -301,6 +301,33 @@ describe('reading what the service did', () => {
     }
   });
 
+  it('describes each event family to a Viewer as the console searches it: its page, words and key pattern', async () => {
+    expect((await call('GET', '/api/families')).statusCode).toBe(401);
+    const res = await call('GET', '/api/families', viewer());
+    expect(res.statusCode).toBe(200);
+    const families = res.json() as Array<{
+      page: string;
+      lookup: string;
+      keyPattern: string;
+      typePrefix: string;
+    }>;
+    expect(families.map(({ page, lookup }) => [page, lookup])).toEqual([
+      ['orders', '/api/orders'],
+      ['returns', '/api/returns'],
+    ]);
+    expect(families[1]).toMatchObject({
+      label: 'Customer return',
+      noun: 'customer return',
+      param: 'customerReturn',
+      typePrefix: 'sap.s4.beh.customerreturn.v1.CustomerReturn.',
+      state: [['caseStatus', 'case status']],
+    });
+    for (const family of families) {
+      expect(new RegExp(family.keyPattern).test('0060000000')).toBe(true);
+      expect(new RegExp(family.keyPattern).test('ab-c')).toBe(false);
+    }
+  });
+
   it('tells what happened to one event: processed, still being delivered, or dead-lettered', async () => {
     const events = (source: string, id: string) =>
       call('GET', `/api/events?source=${encodeURIComponent(source)}&id=${encodeURIComponent(id)}`, viewer());

@@ -4,11 +4,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { CustomerReturnState } from '../../sandbox/s4Returns.js';
 import { type S4Server, startS4Server } from '../../sandbox/s4Server.js';
 import { classify } from '../../src/errors.js';
-import {
-  type CustomerReturnApi,
-  createCustomerReturnApi,
-} from '../../src/families/customerReturn/customerReturnApi.js';
-import { toWarrantyCase } from '../../src/families/customerReturn/warrantyCase.js';
+import { type CustomerReturnApi, createCustomerReturnApi } from '../../src/families/customerReturn/api.js';
+import { toWarrantyCase } from '../../src/families/customerReturn/state.js';
 import { batchReads } from '../../src/s4/batchedReads.js';
 import { createDestinationLimit } from '../../src/s4/destinationLimit.js';
 import { registerDestination } from '../support/destination.js';
@@ -105,7 +102,7 @@ describe.each(['v2', 'v4'] as const)('reading customer returns over %s', (versio
     expect([...results.keys()]).toEqual(['60000003', "R'4", '69999998']);
     const read = (key: string) => {
       const result = results.get(key);
-      return result !== undefined && 'order' in result ? result.order : result;
+      return result !== undefined && 'document' in result ? result.document : result;
     };
     expect(read('60000003')).toMatchObject({ overallSDProcessStatus: 'C', items: [{}, {}] });
     expect(read("R'4")).toMatchObject({ customerReturn: "R'4", items: [] });
@@ -125,7 +122,7 @@ describe.each(['v2', 'v4'] as const)('reading customer returns over %s', (versio
     });
     const before = s4.returns.requestLog().length;
     const reads = await Promise.all(keys.map((key) => readReturn(key)));
-    expect(reads.map((read) => read.order?.customerReturn)).toEqual(keys);
+    expect(reads.map((read) => read.document?.customerReturn)).toEqual(keys);
     // Asked for in the same turn, all go out together as one collection read.
     expect(s4.returns.requestLog().slice(before)).toEqual([
       { api: version, collection: true, customerReturns: keys },

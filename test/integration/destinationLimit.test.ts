@@ -6,8 +6,8 @@ import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type S4Server, startS4Server } from '../../sandbox/s4Server.js';
-import { createCustomerReturnApi } from '../../src/families/customerReturn/customerReturnApi.js';
-import { createSalesOrderApi } from '../../src/families/salesOrder/salesOrderApi.js';
+import { createCustomerReturnApi } from '../../src/families/customerReturn/api.js';
+import { createSalesOrderApi } from '../../src/families/salesOrder/api.js';
 import { batchReads } from '../../src/s4/batchedReads.js';
 import { createDestinationLimit } from '../../src/s4/destinationLimit.js';
 import { registerDestination } from '../support/destination.js';
@@ -120,7 +120,7 @@ describe('S/4HANA reads of both families on one destination', () => {
       ...returns.map((customerReturn) => read.customerReturn(customerReturn)),
     ]);
 
-    expect(answers.map((answer) => answer.order !== null)).toEqual(Array(12).fill(true));
+    expect(answers.map((answer) => answer.document !== null)).toEqual(Array(12).fill(true));
     const families = relay.relayed().map((request) => request.family);
     expect(families.filter((family) => family === 'salesOrder')).toHaveLength(6);
     expect(families.filter((family) => family === 'customerReturn')).toHaveLength(6);
@@ -150,8 +150,8 @@ describe('S/4HANA reads of both families on one destination', () => {
       const throttledRead = read[throttled](keys[throttled]);
       await paused.opened;
       const otherRead = await read[other](keys[other]);
-      expect(otherRead.order).not.toBeNull();
-      expect((await throttledRead).order).not.toBeNull();
+      expect(otherRead.document).not.toBeNull();
+      expect((await throttledRead).document).not.toBeNull();
 
       const [first, ...after] = relay.relayed();
       expect(first).toMatchObject({ family: throttled, status: 429 });

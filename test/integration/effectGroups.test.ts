@@ -6,8 +6,8 @@ import type { ParsedEvent } from '../../src/events/cloudEvent.js';
 import type { EffectResult } from '../../src/events/effect.js';
 import { groupEffects } from '../../src/events/effectGroups.js';
 import { checkInbox } from '../../src/events/inbox.js';
-import { applyEffect } from '../../src/families/salesOrder/applyEffect.js';
-import type { PortalOrder } from '../../src/families/salesOrder/portalStatus.js';
+import { applyEffect } from '../../src/families/salesOrder/effect.js';
+import type { PortalOrder } from '../../src/families/salesOrder/state.js';
 import { ROOT_CONTEXT } from '../../src/telemetry/tracing.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { EFFECT_MAIL, parsedEvent } from '../support/effects.js';
@@ -41,7 +41,7 @@ function state(salesOrder: string, readAt = new Date()): PortalOrder {
 /** The grouped writer of the service, counting the statements it runs and the events each carried. */
 function countingWriter() {
   const statements: number[] = [];
-  const write = groupEffects(async (events, order) => {
+  const write = groupEffects<PortalOrder>(async (events, order) => {
     statements.push(events.length);
     return applyEffect(db.pool, events, order, EFFECT_MAIL);
   });
@@ -136,7 +136,7 @@ describe('effects of events one read answered', () => {
 
   it('fail together when the statement fails, so that each event retries', async () => {
     const failure = new Error('connection terminated');
-    const write = groupEffects(async () => {
+    const write = groupEffects<PortalOrder>(async () => {
       throw failure;
     });
     const salesOrder = String(nextOrder++);

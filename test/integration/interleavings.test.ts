@@ -10,12 +10,13 @@ import { type PortalServer, startPortalServer } from '../../sandbox/portalServer
 import type { ParsedEvent } from '../../src/events/cloudEvent.js';
 import { checkInbox, checkInboxes } from '../../src/events/inbox.js';
 import { recordProcessed } from '../../src/events/processedRecord.js';
-import { type CaseState, writeCase } from '../../src/families/customerReturn/caseEffect.js';
-import { withdrawnCase } from '../../src/families/customerReturn/customerReturnFamily.js';
-import { returnOverview } from '../../src/families/customerReturn/returnOverview.js';
-import type { CaseStatus } from '../../src/families/customerReturn/warrantyCase.js';
-import { applyEffect } from '../../src/families/salesOrder/applyEffect.js';
-import type { PortalOrder } from '../../src/families/salesOrder/portalStatus.js';
+import { type CaseState, writeCase } from '../../src/families/customerReturn/effect.js';
+import { withdrawnCase } from '../../src/families/customerReturn/family.js';
+import { returnOverview } from '../../src/families/customerReturn/overview.js';
+import type { CaseStatus } from '../../src/families/customerReturn/state.js';
+import { PUSH_KINDS } from '../../src/families/index.js';
+import { applyEffect } from '../../src/families/salesOrder/effect.js';
+import type { PortalOrder } from '../../src/families/salesOrder/state.js';
 import { createPortalApi, type PortalApi } from '../../src/portal/portalApi.js';
 import { createPortalSender, type PushResult } from '../../src/portal/portalSender.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
@@ -35,7 +36,11 @@ beforeAll(async () => {
   [db, portal] = await Promise.all([createTestDatabase(), startPortalServer()]);
   other = new pg.Client({ connectionString: db.url });
   await other.connect();
-  portalApi = createPortalApi({ destination: registerDestination(portal.url), timeoutMs: 5000 });
+  portalApi = createPortalApi({
+    destination: registerDestination(portal.url),
+    timeoutMs: 5000,
+    families: PUSH_KINDS,
+  });
 });
 afterAll(async () => {
   await other.end();
@@ -548,6 +553,7 @@ async function sendPushes(count: number, api = portalApi): Promise<PushResult[]>
   const sender = createPortalSender({
     pool: db.pool,
     portal: api,
+    families: PUSH_KINDS,
     logger: guardedLogger(),
     onResult(result) {
       results.push(result);

@@ -4,6 +4,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type SmtpSink, startSmtpServer } from '../../sandbox/smtpServer.js';
+import { mailKinds } from '../../src/families/index.js';
 import { CLAIM_DUE, MARK_SENT } from '../../src/notifications/mailOutbox.js';
 import { createMailSender, type MailResult, type MailSender } from '../../src/notifications/mailSender.js';
 import { type MailTransport, smtpTransport } from '../../src/notifications/mailTransport.js';
@@ -67,6 +68,10 @@ function startSender(onResult: (result: MailResult) => void = () => {}): MailSen
   const sender = createMailSender({
     pool,
     transport,
+    families: mailKinds({
+      salesOrder: { portalOrderUrl: undefined },
+      customerReturn: { warrantyReturnReasons: undefined },
+    }),
     from: 'notifier@fleet.example',
     logger: guardedLogger(),
     pollMs: POLL_MS,

@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { classify, TransientError } from '../../src/errors.js';
+import { FAMILY_EXPIRIES } from '../../src/families/index.js';
 import { createRetention, RETENTION_LOCK, type RetentionDeps } from '../../src/maintenance/retention.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { guardedLogger } from '../support/logGuard.js';
@@ -24,6 +25,7 @@ const retention = (options: Partial<RetentionDeps> = {}) =>
     logger: guardedLogger(),
     processedEventDays: 7,
     mailDays: 30,
+    expiries: FAMILY_EXPIRIES,
     ...options,
   });
 

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type S4Server, startS4Server } from '../../sandbox/s4Server.js';
 import { classify, PermanentError, TransientError } from '../../src/errors.js';
-import { createSalesOrderApi } from '../../src/families/salesOrder/salesOrderApi.js';
+import { createSalesOrderApi } from '../../src/families/salesOrder/api.js';
 import { registerDestination } from '../support/destination.js';
 import { doesNotHang } from '../support/waits.js';
 

@@ -9,6 +9,7 @@ import { customerReturnEvent, SALES_ORDER_TYPE, salesOrderEvent } from '../../sa
 import { parseCloudEvent } from '../../src/events/cloudEvent.js';
 import { checkInbox } from '../../src/events/inbox.js';
 import type { Channel } from '../../src/events/outcome.js';
+import { EVENT_KEYS } from '../../src/families/index.js';
 import type { ServiceParts } from '../../src/service/buildService.js';
 import { adminCalls } from '../support/adminCalls.js';
 import { registerDestination } from '../support/destination.js';
@@ -188,7 +189,7 @@ describe('the order timeline', () => {
     expect(await deliver(event(salesOrder, id(7), 'Deleted.v1'))).toMatchObject({ result: 'not_found' });
 
     // Counted, then nothing more: a delivery in process, or one whose process died.
-    const counted = parseCloudEvent(inboundOf(event(salesOrder, id(8))), 1_000_000);
+    const counted = parseCloudEvent(inboundOf(event(salesOrder, id(8))), 1_000_000, EVENT_KEYS);
     if (!counted.ok) throw new Error(counted.reason);
     await checkInbox(world.db.pool, counted.event, 'amqp');
 
@@ -339,7 +340,7 @@ describe('the return timeline', () => {
 
     await retriedAndPushed(parked, 'customerReturn', customerReturn);
 
-    const counted = parseCloudEvent(inboundOf(returnEvent(8)), 1_000_000);
+    const counted = parseCloudEvent(inboundOf(returnEvent(8)), 1_000_000, EVENT_KEYS);
     if (!counted.ok) throw new Error(counted.reason);
     await checkInbox(world.db.pool, counted.event, 'amqp');
 

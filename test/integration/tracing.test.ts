@@ -162,7 +162,7 @@ afterAll(async () => {
 
 function delivery(id: string): Span {
   const found = spans.filter(
-    (s) => s.name === 'process sales-order event' && s.attributes['cloudevents.event_id'] === id,
+    (s) => s.name === 'process event' && s.attributes['cloudevents.event_id'] === id,
   );
   expect(found, id).toHaveLength(1);
   return found[0] as Span;

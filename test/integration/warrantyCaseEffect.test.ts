@@ -10,8 +10,8 @@ import { classify } from '../../src/errors.js';
 import type { ParsedEvent } from '../../src/events/cloudEvent.js';
 import type { Family } from '../../src/events/family.js';
 import { checkInbox } from '../../src/events/inbox.js';
-import type { CaseState } from '../../src/families/customerReturn/caseEffect.js';
-import { createCustomerReturnFamily } from '../../src/families/customerReturn/customerReturnFamily.js';
+import type { CaseState } from '../../src/families/customerReturn/effect.js';
+import { createCustomerReturnFamily } from '../../src/families/customerReturn/family.js';
 import { DEFAULT_RETRY } from '../../src/retry.js';
 import { createDestinationLimit } from '../../src/s4/destinationLimit.js';
 import { ROOT_CONTEXT } from '../../src/telemetry/tracing.js';
@@ -34,7 +34,6 @@ beforeAll(async () => {
     version: 'v2',
     maxConcurrentReads: 2,
     readBatch: 10,
-    warrantyReturnReasons: undefined,
   };
 });
 afterAll(async () => {
@@ -48,7 +47,7 @@ function family(
 ): Family<CaseState> {
   return createCustomerReturnFamily({
     pool: db.pool,
-    s4: { ...s4Settings, warrantyReturnReasons },
+    s4: s4Settings,
     mail: EFFECT_MAIL,
     pushToPortal: false,
     retryPolicy: DEFAULT_RETRY,
@@ -57,6 +56,7 @@ function family(
     observe: {},
     maxReadLagMs,
     maxDeliveries,
+    warrantyReturnReasons,
   });
 }
 

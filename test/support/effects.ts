@@ -3,6 +3,7 @@
 import { customerReturnEvent, type S4EventSpec, salesOrderEvent } from '../../sandbox/s4Events.js';
 import { type ParsedEvent, parseCloudEvent } from '../../src/events/cloudEvent.js';
 import type { EffectMail } from '../../src/events/effect.js';
+import { EVENT_KEYS } from '../../src/families/index.js';
 
 export const EFFECT_MAIL: EffectMail = {
   to: ['fleet-manager@fleet.example'],
@@ -26,7 +27,11 @@ export function parsedReturnEvent(
 
 function parsedBody(text: string): ParsedEvent {
   const body = Buffer.from(text);
-  const parsed = parseCloudEvent({ body, contentType: 'application/json', binaryAttributes: {} }, 1 << 20);
+  const parsed = parseCloudEvent(
+    { body, contentType: 'application/json', binaryAttributes: {} },
+    1 << 20,
+    EVENT_KEYS,
+  );
   if (!parsed.ok) throw new Error(parsed.reason);
   return parsed.event;
 }

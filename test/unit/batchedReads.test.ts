@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { classify } from '../../src/errors.js';
-import type { SalesOrder } from '../../src/families/salesOrder/salesOrder.js';
-import type { KeyResult, SalesOrderApi } from '../../src/families/salesOrder/salesOrderApi.js';
+import type { KeyResult, SalesOrderApi } from '../../src/families/salesOrder/api.js';
+import type { SalesOrder } from '../../src/families/salesOrder/entity.js';
 import { type BatchedReadOptions, batchReads, MAX_GATHER_MS } from '../../src/s4/batchedReads.js';
 import { createDestinationLimit, type DestinationLimitOptions } from '../../src/s4/destinationLimit.js';
 import { httpFailure } from '../../src/s4/s4Failure.js';
@@ -28,7 +28,7 @@ function controllableApi() {
             new Map(
               Object.entries(orders).map(([key, value]) => [
                 key,
-                value instanceof Error ? { error: value } : { order: value },
+                value instanceof Error ? { error: value } : { document: value },
               ]),
             ),
           ),
@@ -41,7 +41,7 @@ function controllableApi() {
       const result = (await request([salesOrder])).get(salesOrder);
       if (result === undefined || 'error' in result)
         throw new Error('test answered a single read without it');
-      return result.order;
+      return result.document;
     },
     readMany: (salesOrders) => request([...salesOrders]),
   };
@@ -91,12 +91,12 @@ describe('batched S/4HANA reads', () => {
     expect(started).toHaveLength(1);
 
     started[0]?.answer({ 1: order('1', 'A') });
-    expect((await first).order?.overallSDProcessStatus).toBe('A');
+    expect((await first).document?.overallSDProcessStatus).toBe('A');
     await tick();
     expect(started).toHaveLength(2); // one read for both waiting callers
     started[1]?.answer({ 1: order('1', 'B') });
-    expect((await second).order?.overallSDProcessStatus).toBe('B');
-    expect((await third).order?.overallSDProcessStatus).toBe('B');
+    expect((await second).document?.overallSDProcessStatus).toBe('B');
+    expect((await third).document?.overallSDProcessStatus).toBe('B');
   });
 
   it('sends a read at once while there is capacity, one request per order arriving alone', async () => {
@@ -108,8 +108,8 @@ describe('batched S/4HANA reads', () => {
     expect(started.map((s) => s.keys)).toEqual([['1'], ['2']]);
     started[1]?.answer({ 2: null });
     started[0]?.answer({ 1: order('1') });
-    expect((await a).order?.salesOrder).toBe('1');
-    expect((await b).order).toBeNull();
+    expect((await a).document?.salesOrder).toBe('1');
+    expect((await b).document).toBeNull();
   });
 
   it('gathers orders that wait while every request is busy into one collection read of at most the batch size', async () => {
@@ -136,7 +136,7 @@ describe('batched S/4HANA reads', () => {
     started[2]?.answer({ 4: order('4'), 5: null, 6: order('6') });
     started[3]?.answer({ 7: order('7'), 8: order('8') });
     const answers = await Promise.all(later);
-    expect(answers.map((a) => a.order?.salesOrder ?? null)).toEqual(['4', null, '6', '7', '8']);
+    expect(answers.map((a) => a.document?.salesOrder ?? null)).toEqual(['4', null, '6', '7', '8']);
   });
 
   it('sends one request per order with a batch size of 1', async () => {
@@ -158,7 +158,7 @@ describe('batched S/4HANA reads', () => {
     await tick();
     expect(started).toHaveLength(2);
     started[1]?.answer({ 1: order('1') });
-    expect((await again).order?.salesOrder).toBe('1');
+    expect((await again).document?.salesOrder).toBe('1');
   });
 
   it('fails only the order whose entity could not be mapped, not the others read with it', async () => {
@@ -166,7 +166,7 @@ describe('batched S/4HANA reads', () => {
     const [good, bad] = [read('1'), read('2')];
     await tick();
     started[0]?.answer({ 1: order('1'), 2: new Error('not an OData V2 date') });
-    expect((await good).order?.salesOrder).toBe('1');
+    expect((await good).document?.salesOrder).toBe('1');
     await expect(bad).rejects.toThrow('not an OData V2 date');
   });
 
@@ -178,7 +178,7 @@ describe('batched S/4HANA reads', () => {
     await tick();
     expect(started[1]?.keys).toEqual(['2', '3']);
     started[1]?.answer({ 2: order('2'), 3: null });
-    expect((await Promise.all(reads)).map((r) => r.order?.salesOrder ?? null)).toEqual(['1', '2', null]);
+    expect((await Promise.all(reads)).map((r) => r.document?.salesOrder ?? null)).toEqual(['1', '2', null]);
   });
 
   it('stamps each result with the time its request was sent', async () => {
@@ -247,7 +247,7 @@ describe('batched S/4HANA reads', () => {
     const reads = [read('1'), read('2')];
     await tick();
     started[0]?.answer({});
-    for (const pending of reads) await expect(pending).rejects.toThrow(/none of the orders/);
+    for (const pending of reads) await expect(pending).rejects.toThrow(/none of the documents/);
     expect(started).toHaveLength(1);
   });
 
@@ -357,7 +357,7 @@ describe('batched S/4HANA reads while another request is in flight', () => {
     started[1]?.answer({ 1: order('1') });
     started[2]?.answer({ 2: order('2'), 3: order('3') });
     const answers = await Promise.all([alone, ...gathered]);
-    expect(answers.map((r) => r.order?.salesOrder)).toEqual(['1', '2', '3']);
+    expect(answers.map((r) => r.document?.salesOrder)).toEqual(['1', '2', '3']);
   });
 
   it('never holds a request when none is in flight, however slow the latest one was', async () => {
@@ -412,12 +412,12 @@ describe('batched S/4HANA reads while another request is in flight', () => {
     await pass(10);
     expect(started.slice(1).map((s) => s.keys)).toEqual([['1'], ['2']]);
     started[1]?.answer({ 1: order('1', 'A') });
-    expect((await before).order?.overallSDProcessStatus).toBe('A');
+    expect((await before).document?.overallSDProcessStatus).toBe('A');
     await tick();
     expect(started[3]?.keys).toEqual(['1']); // waited through the gather already: at once
     started[3]?.answer({ 1: order('1', 'B') });
     started[2]?.answer({ 2: order('2') });
-    expect((await after).order?.overallSDProcessStatus).toBe('B');
+    expect((await after).document?.overallSDProcessStatus).toBe('B');
     await other;
   });
 });

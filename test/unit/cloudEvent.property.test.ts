@@ -3,6 +3,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type ParsedEvent, type ParseResult, parseCloudEvent } from '../../src/events/cloudEvent.js';
+import { EVENT_KEYS } from '../../src/families/index.js';
 import { SALES_ORDER_TYPE_PREFIX } from '../../src/families/salesOrder/events.js';
 
 const LIMIT = 64 * 1024;
@@ -19,7 +20,7 @@ function checked(
 ): ParseResult {
   let result: ParseResult;
   try {
-    result = parseCloudEvent({ body, contentType, binaryAttributes }, LIMIT);
+    result = parseCloudEvent({ body, contentType, binaryAttributes }, LIMIT, EVENT_KEYS);
   } catch (err) {
     throw new Error(`parseCloudEvent threw: ${String(err)}`);
   }

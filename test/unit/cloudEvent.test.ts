@@ -2,6 +2,7 @@
 import type { IncomingMessage } from '@sap/xb-msg-amqp-v100';
 import { describe, expect, it } from 'vitest';
 import { type InboundMessage, type ParseResult, parseCloudEvent } from '../../src/events/cloudEvent.js';
+import { EVENT_KEYS } from '../../src/families/index.js';
 import { SALES_ORDER_TYPE_PREFIX } from '../../src/families/salesOrder/events.js';
 import { toInbound } from '../../src/messaging/amqpMessage.js';
 import {
@@ -41,7 +42,7 @@ function parse(
   const bytes = Buffer.isBuffer(body)
     ? body
     : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
-  return parseCloudEvent({ body: bytes, contentType, binaryAttributes }, LIMIT);
+  return parseCloudEvent({ body: bytes, contentType, binaryAttributes }, LIMIT, EVENT_KEYS);
 }
 
 function reasonOf(result: ParseResult): string {
@@ -355,7 +356,7 @@ describe('binary mode', () => {
       contentType: 'application/json',
       binaryAttributes: attributes,
     };
-    expect(reasonOf(parseCloudEvent({ ...message, repeatedAttributes: ['id'] }, LIMIT))).toBe(
+    expect(reasonOf(parseCloudEvent({ ...message, repeatedAttributes: ['id'] }, LIMIT, EVENT_KEYS))).toBe(
       'binary attribute "id" is given more than once',
     );
   });
@@ -502,7 +503,7 @@ describe('the hostile corpus', () => {
   it.each([...corpus, ...metadataHostileMessages()].map((message) => [message.name, message] as const))(
     'refuses %s with its reason',
     (_name, message) => {
-      const result = parseCloudEvent(received(message), LIMIT);
+      const result = parseCloudEvent(received(message), LIMIT, EVENT_KEYS);
       expect(reasonOf(result)).toMatch(message.reason);
     },
   );

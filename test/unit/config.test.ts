@@ -111,12 +111,12 @@ describe('configuration', () => {
   });
 
   it('writes mail in English without a link unless MAIL_LOCALE and PORTAL_ORDER_URL say otherwise', () => {
-    expect(loadConfig(local).mail).toMatchObject({ locale: 'en', portalOrderUrl: undefined });
+    expect(loadConfig(local).mail).toMatchObject({ locale: 'en' });
+    expect(loadConfig(local).salesOrder).toEqual({ portalOrderUrl: undefined });
     const url = 'https://fleet-portal.example.com/orders/{salesOrder}?tab=status';
-    expect(loadConfig({ ...local, MAIL_LOCALE: 'de-AT', PORTAL_ORDER_URL: url }).mail).toMatchObject({
-      locale: 'de-AT',
-      portalOrderUrl: url,
-    });
+    const config = loadConfig({ ...local, MAIL_LOCALE: 'de-AT', PORTAL_ORDER_URL: url });
+    expect(config.mail).toMatchObject({ locale: 'de-AT' });
+    expect(config.salesOrder).toEqual({ portalOrderUrl: url });
   });
 
   it('refuses a MAIL_LOCALE without a catalog and a PORTAL_ORDER_URL without {salesOrder} or http(s)', () => {

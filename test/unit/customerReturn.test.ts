@@ -3,18 +3,18 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { classify } from '../../src/errors.js';
-import { type CustomerReturn, toCustomerReturn } from '../../src/families/customerReturn/customerReturn.js';
+import { type CustomerReturn, toCustomerReturn } from '../../src/families/customerReturn/entity.js';
 import {
   customerReturnV2,
   customerReturnV4,
   type ReturnService,
-} from '../../src/families/customerReturn/returnServices.js';
+} from '../../src/families/customerReturn/services.js';
 import {
   CASE_STATUSES,
   caseStatusOf,
   toWarrantyCase,
   whenReturnMissing,
-} from '../../src/families/customerReturn/warrantyCase.js';
+} from '../../src/families/customerReturn/state.js';
 import { UnexpectedResponseError } from '../../src/s4/odataEntity.js';
 import { returnV2Body, returnV4Body } from '../fixtures/customerReturn.js';
 

@@ -2,10 +2,10 @@
 import { simpleParser } from 'mailparser';
 import nodemailer from 'nodemailer';
 import { describe, expect, it } from 'vitest';
-import { type CaseMail, renderCaseEmail } from '../../src/families/customerReturn/caseEmail.js';
-import { CASE_CATALOGS } from '../../src/families/customerReturn/emailCatalogs.js';
+import { CASE_CATALOGS } from '../../src/families/customerReturn/catalogs.js';
+import { type CaseMail, renderCaseEmail } from '../../src/families/customerReturn/email.js';
 import { warrantyCaseBody, warrantyCasePath } from '../../src/families/customerReturn/pushResource.js';
-import { CASE_STATUSES } from '../../src/families/customerReturn/warrantyCase.js';
+import { CASE_STATUSES } from '../../src/families/customerReturn/state.js';
 import { LANGUAGES } from '../../src/notifications/languages.js';
 
 const mail: CaseMail = {

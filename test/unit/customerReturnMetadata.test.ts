@@ -8,7 +8,7 @@ import {
   HEADER_PROPERTIES,
   V2_ITEM_PROPERTIES,
   V4_ITEM_PROPERTIES,
-} from '../../src/families/customerReturn/returnServices.js';
+} from '../../src/families/customerReturn/services.js';
 import { returnV2Body, returnV4Body } from '../fixtures/customerReturn.js';
 import { REAL as REAL_SAMPLES } from '../support/realSamples.js';
 import { edmxProperties, METADATA, type Version } from '../support/returnSamples.js';

@@ -1,13 +1,13 @@
 // The customer-return mappings and the warranty case against the real sandbox records of return 60000000 and
 // its item 10 (shared/real-samples/returns), written as each API version answers them.
 import { describe, expect, it } from 'vitest';
-import { type CustomerReturn, toCustomerReturn } from '../../src/families/customerReturn/customerReturn.js';
+import { type CustomerReturn, toCustomerReturn } from '../../src/families/customerReturn/entity.js';
 import {
   customerReturnV2,
   customerReturnV4,
   type ReturnService,
-} from '../../src/families/customerReturn/returnServices.js';
-import { toWarrantyCase } from '../../src/families/customerReturn/warrantyCase.js';
+} from '../../src/families/customerReturn/services.js';
+import { toWarrantyCase } from '../../src/families/customerReturn/state.js';
 import { REAL as REAL_SAMPLES } from '../support/realSamples.js';
 import { realReturnBody } from '../support/returnSamples.js';
 

@@ -1,11 +1,37 @@
-// The registry of event families: each CloudEvent type finds at most one family, and each family renders and
-// pushes the rows of its own name in the shared outboxes, refusing content it never wrote (the database checks
-// only that content is a JSON object; what a family's rows hold is the family's to check).
+// The registry of event families: each CloudEvent type finds at most one family, each family renders and pushes
+// the rows of its own name in the shared outboxes, refusing content it never wrote (the database checks only that
+// content is a JSON object; what a family's rows hold is the family's to check), and every port is filled from the
+// one list.
 import { describe, expect, it } from 'vitest';
 import { PermanentError } from '../../src/errors.js';
-import { FAMILIES, familyNamed, familyOfType } from '../../src/families/index.js';
+import { keysNamed } from '../../src/events/family.js';
+import {
+  EVENT_KEYS,
+  FAMILIES,
+  FAMILY_ADMINS,
+  FAMILY_EXPIRIES,
+  mailKinds,
+  PUSH_KINDS,
+} from '../../src/families/index.js';
+import { mailKindOf } from '../../src/notifications/mailKind.js';
 import type { ClaimedMail } from '../../src/notifications/mailOutbox.js';
+import { pushKindOf } from '../../src/portal/pushKind.js';
 import type { ClaimedPush } from '../../src/portal/pushOutbox.js';
+
+const familyOfType = (type: string) => EVENT_KEYS.find((family) => family.owns(type));
+const SETTINGS = {
+  salesOrder: { portalOrderUrl: undefined },
+  customerReturn: { warrantyReturnReasons: undefined },
+};
+const MAIL_KINDS = mailKinds(SETTINGS);
+
+/** A family's email and push, as the senders find them by the name a row carries. */
+function portsOf(name: string) {
+  const mail = mailKindOf(MAIL_KINDS, name);
+  const push = pushKindOf(PUSH_KINDS, name);
+  if (mail === undefined || push === undefined) throw new Error(`no email or push of ${name}`);
+  return { mail, push };
+}
 
 /** A row of each family as its effect writes it: each family must have one here, and what a row must hold. */
 const ROWS: Record<string, { key: string; mail: object; push: object; required: string[] }> = {
@@ -100,14 +126,26 @@ describe('the event families', () => {
     expect(owners('sap.s4.beh.customerreturn.v1.CustomerReturn.Created.v1')).toBe(1);
   });
 
-  it('finds each family by the name its rows carry, and none for no name', () => {
+  it('finds each family by the name its rows carry, and none for another name: none is taken for another', () => {
     for (const family of FAMILIES) {
-      expect(familyNamed(family.name)).toBe(family);
+      expect(mailKindOf(MAIL_KINDS, family.name)).toMatchObject({
+        family: family.name,
+        logKey: family.logKey,
+        spanKey: family.spanKey,
+      });
+      expect(pushKindOf(PUSH_KINDS, family.name)).toMatchObject({
+        family: family.name,
+        logKey: family.logKey,
+      });
+      expect(keysNamed(EVENT_KEYS, family.name)).toBe(family);
       // Its timeline reads the rows of its name.
       expect(family.admin.timeline.family).toBe(family.name);
     }
-    expect(familyNamed(undefined)).toBeUndefined();
-    expect(familyNamed('order')).toBeUndefined();
+    // `order` was a row kind, never a family's name.
+    expect(mailKindOf(MAIL_KINDS, 'order')).toBeUndefined();
+    expect(pushKindOf(PUSH_KINDS, 'order')).toBeUndefined();
+    expect(keysNamed(EVENT_KEYS, undefined)).toBeUndefined();
+    expect(keysNamed(EVENT_KEYS, 'order')).toBeUndefined();
   });
 
   it('renders and pushes the rows its effect writes, the key from the row', () => {
@@ -115,9 +153,10 @@ describe('the event families', () => {
     for (const family of FAMILIES) {
       const row = ROWS[family.name];
       if (row === undefined) throw new Error(`no sample rows of ${family.name}`);
-      const email = family.mail.render(mailOf(family.name, row.key, row.mail), settings);
+      const { mail, push } = portsOf(family.name);
+      const email = mail.render(mailOf(family.name, row.key, row.mail), settings);
       expect(email.subject).toContain(row.key);
-      const { path, body } = family.push.request(pushOf(family.name, row.key, row.push));
+      const { path, body } = push.request(pushOf(family.name, row.key, row.push));
       expect(path).toContain(row.key);
       expect(body).toEqual(row.push);
     }
@@ -127,6 +166,7 @@ describe('the event families', () => {
     for (const family of FAMILIES) {
       const row = ROWS[family.name];
       if (row === undefined) throw new Error(`no sample rows of ${family.name}`);
+      const { mail, push } = portsOf(family.name);
       const refusals = [
         null,
         'text',
@@ -134,13 +174,21 @@ describe('the event families', () => {
         ...row.required.map((field) => ({ ...row.mail, [field]: null })),
       ];
       for (const content of refusals) {
-        expect(() => family.mail.render(mailOf(family.name, row.key, content), settings)).toThrow(
-          PermanentError,
-        );
+        expect(() => mail.render(mailOf(family.name, row.key, content), settings)).toThrow(PermanentError);
       }
       for (const content of [null, 42, ...row.required.map((field) => ({ ...row.push, [field]: null }))]) {
-        expect(() => family.push.request(pushOf(family.name, row.key, content))).toThrow(PermanentError);
+        expect(() => push.request(pushOf(family.name, row.key, content))).toThrow(PermanentError);
       }
     }
+  });
+
+  it("hands every port each family's part, in the registry's order", () => {
+    expect(MAIL_KINDS.map((family) => family.family)).toEqual(FAMILIES.map((family) => family.name));
+    expect(MAIL_KINDS.map((family) => family.logKey)).toEqual(FAMILIES.map((family) => family.logKey));
+    expect(PUSH_KINDS.map((family) => family.family)).toEqual(FAMILIES.map((family) => family.name));
+    expect(FAMILY_ADMINS).toEqual(FAMILIES.map((family) => family.admin));
+    expect(FAMILY_EXPIRIES.map((expiry) => expiry.target)).toEqual(['caseTombstones']);
+    const pages = FAMILY_ADMINS.map((admin) => admin.console.page);
+    expect(new Set(pages).size).toBe(FAMILIES.length);
   });
 });

@@ -5,6 +5,7 @@ import { CloudEvent, HTTP } from 'cloudevents';
 import { describe, expect, it } from 'vitest';
 import { type InboundMessage, type ParsedEvent, parseCloudEvent } from '../../src/events/cloudEvent.js';
 import { isLegacyHash, samePayload } from '../../src/events/payloadHash.js';
+import { EVENT_KEYS } from '../../src/families/index.js';
 import {
   CAPIRE_EVENT,
   type EventSample,
@@ -32,7 +33,7 @@ function fromHttp(message: { headers: Record<string, unknown>; body: unknown }):
 }
 
 function parsed(message: InboundMessage): ParsedEvent {
-  const result = parseCloudEvent(message, LIMIT);
+  const result = parseCloudEvent(message, LIMIT, EVENT_KEYS);
   if (!result.ok) throw new Error(`expected an event, got: ${result.reason}`);
   return result.event;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { portalStatusOf } from '../../src/families/salesOrder/portalStatus.js';
+import { portalStatusOf } from '../../src/families/salesOrder/state.js';
 import { salesOrderOf as order } from '../fixtures/salesOrder.js';
 
 describe('portal status rules, first match wins', () => {

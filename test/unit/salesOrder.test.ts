@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { toSalesOrder as mapEntity } from '../../src/families/salesOrder/salesOrder.js';
-import { odataV2 } from '../../src/families/salesOrder/salesOrderServices.js';
+import { toSalesOrder as mapEntity } from '../../src/families/salesOrder/entity.js';
+import { odataV2 } from '../../src/families/salesOrder/services.js';
 import { UnexpectedResponseError } from '../../src/s4/odataEntity.js';
 import { parseODataDate } from '../../src/s4/odataV2.js';
 

@@ -2,8 +2,8 @@
 // captured V4 sales-order answer (annotations at the top level, Edm.Date strings, a null LastChangeDateTime).
 import { describe, expect, it } from 'vitest';
 import { classify } from '../../src/errors.js';
-import { toSalesOrder } from '../../src/families/salesOrder/salesOrder.js';
-import { odataV4 } from '../../src/families/salesOrder/salesOrderServices.js';
+import { toSalesOrder } from '../../src/families/salesOrder/entity.js';
+import { odataV4 } from '../../src/families/salesOrder/services.js';
 import { UnexpectedResponseError } from '../../src/s4/odataEntity.js';
 import { parseEdmDate, parseEdmDateTimeOffset } from '../../src/s4/odataV4.js';
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { envReader } from '../../src/config/envReader.js';
 import { loadConfig } from '../../src/config/loadConfig.js';
 import { warrantyReturnReasons } from '../../src/config/warrantyConfig.js';
-import type { CustomerReturn } from '../../src/families/customerReturn/customerReturn.js';
+import type { CustomerReturn } from '../../src/families/customerReturn/entity.js';
 import { isWarrantyCase } from '../../src/families/customerReturn/warrantyFilter.js';
 
 const item = (returnReason: string) => ({
@@ -83,9 +83,9 @@ describe('WARRANTY_RETURN_REASONS', () => {
       MAIL_TO: 'a@example.com',
       AUTH: 'none',
     };
-    expect(loadConfig({ ...local, WARRANTY_RETURN_REASONS: '103' }).s4.warrantyReturnReasons).toEqual(
-      new Set(['103']),
-    );
+    expect(
+      loadConfig({ ...local, WARRANTY_RETURN_REASONS: '103' }).customerReturn.warrantyReturnReasons,
+    ).toEqual(new Set(['103']));
     expect(() => loadConfig({ ...local, WARRANTY_RETURN_REASONS: 'TOOLONG' })).toThrow(
       /WARRANTY_RETURN_REASONS takes return reasons of 1 to 3 letters or digits, got "TOOLONG"/,
     );

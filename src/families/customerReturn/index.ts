@@ -1,16 +1,18 @@
-// The customer-return family as the shared path asks it (src/events/familyModule.ts).
-import type { FamilyModule } from '../../events/familyModule.js';
-import { caseMailOf, renderCaseEmail } from './caseEmail.js';
-import { createCustomerReturnFamily } from './customerReturnFamily.js';
+// The customer-return family as the shared path asks it (../familyModule.ts).
+import type { FamilyModule } from '../familyModule.js';
+import { EXPIRED_TOMBSTONES } from './effect.js';
+import { caseMailOf, renderCaseEmail } from './email.js';
 import {
   CUSTOMER_RETURN_KEY,
+  CUSTOMER_RETURN_TYPE_PREFIX,
   customerReturnEvent,
   customerReturnKey,
   isCustomerReturnType,
 } from './events.js';
+import { createCustomerReturnFamily } from './family.js';
+import { returnOverview } from './overview.js';
 import { warrantyCaseBody, warrantyCasePath } from './pushResource.js';
-import { returnOverview } from './returnOverview.js';
-import { RETURN_TIMELINE } from './returnTimeline.js';
+import { RETURN_TIMELINE } from './timeline.js';
 
 export const customerReturn: FamilyModule = {
   name: 'customerReturn',
@@ -22,8 +24,13 @@ export const customerReturn: FamilyModule = {
     const named = customerReturnEvent(type, data);
     return named.ok ? { ok: true, key: named.customerReturn } : named;
   },
-  create: (deps, config) => createCustomerReturnFamily({ ...deps, maxDeliveries: config.maxDeliveries }),
-  mail: { render: (mail, settings) => renderCaseEmail(caseMailOf(mail), settings) },
+  create: (deps, config) =>
+    createCustomerReturnFamily({
+      ...deps,
+      maxDeliveries: config.maxDeliveries,
+      warrantyReturnReasons: config.customerReturn.warrantyReturnReasons,
+    }),
+  mail: () => ({ render: (mail, settings) => renderCaseEmail(caseMailOf(mail), settings) }),
   push: { request: (push) => ({ path: warrantyCasePath(push.key), body: warrantyCaseBody(push) }) },
   admin: {
     lookup: '/api/returns',
@@ -36,5 +43,14 @@ export const customerReturn: FamilyModule = {
     normalise: (raw) => customerReturnKey(raw) ?? raw,
     overview: returnOverview,
     timeline: RETURN_TIMELINE,
+    console: {
+      page: 'returns',
+      label: 'Customer return',
+      example: '60000000',
+      typePrefix: CUSTOMER_RETURN_TYPE_PREFIX,
+      state: [['caseStatus', 'case status']],
+    },
   },
+  // Tombstones of cases never opened, kept as long as the events that could still name them.
+  expiries: [{ target: 'caseTombstones', cutoff: 'event', sql: EXPIRED_TOMBSTONES }],
 };

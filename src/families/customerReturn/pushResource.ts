@@ -19,7 +19,7 @@ export function warrantyCasePath(customerReturn: string): string {
   return `/warranty-cases/${encodeURIComponent(customerReturn)}`;
 }
 
-/** The body a claimed row holds (caseEffect.ts writes it), checked field by field. */
+/** The body a claimed row holds (effect.ts writes it), checked field by field. */
 export function warrantyCaseBody(push: Pick<ClaimedPush, 'key' | 'content'>): WarrantyCaseBody {
   const content = contentOf(`portal push of customer return ${push.key}`, push.content);
   return {

@@ -1,5 +1,5 @@
 // Which returns are warranty cases: WARRANTY_RETURN_REASONS lists the return reasons that make one. Pure.
-import type { CustomerReturn } from './customerReturn.js';
+import type { CustomerReturn } from './entity.js';
 
 /**
  * True when the header's SDDocumentReason or any item's ReturnReason is one of `reasons`; every return is a case

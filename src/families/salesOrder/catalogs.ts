@@ -3,7 +3,7 @@
 // key with the same placeholders. Status names come in two forms: as a value ("Delivered") and inside the
 // subject after a colon ("delivered"), where German keeps its nouns capitalised.
 import type { Language } from '../../notifications/languages.js';
-import type { PortalStatus } from './portalStatus.js';
+import type { PortalStatus } from './state.js';
 
 type StatusKeys<Prefix extends string> = `${Prefix}.${PortalStatus}`;
 

@@ -17,7 +17,7 @@ export interface OrderMail
   previousRequestedDeliveryDate: string | null;
 }
 
-/** The order's email a claimed row holds, its content checked field by field (applyEffect.ts writes it). */
+/** The order's email a claimed row holds, its content checked field by field (effect.ts writes it). */
 export function orderMailOf(mail: ClaimedMail): OrderMail {
   const content = contentOf(`email ${mail.id} of order ${mail.key}`, mail.content);
   return {

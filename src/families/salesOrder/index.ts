@@ -1,11 +1,12 @@
-// The sales-order family as the shared path asks it (src/events/familyModule.ts).
-import type { FamilyModule } from '../../events/familyModule.js';
+// The sales-order family as the shared path asks it (../familyModule.ts).
+import type { FamilyModule } from '../familyModule.js';
 import { orderMailOf, renderEmail } from './email.js';
-import { isSalesOrderType, SALES_ORDER_KEY, salesOrderKey } from './events.js';
-import { orderOverview } from './orderOverview.js';
-import { ORDER_TIMELINE } from './orderTimeline.js';
+import { isSalesOrderType, SALES_ORDER_KEY, SALES_ORDER_TYPE_PREFIX, salesOrderKey } from './events.js';
+import { createSalesOrderFamily } from './family.js';
+import { openOrderGauges, orderCounts } from './openOrders.js';
+import { orderOverview } from './overview.js';
 import { orderPath, portalBody } from './pushResource.js';
-import { createSalesOrderFamily } from './salesOrderFamily.js';
+import { ORDER_TIMELINE } from './timeline.js';
 
 export const salesOrder: FamilyModule = {
   name: 'salesOrder',
@@ -15,7 +16,9 @@ export const salesOrder: FamilyModule = {
   owns: isSalesOrderType,
   keyOf: salesOrderKey,
   create: (deps) => createSalesOrderFamily(deps),
-  mail: { render: (mail, settings) => renderEmail(orderMailOf(mail), settings) },
+  mail: ({ salesOrder: { portalOrderUrl } }) => ({
+    render: (mail, settings) => renderEmail(orderMailOf(mail), { ...settings, portalOrderUrl }),
+  }),
   push: { request: (push) => ({ path: orderPath(push.key), body: portalBody(push) }) },
   admin: {
     lookup: '/api/orders',
@@ -26,5 +29,18 @@ export const salesOrder: FamilyModule = {
     normalise: (raw) => raw,
     overview: orderOverview,
     timeline: ORDER_TIMELINE,
+    summary: orderCounts,
+    console: {
+      page: 'orders',
+      label: 'Sales order',
+      example: '1000473',
+      typePrefix: SALES_ORDER_TYPE_PREFIX,
+      state: [
+        ['portalStatus', ''],
+        ['requestedDeliveryDate', 'requested delivery'],
+      ],
+    },
   },
+  expiries: [],
+  gauges: openOrderGauges,
 };

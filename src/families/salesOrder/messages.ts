@@ -1,4 +1,5 @@
 // Texts in one locale: the catalog of its language, dates and day counts formatted by Intl for the locale.
+import { fillMessage, statusText } from '../../notifications/catalogText.js';
 import { catalogLanguage } from '../../notifications/languages.js';
 import { CATALOGS, type MessageKey } from './catalogs.js';
 
@@ -49,18 +50,13 @@ function buildMessages(tag: string, fallback: string): Messages {
   const plural = new Intl.PluralRules(formatLocale);
   const numbers = new Intl.NumberFormat(formatLocale, { signDisplay: 'exceptZero' });
 
-  function t(key: MessageKey, values: Record<string, string> = {}): string {
-    return messages[key].replace(/\{(\w+)\}/g, (whole, name: string) => values[name] ?? whole);
-  }
+  const t = (key: MessageKey, values?: Record<string, string>) => fillMessage(messages[key], values);
   return {
     locale,
     t,
     date: (isoDate) => dates.format(new Date(`${isoDate}T00:00:00Z`)),
     days: (n) =>
       t(plural.select(Math.abs(n)) === 'one' ? 'days.one' : 'days.other', { n: numbers.format(n) }),
-    status(status, form) {
-      const key = `${form}.${status}`;
-      return Object.hasOwn(messages, key) ? messages[key as MessageKey] : status;
-    },
+    status: (status, form) => statusText(messages, status, form),
   };
 }

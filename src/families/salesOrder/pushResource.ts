@@ -18,7 +18,7 @@ export function orderPath(salesOrder: string): string {
   return `/orders/${encodeURIComponent(salesOrder)}`;
 }
 
-/** The body a claimed row holds (orderPush.ts writes it), checked field by field. */
+/** The body a claimed row holds (effectPush.ts writes it), checked field by field. */
 export function portalBody(push: ClaimedPush): PortalBody {
   const content = contentOf(`portal push of order ${push.key}`, push.content);
   return {

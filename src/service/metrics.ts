@@ -1,16 +1,17 @@
+// The service's Prometheus metrics, composed here: the shared path's counters and gauges, and each event family's
+// own gauges (FamilyModule.gauges). Gauges that describe stored state are read from the database at scrape time.
 import type { Pool } from 'pg';
 import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 import { oldestProcessedAgeSeconds } from '../events/inbox.js';
 import type { Channel, Handled } from '../events/outcome.js';
 import { outcomeLabel } from '../events/outcomeReport.js';
-import { FAMILIES, familyNamed } from '../families/index.js';
-import { ordersByPortalStatus } from '../families/salesOrder/openOrders.js';
+import { FAMILIES } from '../families/index.js';
 import { outboxBacklog } from '../notifications/mailOutbox.js';
 import type { MailResult } from '../notifications/mailSender.js';
 import type { PushResult } from '../portal/portalSender.js';
 import { pushBacklog } from '../portal/pushOutbox.js';
 import type { RequestResult } from '../s4/batchedReads.js';
-import { backlogGauges, scrapedGauge, scrapedGaugeByLabel } from './scrapedGauges.js';
+import { backlogGauges, scrapedGauge } from '../telemetry/scrapedGauges.js';
 
 export type Metrics = ReturnType<typeof createMetrics>;
 
@@ -23,6 +24,7 @@ export interface MetricsSources {
 
 /** Prometheus metrics. Gauges that describe stored state are read from the database at scrape time. */
 export function createMetrics(pool: Pool, retentionDays: number, sources: MetricsSources = {}) {
+  const labels = new Map<string | undefined, string>(FAMILIES.map((family) => [family.name, family.label]));
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const counter = <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
@@ -36,7 +38,7 @@ export function createMetrics(pool: Pool, retentionDays: number, sources: Metric
 
   const events = counter(
     'fon_events_total',
-    `Events handled, by outcome: applied, stale, not_found, ignored, not_warranty_case, duplicate, already_refused (refused before, taken again), released, rejected; and by family: ${FAMILIES.map((family) => family.label).join(', ')}, none (other types, and messages that did not parse)`,
+    `Events handled, by outcome: applied, stale, not_found, ignored, not_warranty_case, duplicate, already_refused (refused before, taken again), released, rejected; and by family: ${[...labels.values()].join(', ')}, none (other types, and messages that did not parse)`,
     ['channel', 'outcome', 'reason', 'family'],
   );
   const duration = histogram(
@@ -53,12 +55,12 @@ export function createMetrics(pool: Pool, retentionDays: number, sources: Metric
   );
   const s4Requests = counter(
     'fon_s4_requests_total',
-    'S/4HANA requests (not orders read), by result: ok, not_found, throttled, refused (a $filter answered 400), error',
+    'S/4HANA requests (not documents read), by result: ok, not_found, throttled, refused (a $filter answered 400), error',
     ['result'],
   );
   const s4Keys = histogram(
     'fon_s4_keys_per_request',
-    'Sales orders asked for in one S/4HANA request',
+    'Documents (sales orders, customer returns) asked for in one S/4HANA request',
     [1, 2, 5, 10, 20, 30, 50, 100, 200],
   );
   const s4Throttled = counter(
@@ -107,20 +109,14 @@ export function createMetrics(pool: Pool, retentionDays: number, sources: Metric
   backlogGauges(registry, () => pushBacklog(pool), {
     byState: [
       'fon_portal_push_backlog',
-      'Orders whose state still waits to be pushed to the portal, by state; pending includes those waiting for a retry',
+      'Documents (orders, warranty cases) whose state still waits to be pushed to the portal, by state; pending includes those waiting for a retry',
     ],
     oldestPending: [
       'fon_portal_push_oldest_pending_seconds',
-      'How long the order waiting longest for its portal push has waited (0 when none)',
+      'How long the document waiting longest for its portal push has waited (0 when none)',
     ],
   });
-  scrapedGaugeByLabel(
-    registry,
-    'fon_portal_orders',
-    'Orders in portal_order_status, by portal status',
-    'status',
-    async () => (await ordersByPortalStatus(pool)).map(({ status, count }) => [status, count] as const),
-  );
+  for (const family of FAMILIES) family.gauges?.(registry, pool);
   scrapedGauge(
     registry,
     'fon_processed_event_oldest_age_seconds',
@@ -144,7 +140,7 @@ export function createMetrics(pool: Pool, retentionDays: number, sources: Metric
         channel,
         outcome: name,
         reason,
-        family: familyNamed(handled.event?.family)?.label ?? 'none',
+        family: labels.get(handled.event?.family) ?? 'none',
       });
       duration.observe({ outcome: name }, seconds);
     },

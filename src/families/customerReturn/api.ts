@@ -2,8 +2,8 @@
 // switch, failure kinds and collection reads as sales orders.
 import { createODataReader, type ODataReader } from '../../s4/odataReader.js';
 import type { ApiVersion } from '../../s4/odataService.js';
-import { type CustomerReturn, toCustomerReturn } from './customerReturn.js';
-import { customerReturnV2, customerReturnV4 } from './returnServices.js';
+import { type CustomerReturn, toCustomerReturn } from './entity.js';
+import { customerReturnV2, customerReturnV4 } from './services.js';
 
 export type CustomerReturnApi = ODataReader<CustomerReturn>;
 

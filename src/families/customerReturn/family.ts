@@ -1,18 +1,19 @@
 // The customer-return family: its state is the return as S/4HANA has it now, read in batches like orders, as a
-// warranty case; its effect is one statement for the events one read answered (caseEffect.ts). A return the API
+// warranty case; its effect is one statement for the events one read answered (effect.ts). A return the API
 // does not know is withdrawn after a Deleted event, and after Created or Changed waited for (replication lag)
 // until the event is RETURN_READ_LAG_MS old or on its last allowed delivery, then settled as not found.
 import { PermanentError, TransientError } from '../../errors.js';
 import { groupEffects } from '../../events/effectGroups.js';
-import { type Family, type FamilyDeps, familyReadOptions } from '../../events/family.js';
+import type { Family } from '../../events/family.js';
 import { deliveriesSoFar } from '../../events/inbox.js';
 import type { ParsedEvent } from '../../events/parsedEvent.js';
 import { batchReads } from '../../s4/batchedReads.js';
 import { inSpan, SpanKind, traceparentOf } from '../../telemetry/tracing.js';
-import { type CaseState, writeCase } from './caseEffect.js';
-import { createCustomerReturnApi } from './customerReturnApi.js';
+import { type FamilyDeps, familyReadOptions } from '../familyDeps.js';
+import { createCustomerReturnApi } from './api.js';
+import { type CaseState, writeCase } from './effect.js';
 import { returnChangeOf } from './events.js';
-import { RETURN_READ_LAG_MS, toWarrantyCase, whenReturnMissing } from './warrantyCase.js';
+import { RETURN_READ_LAG_MS, toWarrantyCase, whenReturnMissing } from './state.js';
 import { isWarrantyCase } from './warrantyFilter.js';
 
 export interface CustomerReturnFamilyDeps extends FamilyDeps {
@@ -20,6 +21,8 @@ export interface CustomerReturnFamilyDeps extends FamilyDeps {
   maxReadLagMs?: number;
   /** MAX_DELIVERIES: the last delivery the handler lets through waits no longer, whatever the lag allows. */
   maxDeliveries: number;
+  /** WARRANTY_RETURN_REASONS; undefined: every customer return is a warranty case. */
+  warrantyReturnReasons: ReadonlySet<string> | undefined;
 }
 
 export function createCustomerReturnFamily(deps: CustomerReturnFamilyDeps): Family<CaseState> {
@@ -42,14 +45,14 @@ export function createCustomerReturnFamily(deps: CustomerReturnFamilyDeps): Fami
     async read(event, signal, trace) {
       const customerReturn = event.family === 'customerReturn' ? event.key : undefined;
       if (customerReturn === undefined) throw new PermanentError('not a customer-return event');
-      const { order: found, readAt } = await inSpan(
+      const { document: found, readAt } = await inSpan(
         'S/4HANA read',
         { kind: SpanKind.CLIENT, attributes: { 'sap.customer_return': customerReturn } },
         trace,
         (_span, read) => batchedRead(customerReturn, signal, read),
       );
       if (found === null) return missing(event, customerReturn, readAt);
-      return { ...toWarrantyCase(found, readAt), isCase: isWarrantyCase(found, s4.warrantyReturnReasons) };
+      return { ...toWarrantyCase(found, readAt), isCase: isWarrantyCase(found, deps.warrantyReturnReasons) };
     },
     writeEffect: groupEffects<CaseState>((events, state, trace) =>
       writeCase(pool, events, state, mail, deps.pushToPortal, traceparentOf(trace)),

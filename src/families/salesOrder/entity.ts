@@ -1,5 +1,5 @@
 // The sales order header as the service uses it, mapped from either API version's entity.
-// Pure: the HTTP call lives in salesOrderApi.ts, each version's names in salesOrderServices.ts.
+// Pure: the HTTP call lives in api.ts, each version's names in services.ts.
 import { type TimeFormat, UnexpectedResponseError } from '../../s4/odataEntity.js';
 
 export interface SalesOrder {

@@ -8,7 +8,7 @@ import { asObject, UnexpectedResponseError } from '../../s4/odataEntity.js';
 import { keyLiteral, type ODataService } from '../../s4/odataService.js';
 import { v2Envelope } from '../../s4/odataV2.js';
 import { v4Envelope } from '../../s4/odataV4.js';
-import type { ReturnDialect } from './customerReturn.js';
+import type { ReturnDialect } from './entity.js';
 
 export const V2_SERVICE_PATH = '/sap/opu/odata/sap/API_CUSTOMER_RETURN_SRV';
 export const V4_SERVICE_PATH = '/sap/opu/odata4/sap/api_customerreturn/srvd_a2x/sap/customerreturn/0001';

@@ -1,8 +1,7 @@
 // A customer return as a warranty case: the absolute values the case holds, its status by the first rule that
 // matches, and what a read that finds no return means. Pure.
-import { SALES_ORDER_KEY } from '../salesOrder/events.js';
-import type { CustomerReturn } from './customerReturn.js';
-import type { ReturnChange } from './events.js';
+import type { CustomerReturn } from './entity.js';
+import { CUSTOMER_RETURN_KEY, type ReturnChange } from './events.js';
 
 export type CaseStatus = 'Open' | 'InProcess' | 'Completed' | 'Rejected' | 'Withdrawn';
 
@@ -45,10 +44,13 @@ export function returnReasonsOf(customerReturn: CustomerReturn): string[] {
   return [...new Set(reasons.filter((reason) => reason !== ''))].sort();
 }
 
+// A sales order's number is an SD document number like the return's own (VBELN): the same pattern.
+const SD_DOCUMENT = CUSTOMER_RETURN_KEY;
+
 /** The key stands in email headers and the portal's body: only a well-formed sales-order key is taken. */
 export function salesOrderOf(customerReturn: CustomerReturn): string | null {
   const { referenceSDDocument, referenceSDDocumentCategory } = customerReturn;
-  return referenceSDDocumentCategory === SALES_ORDER_CATEGORY && SALES_ORDER_KEY.test(referenceSDDocument)
+  return referenceSDDocumentCategory === SALES_ORDER_CATEGORY && SD_DOCUMENT.test(referenceSDDocument)
     ? referenceSDDocument
     : null;
 }

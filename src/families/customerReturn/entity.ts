@@ -1,5 +1,5 @@
 // The customer return as the service uses it, mapped from either API version's entity with its items.
-// Pure: the reads live in customerReturnApi.ts, each version's names and item envelope in returnServices.ts.
+// Pure: the reads live in api.ts, each version's names and item envelope in services.ts.
 import type { TimeFormat } from '../../s4/odataEntity.js';
 import { UnexpectedResponseError } from '../../s4/odataEntity.js';
 

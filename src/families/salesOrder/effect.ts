@@ -14,8 +14,8 @@ import {
   recordProcessedSql,
   unlessRecordedAlready,
 } from '../../events/processedRecord.js';
-import { queuePushSql } from './orderPush.js';
-import { type PortalOrder, SET_STATE_FROM_EXCLUDED, STATE_COLUMNS } from './portalStatus.js';
+import { queuePushSql } from './effectPush.js';
+import { type PortalOrder, SET_STATE_FROM_EXCLUDED, STATE_COLUMNS } from './state.js';
 
 interface EffectRow {
   applied: boolean;
@@ -69,7 +69,7 @@ function effectSql(pushToPortal: boolean): string {
     )${pushToPortal ? `, ${queuePushSql(PUSH_ID)}` : ''}, ${recordProcessedSql({
       outcome: `case when exists (select from portal) then 'applied' else 'stale' end`,
       read: {
-        // What the timeline renders (orderTimeline.ts).
+        // What the timeline renders (timeline.ts).
         seen: `jsonb_build_object('portalStatus', $8::text, 'requestedDeliveryDate', to_char($9::date, 'YYYY-MM-DD'),
           'changedAt', ${jsonTimestamp('$12::timestamptz')})`,
         // A new order's first notification has no previous pair (changed's insert returns null there).

@@ -7,7 +7,7 @@ export const RETURN_TIMELINE: TimelineFamily<{ caseStatus: string; lastChangeDat
   family: 'customerReturn',
   state: `content->>'caseStatus' as "caseStatus"`,
   read: (seen) => {
-    // As caseEffect.ts records it.
+    // As effect.ts records it.
     const read = contentOf('the read of a customer return', seen);
     const changedAt = read.optionalText('changedAt');
     return {

@@ -1,4 +1,4 @@
-// The effect of new customer-return events of one return, in one statement, as applyEffect.ts writes an order's:
+// The effect of new customer-return events of one return, in one statement, as the sales-order family's effect.ts writes an order's:
 // record the events as processed, upsert the warranty case unless the stored state is newer, and move the
 // notification ledger and queue one email on a real change of the case's status. A return that is not a
 // warranty case is recorded with an outcome that says so, and writes no case. A withdrawal of a return no case
@@ -16,7 +16,7 @@ import {
   recordProcessedSql,
   unlessRecordedAlready,
 } from '../../events/processedRecord.js';
-import type { WarrantyCase } from './warrantyCase.js';
+import type { WarrantyCase } from './state.js';
 
 /** A return as read: its case's values, and whether WARRANTY_RETURN_REASONS makes it a warranty case. */
 export interface CaseState extends WarrantyCase {
@@ -117,7 +117,7 @@ function caseEffectSql(pushToPortal: boolean): string {
     )${pushToPortal ? QUEUE_PUSH : ''}, ${recordProcessedSql({
       outcome: OUTCOME,
       read: {
-        // What the timeline renders (returnTimeline.ts).
+        // What the timeline renders (timeline.ts).
         seen: `jsonb_build_object('caseStatus', $8::text, 'changedAt', ${jsonTimestamp('$13::timestamptz')})`,
         notification: notificationSql('kase', 'previous_notified_case_status'),
       },

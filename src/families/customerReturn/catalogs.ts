@@ -2,7 +2,7 @@
 // (test/unit/customerReturnEmail.test.ts checks both, key for key and placeholder for placeholder). Status names
 // come as a value ("Completed") and inside the subject after a colon ("completed"), as in the order email.
 import type { Language } from '../../notifications/languages.js';
-import type { CaseStatus } from './warrantyCase.js';
+import type { CaseStatus } from './state.js';
 
 export type CaseMessageKey =
   | 'subject'

@@ -1,10 +1,10 @@
 // Sales orders through the released OData API of the chosen version (V2 `API_SALES_ORDER_SRV`, V4
-// `CE_SALESORDER_0001`: salesOrderServices.ts), read by the shared reader (src/s4/odataReader.ts) and mapped by
+// `CE_SALESORDER_0001`: services.ts), read by the shared reader (src/s4/odataReader.ts) and mapped by
 // salesOrder.ts.
 import { createODataReader, type KeyResult as EntityResult, type ODataReader } from '../../s4/odataReader.js';
 import type { ApiVersion } from '../../s4/odataService.js';
-import { type SalesOrder, toSalesOrder } from './salesOrder.js';
-import { odataV2, odataV4 } from './salesOrderServices.js';
+import { type SalesOrder, toSalesOrder } from './entity.js';
+import { odataV2, odataV4 } from './services.js';
 
 /** One order's share of a collection read: its header, null when S/4HANA has no such order, or why not. */
 export type KeyResult = EntityResult<SalesOrder>;

@@ -1,4 +1,4 @@
-import type { SalesOrder } from './salesOrder.js';
+import type { SalesOrder } from './entity.js';
 
 export type PortalStatus =
   | 'Rejected'

@@ -3,10 +3,11 @@
 // free text (customer reference, sold-to party) goes into the body only, on one line and escaped for HTML.
 import type { SendMailOptions } from 'nodemailer';
 import { contentOf } from '../../db/content.js';
+import { fillMessage, statusText } from '../../notifications/catalogText.js';
 import { catalogLanguage } from '../../notifications/languages.js';
 import type { ClaimedMail } from '../../notifications/mailOutbox.js';
 import { escapeHtml, oneLine } from '../../notifications/mailText.js';
-import { CASE_CATALOGS, type CaseMessageKey } from './emailCatalogs.js';
+import { CASE_CATALOGS, type CaseMessageKey } from './catalogs.js';
 
 export interface CaseMail {
   customerReturn: string;
@@ -25,7 +26,7 @@ export interface CaseMail {
   locale: string | null;
 }
 
-/** The case's email a claimed row holds, its content checked field by field (caseEffect.ts writes it). */
+/** The case's email a claimed row holds, its content checked field by field (effect.ts writes it). */
 export function caseMailOf(mail: ClaimedMail): CaseMail {
   const content = contentOf(`email ${mail.id} of customer return ${mail.key}`, mail.content);
   return {
@@ -53,12 +54,9 @@ export function renderCaseEmail(mail: CaseMail, settings: CaseEmailSettings): Se
   const language =
     catalogLanguage(mail.locale ?? settings.locale) ?? catalogLanguage(settings.locale) ?? 'en';
   const catalog = CASE_CATALOGS[language];
-  const t = (key: CaseMessageKey, values: Record<string, string> = {}) =>
-    catalog[key].replace(/\{(\w+)\}/g, (whole, name: string) => values[name] ?? whole);
-  const status = (value: string | null, form: 'status' | 'subjectStatus') => {
-    const key = `${form}.${value ?? ''}`;
-    return Object.hasOwn(catalog, key) ? catalog[key as CaseMessageKey] : (value ?? '');
-  };
+  const t = (key: CaseMessageKey, values?: Record<string, string>) => fillMessage(catalog[key], values);
+  const status = (value: string | null, form: 'status' | 'subjectStatus') =>
+    statusText(catalog, value ?? '', form);
 
   const first = mail.previousCaseStatus === null;
   const subjectStatus = status(mail.caseStatus, 'subjectStatus');

@@ -6,7 +6,7 @@ import type { Executor } from '../../db/transaction.js';
 /** Most rows of each history an order overview returns, newest first. */
 const HISTORY_LIMIT = 100;
 
-// What each email said comes from its content, as applyEffect.ts writes it.
+// What each email said comes from its content, as effect.ts writes it.
 const MAIL_COLUMNS = `id::text as "id", content->>'portalStatus' as "portalStatus",
   content->>'requestedDeliveryDate' as "requestedDeliveryDate", state, attempts,
   created_at as "createdAt", sent_at as "sentAt", next_attempt_at as "nextAttemptAt",

@@ -11,7 +11,7 @@ export const ORDER_TIMELINE: TimelineFamily<{
   family: 'salesOrder',
   state: `content->>'portalStatus' as "portalStatus", content->>'requestedDeliveryDate' as "requestedDeliveryDate"`,
   read: (seen) => {
-    // As applyEffect.ts records it.
+    // As effect.ts records it.
     const read = contentOf('the read of an order', seen);
     const changedAt = read.optionalText('changedAt');
     return {

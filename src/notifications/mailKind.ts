@@ -1,0 +1,25 @@
+// What the mail sender asks of an event family: which outbox rows are its (mail_outbox.family), what its key is
+// called, and how a row becomes an email. The composition root hands the families in.
+import type { SendMailOptions } from 'nodemailer';
+import type { ClaimedMail } from './mailOutbox.js';
+
+/** What every family's email is rendered with: the sender and MAIL_LOCALE. */
+export interface MailSettings {
+  from: string;
+  locale: string;
+}
+
+export interface MailKind {
+  /** mail_outbox.family of its rows: the family's name. */
+  family: string;
+  /** The key's name in log lines and in span attributes. */
+  logKey: string;
+  spanKey: string;
+  /** The email of a row of its family; throws a PermanentError on content the family never wrote. */
+  render(mail: ClaimedMail, settings: MailSettings): SendMailOptions;
+}
+
+/** The family of a mail_outbox row; undefined for a family that sends no mail. */
+export function mailKindOf(kinds: readonly MailKind[], family: string): MailKind | undefined {
+  return kinds.find((kind) => kind.family === family);
+}
