@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type S4Server, startS4Server } from '../../sandbox/s4Server.js';
-import { createSalesOrderApi } from '../../src/families/salesOrder/salesOrderApi.js';
+import { createSalesOrderApi } from '../../src/families/salesOrder/api.js';
 import type { ReconcileCollection } from '../../src/reconcile/collection.js';
 import { createCollectionReader, type ReadPage } from '../../src/reconcile/collectionReader.js';
 import { createReconcileRequests } from '../../src/reconcile/reconcileRequests.js';

@@ -8,10 +8,12 @@ import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../src/db/migrate.js';
-import { familyNamed } from '../../src/families/index.js';
-import { applyEffect } from '../../src/families/salesOrder/applyEffect.js';
-import type { PortalOrder } from '../../src/families/salesOrder/portalStatus.js';
+import { FAMILY_ADMINS, mailKinds, PUSH_KINDS } from '../../src/families/index.js';
+import { applyEffect } from '../../src/families/salesOrder/effect.js';
+import type { PortalOrder } from '../../src/families/salesOrder/state.js';
+import { mailKindOf } from '../../src/notifications/mailKind.js';
 import { type ClaimedMail, claimDue } from '../../src/notifications/mailOutbox.js';
+import { pushKindOf } from '../../src/portal/pushKind.js';
 import type { ClaimedPush } from '../../src/portal/pushOutbox.js';
 import { createDatabase, type Database } from '../support/database.js';
 import { EFFECT_MAIL, parsedEvent } from '../support/effects.js';
@@ -209,7 +211,8 @@ describe('migration 0016 on a database in use', () => {
         read: { caseStatus: 'Open', changedAt: null },
       },
     ]);
-    const timeline = (family: string) => familyNamed(family)?.admin.timeline;
+    const timeline = (family: string) =>
+      FAMILY_ADMINS.find((admin) => admin.timeline.family === family)?.timeline;
     expect(timeline('salesOrder')?.read(rows[0].read)).toEqual({
       portalStatus: 'Delivered',
       requestedDeliveryDate: '2026-12-15',
@@ -333,14 +336,18 @@ describe('migration 0016 on a database in use', () => {
       },
     ]);
     const settings = { from: 'notifier@fleet.example', locale: 'en' };
-    const subjects = rows.map((mail) => familyNamed(mail.family)?.mail.render(mail, settings).subject);
+    const kinds = mailKinds({
+      salesOrder: { portalOrderUrl: undefined },
+      customerReturn: { warrantyReturnReasons: undefined },
+    });
+    const subjects = rows.map((mail) => mailKindOf(kinds, mail.family)?.render(mail, settings).subject);
     expect(subjects).toEqual([
       expect.stringContaining('60000001'),
       expect.stringContaining('60000002'),
       expect.stringContaining('1000001'),
       expect.stringContaining('1000002'),
     ]);
-    const order = familyNamed('salesOrder')?.mail.render(rows[2] as ClaimedMail, settings);
+    const order = mailKindOf(kinds, 'salesOrder')?.render(rows[2] as ClaimedMail, settings);
     expect(order?.headers).toMatchObject({
       'X-Portal-Status': 'Delivered',
       'X-Requested-Delivery-Date': '2026-12-15',
@@ -356,7 +363,7 @@ describe('migration 0016 on a database in use', () => {
               pushed_content as "pushedContent", pushed_claim as "pushedClaim"
        from portal_push order by family, key`,
     );
-    const requests = rows.map((push) => familyNamed(push.family)?.push.request(push));
+    const requests = rows.map((push) => pushKindOf(PUSH_KINDS, push.family)?.request(push));
     expect(requests).toEqual([
       {
         path: '/warranty-cases/1000001',

@@ -1,9 +1,9 @@
 // Each family's collection for reconciliation, as the composition will describe it: the service event reads use,
 // the open filter and the family's own mapping (src/reconcile/collection.ts).
-import { type CustomerReturn, toCustomerReturn } from '../../src/families/customerReturn/customerReturn.js';
-import { customerReturnV2, customerReturnV4 } from '../../src/families/customerReturn/returnServices.js';
-import { type SalesOrder, toSalesOrder } from '../../src/families/salesOrder/salesOrder.js';
-import { odataV2, odataV4 } from '../../src/families/salesOrder/salesOrderServices.js';
+import { type CustomerReturn, toCustomerReturn } from '../../src/families/customerReturn/entity.js';
+import { customerReturnV2, customerReturnV4 } from '../../src/families/customerReturn/services.js';
+import { type SalesOrder, toSalesOrder } from '../../src/families/salesOrder/entity.js';
+import { odataV2, odataV4 } from '../../src/families/salesOrder/services.js';
 import type { ReconcileCollection } from '../../src/reconcile/collection.js';
 import type { ApiVersion } from '../../src/s4/odataService.js';
 

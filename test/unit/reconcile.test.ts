@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { odataV4 } from '../../src/families/salesOrder/salesOrderServices.js';
+import { odataV4 } from '../../src/families/salesOrder/services.js';
 import { chooseMode } from '../../src/reconcile/chooseMode.js';
 import { collectionProblem } from '../../src/reconcile/collection.js';
 import { parseStamp, stampAt, stampLiteral, stampMinus, stampOf } from '../../src/reconcile/stamp.js';
