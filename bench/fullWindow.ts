@@ -25,20 +25,28 @@ export const FIRST_SEEDED_ORDER = 20_000_000;
 
 // Into empty tables. $1 count, $2 orders, $3 first order, $4 source. Ages stay inside the windows: nothing is due
 // for deletion while the drain runs.
-const EVENTS = `insert into processed_event (source, id, type, sales_order, outcome, payload_hash, processed_at,
-    channel, received_at, attempts, read_portal_status, read_requested_delivery_date, read_changed_at, notification)
-  select $4::text, gen_random_uuid()::text, 'sap.s4.beh.salesorder.v1.SalesOrder.Changed.v1',
-    ($3::int + g % $2::int)::text, 'applied', md5(g::text) || md5((-g)::text), at, 'amqp', at, 1, 'InProcess',
-    (at + interval '14 days')::date, at - interval '1 second',
+// A timestamp as the families write it into jsonb (src/db/content.ts).
+const json = (sql: string) => `to_char(${sql} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+const EVENTS = `insert into processed_event (source, id, type, family, key, outcome, payload_hash, processed_at,
+    channel, received_at, attempts, read, notification)
+  select $4::text, gen_random_uuid()::text, 'sap.s4.beh.salesorder.v1.SalesOrder.Changed.v1', 'salesOrder',
+    ($3::int + g % $2::int)::text, 'applied', md5(g::text) || md5((-g)::text), at, 'amqp', at, 1,
+    jsonb_build_object('portalStatus', 'InProcess',
+      'requestedDeliveryDate', to_char(at + interval '14 days', 'YYYY-MM-DD'),
+      'changedAt', ${json("at - interval '1 second'")}),
     case when g % 5 = 0 then 'changed' else 'unchanged' end
   from generate_series(1, $1::int) g, lateral (select now() - interval '6 days 23 hours' * g / $1::int as at) t`;
 
-const MAILS = `insert into mail_outbox (sales_order, portal_status, requested_delivery_date, sold_to_party,
-    customer_reference, recipients, message_id, state, attempts, next_attempt_at, created_at, sent_at, change,
-    previous_portal_status, previous_requested_delivery_date, kind)
-  select ($3::int + g % $2::int)::text, 'InProcess', (at + interval '14 days')::date, '17100001', 'PO-' || g,
+const MAILS = `insert into mail_outbox (family, key, content, recipients, message_id, state, attempts,
+    next_attempt_at, created_at, sent_at, change)
+  select 'salesOrder', ($3::int + g % $2::int)::text,
+    jsonb_build_object('portalStatus', 'InProcess',
+      'requestedDeliveryDate', to_char(at + interval '14 days', 'YYYY-MM-DD'), 'soldToParty', '17100001',
+      'customerReference', 'PO-' || g, 'previousPortalStatus', 'Open',
+      'previousRequestedDeliveryDate', to_char(at + interval '13 days', 'YYYY-MM-DD')),
     array['fleet-manager@fleet.example'], '<' || gen_random_uuid() || '@full-window>', 'sent', 1, at, at, at,
-    'changed', 'Open', (at + interval '13 days')::date, 'order'
+    'changed'
   from generate_series(1, $1::int) g, lateral (select now() - interval '29 days 23 hours' * g / $1::int as at) t`;
 
 const PORTAL_ROWS = `insert into portal_order_status (sales_order, portal_status, requested_delivery_date,
@@ -53,14 +61,15 @@ const NOTIFIED = `insert into order_notification (sales_order, portal_status, re
     '<' || gen_random_uuid() || '@full-window>'
   from portal_order_status`;
 
-const PUSHED = `insert into portal_push (sales_order, portal_status, requested_delivery_date, sold_to_party,
-    customer_reference, s4_changed_at, push_id, state, result, attempts, claims, next_attempt_at, pending_since,
-    done_at, pushed_portal_status, pushed_requested_delivery_date, pushed_sold_to_party, pushed_customer_reference,
-    kind)
-  select sales_order, portal_status, requested_delivery_date, sold_to_party, customer_reference, s4_changed_at,
-    gen_random_uuid(), 'done', 'pushed', 1, 1, updated_at, updated_at, updated_at, portal_status,
-    requested_delivery_date, sold_to_party, customer_reference, 'order'
-  from portal_order_status`;
+// The order's body, as the sales-order family's effect queues it (src/families/salesOrder/effectPush.ts), pushed.
+const PUSHED = `insert into portal_push (family, key, content, push_id, state, result, attempts, claims,
+    next_attempt_at, pending_since, done_at, pushed_content)
+  select 'salesOrder', sales_order, body, gen_random_uuid(), 'done', 'pushed', 1, 1, updated_at, updated_at,
+    updated_at, body
+  from portal_order_status, lateral (select jsonb_build_object('salesOrder', sales_order,
+    'portalStatus', portal_status, 'requestedDeliveryDate', to_char(requested_delivery_date, 'YYYY-MM-DD'),
+    'soldToParty', sold_to_party, 'customerReference', customer_reference,
+    's4ChangedAt', ${json('s4_changed_at')}) as body) b`;
 
 /** Fills the window into empty tables and analyzes them, as autovacuum would have after a week. */
 export async function seedFullWindow(pool: pg.Pool, size: WindowSize = FULL_WINDOW): Promise<void> {
@@ -82,9 +91,12 @@ export async function seedFullWindow(pool: pg.Pool, size: WindowSize = FULL_WIND
 export async function removeDrainRows(pool: pg.Pool, since: { at: Date; mailId: number }): Promise<void> {
   await pool.query('delete from processed_event where processed_at >= $1::timestamptz', [since.at]);
   await pool.query('delete from mail_outbox where id > $1::bigint', [since.mailId]);
-  for (const table of ['portal_order_status', 'order_notification', 'portal_push']) {
+  for (const table of ['portal_order_status', 'order_notification']) {
     await pool.query(`delete from ${table} where sales_order::bigint < $1::bigint`, [FIRST_SEEDED_ORDER]);
   }
+  await pool.query(`delete from portal_push where family = 'salesOrder' and key::bigint < $1::bigint`, [
+    FIRST_SEEDED_ORDER,
+  ]);
   await pool.query('truncate event_attempt, duplicate_arrival, dead_letter');
   await pool.query(
     'vacuum analyze processed_event, mail_outbox, portal_order_status, order_notification, portal_push',

@@ -3,6 +3,7 @@
 // pushed), and none of it old enough for the service's own retention pass to delete.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIRST_SEEDED_ORDER, SEEDED_SOURCE, seedFullWindow } from '../../bench/fullWindow.js';
+import { FAMILY_EXPIRIES } from '../../src/families/index.js';
 import { createRetention } from '../../src/maintenance/retention.js';
 import { createLogger } from '../../src/telemetry/logger.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
@@ -28,9 +29,9 @@ describe('the full retention window of the benchmark', () => {
          where source = '${SEEDED_SOURCE}' and attempts = 1 and outcome = 'applied'`,
       ),
     ).toBe(SIZE.processedEvents);
-    expect(await count(`select count(distinct sales_order)::int as "n" from processed_event`)).toBe(
-      SIZE.orders,
-    );
+    expect(
+      await count(`select count(distinct key)::int as "n" from processed_event where family = 'salesOrder'`),
+    ).toBe(SIZE.orders);
     expect(await count(`select count(*)::int as "n" from mail_outbox where state = 'sent'`)).toBe(
       SIZE.sentMails,
     );
@@ -52,6 +53,7 @@ describe('the full retention window of the benchmark', () => {
       logger: createLogger('silent'),
       processedEventDays: 7,
       mailDays: 30,
+      expiries: FAMILY_EXPIRIES,
     });
     const report = await retention.runOnce();
     expect(report.ran).toBe(true);
