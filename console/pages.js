@@ -2,7 +2,7 @@
 // token grants Admin, and every action is a POST whose answer re-renders the page.
 import { get, post } from './api.js';
 import { h, table, tag, when } from './dom.js';
-import { storyOf } from './story.js';
+import { stateOf, storyOf } from './story.js';
 
 /**
  * A button that runs `action` once; `done` re-renders the page with the action's answer, which a failure shows
@@ -162,26 +162,28 @@ export async function deadLetterPage(main, id, me, message) {
 }
 
 /** The family of a listed row, by the page its lookup names (`orders/1000473`); undefined for none known. */
-function familyOf(item) {
-  return item.lookup === null ? undefined : FAMILIES[item.lookup.split('/')[0]];
+function familyOf(families, item) {
+  return item.lookup === null
+    ? undefined
+    : families.find((family) => family.page === item.lookup.split('/')[0]);
 }
 
 /** What a listed row is about: its family's label and its key. */
-function aboutOf(item) {
-  return `${familyOf(item)?.label ?? item.family} ${item.key}`;
+function aboutOf(families, item) {
+  return `${familyOf(families, item)?.label ?? item.family} ${item.key}`;
 }
 
 /**
  * A row of an outbox item that needs attention: its key cells, what it says, and for an Admin the Retry of exactly
  * this row (the list gives its path).
  */
-function attentionRow(me, attributes, keyCells, item, what, reload) {
-  const family = familyOf(item);
+function attentionRow(me, families, attributes, keyCells, item, what, reload) {
+  const family = familyOf(families, item);
   return h(
     'tr',
     { ...attributes, 'data-family': item.family, 'data-key': item.key },
     ...keyCells,
-    h('td', {}, family === undefined ? JSON.stringify(item.content) : family.state(item.content)),
+    h('td', {}, family === undefined ? JSON.stringify(item.content) : stateOf(family, item.content)),
     h('td', {}, tag(item.state === 'parked' ? 'parked' : 'failing')),
     h('td', {}, item.attempts),
     h('td', {}, item.lastError ?? '–'),
@@ -196,13 +198,24 @@ function attentionRow(me, attributes, keyCells, item, what, reload) {
 }
 
 export async function parkedPage(main, me, message) {
-  const [mail, pushes] = await Promise.all([get('mail?limit=200'), get('portal-pushes?limit=200')]);
+  const [families, mail, pushes] = await Promise.all([
+    familyList(),
+    get('mail?limit=200'),
+    get('portal-pushes?limit=200'),
+  ]);
   const reload = (answer) => parkedPage(main, me, answer);
   const about = (item) =>
-    h('td', {}, item.lookup === null ? aboutOf(item) : h('a', { href: `#/${item.lookup}` }, aboutOf(item)));
+    h(
+      'td',
+      {},
+      item.lookup === null
+        ? aboutOf(families, item)
+        : h('a', { href: `#/${item.lookup}` }, aboutOf(families, item)),
+    );
   const mailRows = mail.items.map((item) =>
     attentionRow(
       me,
+      families,
       { 'data-mail': item.id },
       [h('td', {}, item.id), about(item)],
       item,
@@ -211,7 +224,15 @@ export async function parkedPage(main, me, message) {
     ),
   );
   const pushRows = pushes.items.map((item) =>
-    attentionRow(me, { 'data-push': '' }, [about(item)], item, `Portal push of ${aboutOf(item)}`, reload),
+    attentionRow(
+      me,
+      families,
+      { 'data-push': '' },
+      [about(item)],
+      item,
+      `Portal push of ${aboutOf(families, item)}`,
+      reload,
+    ),
   );
   main.replaceChildren(
     ...answered(message),

@@ -6,7 +6,7 @@
  * A state as its family's words tell it (GET /api/families: `state`, pairs of a value's name and its words),
  * e.g. "InProcess, requested delivery 2027-01-12" or "case status Open".
  */
-function stateOf(family, values) {
+export function stateOf(family, values) {
   return family.state
     .map(([field, words]) =>
       words === '' ? `${values[field] ?? 'none'}` : `${words} ${values[field] ?? 'none'}`,
