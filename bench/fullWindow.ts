@@ -26,7 +26,7 @@ export const FIRST_SEEDED_ORDER = 20_000_000;
 // Into empty tables. $1 count, $2 orders, $3 first order, $4 source. Ages stay inside the windows: nothing is due
 // for deletion while the drain runs.
 // A timestamp as the families write it into jsonb (src/db/content.ts).
-const json = (sql: string) => `to_char(${sql} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const json = (sql: string) => `to_char((${sql}) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 const EVENTS = `insert into processed_event (source, id, type, family, key, outcome, payload_hash, processed_at,
     channel, received_at, attempts, read, notification)
