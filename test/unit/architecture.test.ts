@@ -13,6 +13,7 @@ const FLOORS: Record<string, number> = {
   service: 10,
   messaging: 9,
   maintenance: 9,
+  reconcile: 9,
   families: 8,
   config: 8,
   http: 7,
