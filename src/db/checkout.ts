@@ -47,9 +47,10 @@ export async function withClient<T>(
  * pool.connect() with `onError` attached in the pool's own callback, not after an await. A client handed over
  * from a previous holder arrives while pg is still parsing that holder's last reply; when the same read also
  * carries the server's "terminating connection" message, pg emits it before an await could resume, and a
- * listener attached only then would be too late.
+ * listener attached only then would be too late. Also for a client held beyond one piece of work (a session lock):
+ * its holder then owns the listener and the release.
  */
-function checkOut(pool: Pool, onError: (err: Error) => void): Promise<PoolClient> {
+export function checkOut(pool: Pool, onError: (err: Error) => void): Promise<PoolClient> {
   return new Promise((resolve, reject) => {
     pool.connect((err, client) => {
       if (err || client === undefined) {

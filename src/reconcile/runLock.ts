@@ -2,6 +2,7 @@
 // on a connection of its own for the whole run. An instance that dies or loses its database session loses the lock
 // with it, so nothing is left to expire; the run that loses its session notices at its next page and stops.
 import type { Pool, PoolClient } from 'pg';
+import { checkOut } from '../db/checkout.js';
 
 export interface RunLock {
   /** Throws when the lock's session is gone: the run must not go on without it. */
@@ -14,13 +15,12 @@ const SPACE = 'fon.reconcile';
 
 /** The family's lock, or undefined when another run holds it. */
 export async function tryRunLock(pool: Pool, source: string, family: string): Promise<RunLock | undefined> {
-  const client: PoolClient = await pool.connect();
   let broken: unknown;
   // A session that dies between queries reports it here: kept for held(), instead of crashing the process.
   const onError = (err: unknown) => {
     broken = err;
   };
-  client.on('error', onError);
+  const client: PoolClient = await checkOut(pool, onError);
   const key = [SPACE, `${source}|${family}`];
   try {
     const { rows } = await client.query<{ locked: boolean }>(
