@@ -1,7 +1,7 @@
 // Every event family, in one list, and the ports of the shared path filled from a list of families: this one, or
-// the one buildService is given (tests add a family of their own). Only the composition root (src/service/) reads
-// this module; it hands each shared module the part it asks for. A new family is a folder of
-// the same files as the others (docs/development.md, "How to add an event family"), and a line here: the shared tables name a
+// the one buildService is given (a test adds a family of its own). Only the composition root (src/service/) reads
+// this module; it hands each shared module the part it asks for. A new family is a folder of the same files as
+// the others (docs/development.md, "How to add an event family"), and a line here: the shared tables name a
 // document by `family` and `key` and hold what only the family knows as jsonb.
 import type { EventKeys } from '../events/family.js';
 import type { FamilyAdmin } from '../http/familyAdmin.js';

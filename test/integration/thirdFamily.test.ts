@@ -179,6 +179,10 @@ describe('a third family, registered beside the service own', () => {
     expect(body.emails.filter((step: { step: string }) => step.step === 'sent')).toHaveLength(2);
     expect(body.portalPush).toMatchObject({ state: 'done', step: 'pushed', status: 'Shipped' });
 
+    const metrics = await service.app.inject({ method: 'GET', url: '/metrics' });
+    expect(metrics.body).toMatch(
+      /fon_events_total\{[^}]*outcome="applied"[^}]*family="outbound_delivery"\} 3/,
+    );
     const families = (await api('GET', '/api/families')).body;
     expect(JSON.stringify(families)).toContain('Outbound delivery');
     expect((await api('GET', '/api/outbound-deliveries/99999999')).status).toBe(404);
