@@ -32,7 +32,8 @@ export function outboundDelivery(destination: string): FamilyModule {
       overview: deliveryOverview,
       timeline: DELIVERY_TIMELINE,
       console: {
-        page: 'deliveries',
+        // The lookup's path below /api: the parked lists link to it.
+        page: 'outbound-deliveries',
         label: 'Outbound delivery',
         example: '80000000',
         typePrefix: DELIVERY_TYPE_PREFIX,
