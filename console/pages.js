@@ -89,8 +89,10 @@ export async function searchPage(main, pageName, key) {
       ),
     ),
   );
-  const shown = timeline.salesOrder ?? timeline.customerReturn;
-  main.append(h('h3', {}, `Timeline of ${family.noun} ${shown}`), h('ol', { class: 'story' }, ...items));
+  main.append(
+    h('h3', {}, `Timeline of ${family.noun} ${timeline[family.param]}`),
+    h('ol', { class: 'story' }, ...items),
+  );
 }
 
 export async function deadLettersPage(main) {

@@ -1,6 +1,7 @@
-// Every event family, in one list, and the ports of the shared path filled from it. Only the composition root
-// (src/service/) reads this module; it hands each shared module the part it asks for. A new family is a folder of
-// the same files as the others (docs/development.md, "How to add an event family"), and a line here: the shared tables name a
+// Every event family, in one list, and the ports of the shared path filled from a list of families: this one, or
+// the one buildService is given (a test adds a family of its own). Only the composition root (src/service/) reads
+// this module; it hands each shared module the part it asks for. A new family is a folder of the same files as
+// the others (docs/development.md, "How to add an event family"), and a line here: the shared tables name a
 // document by `family` and `key` and hold what only the family knows as jsonb.
 import type { EventKeys } from '../events/family.js';
 import type { FamilyAdmin } from '../http/familyAdmin.js';
@@ -20,8 +21,11 @@ export const EVENT_KEYS: readonly EventKeys[] = FAMILIES;
 
 /** The mail sender's part: each family's outbox rows (by its name), its key's names and its email, with its
  * settings bound. */
-export function mailKinds(settings: FamilySettings): readonly MailKind[] {
-  return FAMILIES.map(({ name, logKey, spanKey, mail }) => ({
+export function mailKinds(
+  settings: FamilySettings,
+  families: readonly FamilyModule[] = FAMILIES,
+): readonly MailKind[] {
+  return families.map(({ name, logKey, spanKey, mail }) => ({
     family: name,
     logKey,
     spanKey,
@@ -30,14 +34,22 @@ export function mailKinds(settings: FamilySettings): readonly MailKind[] {
 }
 
 /** The portal sender's part: each family's push rows, its key and its resource. */
-export const PUSH_KINDS: readonly PushKind[] = FAMILIES.map(({ name, logKey, push }) => ({
-  family: name,
-  logKey,
-  ...push,
-}));
+export function pushKinds(families: readonly FamilyModule[] = FAMILIES): readonly PushKind[] {
+  return families.map(({ name, logKey, push }) => ({ family: name, logKey, ...push }));
+}
+
+export const PUSH_KINDS = pushKinds();
 
 /** The admin API's part: each family's routes, overview, timeline and counts. */
-export const FAMILY_ADMINS: readonly FamilyAdmin[] = FAMILIES.map((family) => family.admin);
+export function familyAdmins(families: readonly FamilyModule[] = FAMILIES): readonly FamilyAdmin[] {
+  return families.map((family) => family.admin);
+}
+
+export const FAMILY_ADMINS = familyAdmins();
 
 /** Retention's part: what each family's tables let expire. */
-export const FAMILY_EXPIRIES: readonly Expiry[] = FAMILIES.flatMap((family) => family.expiries);
+export function familyExpiries(families: readonly FamilyModule[] = FAMILIES): readonly Expiry[] {
+  return families.flatMap((family) => family.expiries);
+}
+
+export const FAMILY_EXPIRIES = familyExpiries();

@@ -27,7 +27,8 @@ export interface FamilyAdmin {
 
 /** The console's words for a family, so that it hard-codes none. */
 export interface FamilyConsole {
-  /** Its search page's hash, e.g. `orders` for #/orders/1000473. */
+  /** Its search page's hash, e.g. `orders` for #/orders/1000473: the lookup's path below /api, where the parked
+   * lists link. */
   page: string;
   label: string;
   example: string;

@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/loadConfig.js';
 import { openPool } from '../db/openPool.js';
 import type { HandleEvent } from '../events/outcome.js';
-import { FAMILY_EXPIRIES } from '../families/index.js';
+import { FAMILIES, type FamilyModule, familyExpiries } from '../families/index.js';
 import { buildApp } from '../http/app.js';
 import { createNoAuth, createXsuaaAuth } from '../http/auth.js';
 import { createHealthCheck } from '../http/health.js';
@@ -44,6 +44,8 @@ export interface Service extends ServiceParts {
 }
 
 export interface BuildOptions {
+  /** The event families; FAMILIES of src/families/index.ts unless given. */
+  families?: readonly FamilyModule[];
   retryPolicy?: RetryPolicy;
   mailPollMs?: number;
 }
@@ -64,6 +66,7 @@ export async function buildService(
   // The SDK logs every destination lookup at info level, in its own format: keep only its errors.
   setGlobalLogLevel('error');
 
+  const families = options.families ?? FAMILIES;
   const pool = await openPool(config.database, logger);
 
   // Off without an OTLP endpoint: then the OpenTelemetry SDK is never loaded and spans cost nothing.
@@ -71,6 +74,7 @@ export async function buildService(
 
   const metrics = createMetrics(
     pool,
+    families,
     config.retention.processedEventDays,
     // Read at scrape time, after the consumer below exists.
     config.amqp === undefined
@@ -80,11 +84,12 @@ export async function buildService(
           amqpCreditWindow: () => amqp?.creditWindow() ?? 0,
         },
   );
-  const senders = createOutboxSenders(config, pool, metrics, logger, options.mailPollMs);
+  const senders = createOutboxSenders(config, families, pool, metrics, logger, options.mailPollMs);
   const { transport, mailSender, portalSender } = senders;
   const pushToPortal = portalSender !== undefined;
 
   const handle = createEventFlow(config, {
+    families,
     pool,
     metrics,
     senders,
@@ -106,7 +111,7 @@ export async function buildService(
           onReconnect: metrics.reconnect,
         });
 
-  const plugins = httpRoutes(config, {
+  const plugins = httpRoutes(config, families, {
     pool,
     auth,
     handle,
@@ -116,7 +121,7 @@ export async function buildService(
   });
   const retention = createRetention({
     pool,
-    expiries: FAMILY_EXPIRIES,
+    expiries: familyExpiries(families),
     logger: logger.child({ component: 'retention' }),
     processedEventDays: config.retention.processedEventDays,
     mailDays: config.retention.mailDays,

@@ -1,4 +1,4 @@
-// The per-message path as the composition root configures it: each event family of src/families/index.ts built
+// The per-message path as the composition root configures it: each event family it is given built
 // (its S/4HANA reads and its effect) and chosen by the family the parser named, and the outbox senders woken
 // after a commit that queued for them. The path itself is src/events/handleEvent.ts.
 import type { Pool } from 'pg';
@@ -6,13 +6,14 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/loadConfig.js';
 import { createEventHandler, type HandleEvent } from '../events/handleEvent.js';
 import type { FamilyDeps } from '../families/familyDeps.js';
-import { EVENT_KEYS, FAMILIES } from '../families/index.js';
+import type { FamilyModule } from '../families/index.js';
 import type { RetryPolicy } from '../retry.js';
 import { createDestinationLimit } from '../s4/destinationLimit.js';
 import type { Metrics } from './metrics.js';
 import type { OutboxSenders } from './outboxSenders.js';
 
 export interface EventFlowDeps {
+  families: readonly FamilyModule[];
   pool: Pool;
   metrics: Metrics;
   senders: OutboxSenders;
@@ -37,10 +38,10 @@ export function createEventFlow(config: Readonly<Config>, deps: EventFlowDeps): 
     }),
     observe: { observe: metrics.observeS4 },
   };
-  const families = new Map(FAMILIES.map((family) => [family.name, family.create(familyDeps, config)]));
+  const families = new Map(deps.families.map((family) => [family.name, family.create(familyDeps, config)]));
   return createEventHandler({
     pool,
-    families: EVENT_KEYS,
+    families: deps.families,
     familyOf: (event) => (event.family === undefined ? undefined : families.get(event.family)),
     onQueued: ({ mailQueued, pushQueued }) => {
       if (mailQueued) mailSender.wake();

@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/loadConfig.js';
-import { FAMILY_ADMINS } from '../families/index.js';
+import { type FamilyModule, familyAdmins } from '../families/index.js';
 import { type AdminDeps, adminRoutes } from '../http/adminRoutes.js';
 import { consoleRoutes } from '../http/consoleRoutes.js';
 import { requireEventHubToken } from '../http/eventHubAuth.js';
@@ -16,6 +16,7 @@ export interface RouteDeps extends Omit<AdminDeps, 'families'> {
 
 export function httpRoutes(
   config: Readonly<Config>,
+  families: readonly FamilyModule[],
   deps: RouteDeps,
 ): Array<(app: FastifyInstance) => Promise<void> | void> {
   const { pool, auth, handle, logger } = deps;
@@ -48,7 +49,7 @@ export function httpRoutes(
       handle,
       wakeMailSender: deps.wakeMailSender,
       wakePortalSender: deps.wakePortalSender,
-      families: FAMILY_ADMINS,
+      families: familyAdmins(families),
     }),
     consoleRoutes,
   );

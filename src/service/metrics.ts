@@ -5,7 +5,7 @@ import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client
 import { oldestProcessedAgeSeconds } from '../events/inbox.js';
 import type { Channel, Handled } from '../events/outcome.js';
 import { outcomeLabel } from '../events/outcomeReport.js';
-import { FAMILIES } from '../families/index.js';
+import type { FamilyModule } from '../families/index.js';
 import { outboxBacklog } from '../notifications/mailOutbox.js';
 import type { MailResult } from '../notifications/mailSender.js';
 import type { PushResult } from '../portal/portalSender.js';
@@ -23,8 +23,13 @@ export interface MetricsSources {
 }
 
 /** Prometheus metrics. Gauges that describe stored state are read from the database at scrape time. */
-export function createMetrics(pool: Pool, retentionDays: number, sources: MetricsSources = {}) {
-  const labels = new Map<string | undefined, string>(FAMILIES.map((family) => [family.name, family.label]));
+export function createMetrics(
+  pool: Pool,
+  families: readonly FamilyModule[],
+  retentionDays: number,
+  sources: MetricsSources = {},
+) {
+  const labels = new Map<string | undefined, string>(families.map((family) => [family.name, family.label]));
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const counter = <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
@@ -116,7 +121,7 @@ export function createMetrics(pool: Pool, retentionDays: number, sources: Metric
       'How long the document waiting longest for its portal push has waited (0 when none)',
     ],
   });
-  for (const family of FAMILIES) family.gauges?.(registry, pool);
+  for (const family of families) family.gauges?.(registry, pool);
   scrapedGauge(
     registry,
     'fon_processed_event_oldest_age_seconds',

@@ -3,7 +3,7 @@
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from '../config/loadConfig.js';
-import { mailKinds, PUSH_KINDS } from '../families/index.js';
+import { type FamilyModule, mailKinds, pushKinds } from '../families/index.js';
 import { newLeaseHolder } from '../leasedOutbox/leaseHolder.js';
 import { createMailSender, type MailSender } from '../notifications/mailSender.js';
 import { directoryTransport, type MailTransport, smtpTransport } from '../notifications/mailTransport.js';
@@ -20,6 +20,7 @@ export interface OutboxSenders {
 
 export function createOutboxSenders(
   config: Readonly<Config>,
+  families: readonly FamilyModule[],
   pool: Pool,
   metrics: Metrics,
   logger: Logger,
@@ -34,7 +35,7 @@ export function createOutboxSenders(
   const mailSender = createMailSender({
     pool,
     transport,
-    families: mailKinds(config),
+    families: mailKinds(config, families),
     from: config.mail.from,
     locale: config.mail.locale,
     logger: logger.child({ component: 'mail' }),
@@ -43,13 +44,14 @@ export function createOutboxSenders(
     leaseSeconds: config.mail.leaseSeconds,
     holder,
   });
+  const pushes = pushKinds(families);
   const portalSender =
     config.portal === undefined
       ? undefined
       : createPortalSender({
           pool,
-          portal: createPortalApi({ ...config.portal, families: PUSH_KINDS }),
-          families: PUSH_KINDS,
+          portal: createPortalApi({ ...config.portal, families: pushes }),
+          families: pushes,
           logger: logger.child({ component: 'portal' }),
           onResult: metrics.portalPush,
           pollMs,

@@ -19,6 +19,8 @@ import { eventually } from './waits.js';
 
 export interface TestServiceOptions extends LocalEndpoints {
   env?: Record<string, string>;
+  /** The event families; the service's own unless given. */
+  families?: BuildOptions['families'];
   retryPolicy?: RetryPolicy;
   /** How often the mail sender looks for due mail when nobody wakes it (default 200 ms). */
   mailPollMs?: number;
@@ -46,6 +48,7 @@ function testSetup(options: TestServiceOptions): { config: Config; logger: Logge
     config,
     logger: createLogger(guardedLevel(config.logLevel), destination),
     build: {
+      ...(options.families && { families: options.families }),
       retryPolicy: options.retryPolicy ?? { attempts: 3, baseDelayMs: 20, maxDelayMs: 100 },
       mailPollMs: options.mailPollMs ?? 200,
     },
