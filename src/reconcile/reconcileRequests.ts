@@ -5,11 +5,11 @@
 // whatever the families and runs asking. A 429 or 503 with Retry-After pauses the destination for everyone and
 // is asked again after the pause; any other failure is thrown, and the run that asked ends failed.
 import { setImmediate as nextMacrotask, setTimeout as sleep } from 'node:timers/promises';
+import { answerBody } from '../s4/answerBody.js';
 import type { DestinationLimit, DestinationReader } from '../s4/destinationLimit.js';
 import { createDestinationTarget, type Target } from '../s4/destinationTarget.js';
 import { buildUrl, type HttpAnswer, httpGet } from '../s4/httpGet.js';
-import { UnexpectedResponseError } from '../s4/odataEntity.js';
-import { failureDetail, httpFailure, parseRetryAfter, s4Failure, wrapFailure } from '../s4/s4Failure.js';
+import { failureDetail, wrapFailure } from '../s4/s4Failure.js';
 import { sdkGet } from '../s4/sdkGet.js';
 
 /** How many 429 or 503 answers in a row a request waits out before the run gives up until its next turn. */
@@ -111,7 +111,7 @@ export function createReconcileRequests(options: ReconcileRequestsOptions): Reco
       counted();
       const answer = await send(resolved, url);
       try {
-        return { body: body(answer, errorMessage), url };
+        return { body: answerBody(answer, errorMessage), url };
       } catch (err) {
         const { status, retryAfterMs } = failureDetail(err);
         if ((status !== 429 && status !== 503) || retryAfterMs === undefined || throttled >= MAX_THROTTLED)
@@ -144,23 +144,4 @@ function linkUrl(base: Extract<Target, { kind: 'direct' }>, link: string, from: 
 function pathOf(url: string): string {
   const { pathname, search } = new URL(url);
   return `${pathname}${search}`;
-}
-
-/** The answer's JSON body, or the failure it stands for (as for event reads: src/s4/odataReader.ts). */
-function body(answer: HttpAnswer, errorMessage: (body: unknown) => string): unknown {
-  if (answer.status >= 300 && answer.status < 400) {
-    throw s4Failure('transient', `S/4HANA redirected (HTTP ${answer.status}): check the destination`, {
-      status: answer.status,
-    });
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(answer.body);
-  } catch (err) {
-    if (answer.status >= 200 && answer.status < 300)
-      throw new UnexpectedResponseError('S/4HANA answered with a body that is not JSON', { cause: err });
-  }
-  if (answer.status < 200 || answer.status >= 300)
-    throw httpFailure(answer.status, errorMessage(parsed), parseRetryAfter(answer.retryAfter));
-  return parsed;
 }

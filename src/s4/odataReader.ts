@@ -1,11 +1,11 @@
-import { executeHttpRequest } from '@sap-cloud-sdk/http-client';
 import { type Context, ROOT_CONTEXT } from '../telemetry/tracing.js';
+import { answerBody } from './answerBody.js';
 import { createDestinationTarget } from './destinationTarget.js';
 import { buildUrl, type HttpAnswer, httpGet } from './httpGet.js';
 import { keyFilter, MAX_URL_LENGTH, matchCollection } from './keyFilter.js';
-import { UnexpectedResponseError } from './odataEntity.js';
 import type { ApiVersion, ODataService } from './odataService.js';
-import { httpFailure, parseRetryAfter, s4Failure, wrapFailure } from './s4Failure.js';
+import { s4Failure, wrapFailure } from './s4Failure.js';
+import { sdkGet } from './sdkGet.js';
 
 /** One key's share of a collection read: its entity mapped, null when S/4HANA has no such entity, or why not. */
 export type KeyResult<T> = { document: T | null } | { error: unknown };
@@ -48,14 +48,14 @@ export function createODataReader<T, S extends ODataService>(
   map: EntityMapping<T, S>,
 ): ODataReader<T> {
   const target = createDestinationTarget(options.destination);
-  const destination = { destinationName: options.destination, useCache: true };
 
   async function get(path: string, query: Record<string, string>, trace: Context): Promise<HttpAnswer> {
     const resolved = await target.get().catch((err) => {
       throw wrapFailure(err, `resolving destination ${options.destination}`);
     });
     try {
-      if (resolved.kind === 'proxied') return await getThroughSdk(path, query);
+      if (resolved.kind === 'proxied')
+        return await sdkGet(options.destination, path, query, options.timeoutMs);
       const answer = await httpGet(resolved, buildUrl(resolved, path, query), options.timeoutMs, trace);
       // Refused credentials may be a token that expired within the refresh period: resolve again next time.
       if (answer.status === 401 || answer.status === 403) target.invalidate();
@@ -65,68 +65,12 @@ export function createODataReader<T, S extends ODataService>(
     }
   }
 
-  async function getThroughSdk(path: string, query: Record<string, string>): Promise<HttpAnswer> {
-    try {
-      const response = await executeHttpRequest(
-        destination,
-        {
-          method: 'get',
-          url: path,
-          params: query,
-          // The SDK leaves values unencoded by default, and a $filter has spaces; keys keep their `$`.
-          parameterEncoder: (params) =>
-            Object.fromEntries(
-              Object.entries(params).map(([key, value]) => [key, encodeURIComponent(String(value))]),
-            ),
-          timeout: options.timeoutMs, // the SDK has none by default
-          headers: { accept: 'application/json' },
-        },
-        { fetchCsrfToken: false },
-      );
-      return { status: response.status, body: JSON.stringify(response.data), retryAfter: undefined };
-    } catch (err) {
-      const response = (
-        err as { response?: { status?: unknown; data?: unknown; headers?: Record<string, unknown> } }
-      ).response;
-      if (typeof response?.status !== 'number') throw err;
-      const retryAfter = response.headers?.['retry-after'];
-      return {
-        status: response.status,
-        body: typeof response.data === 'string' ? response.data : JSON.stringify(response.data ?? null),
-        retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined,
-      };
-    }
-  }
-
-  /** The answer's JSON body, or the failure it stands for. */
-  function body(answer: HttpAnswer): unknown {
-    if (answer.status >= 300 && answer.status < 400) {
-      // A redirect (typically to a logon page) is a destination to fix: the message waits instead of being
-      // dead-lettered.
-      throw s4Failure('transient', `S/4HANA redirected (HTTP ${answer.status}): check the destination`, {
-        status: answer.status,
-      });
-    }
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(answer.body);
-    } catch (err) {
-      if (answer.status >= 200 && answer.status < 300) {
-        throw new UnexpectedResponseError('S/4HANA answered with a body that is not JSON', { cause: err });
-      }
-    }
-    if (answer.status < 200 || answer.status >= 300) {
-      throw httpFailure(answer.status, service.errorMessage(parsed), parseRetryAfter(answer.retryAfter));
-    }
-    return parsed;
-  }
-
   return {
     version: service.version,
     async read(key, trace = ROOT_CONTEXT) {
       const answer = await get(service.entityPath(key), service.query, trace);
       if (answer.status === 404) return null;
-      return map(service.entity(body(answer)), key, service);
+      return map(service.entity(answerBody(answer, service.errorMessage)), key, service);
     },
 
     async readMany(requested, trace = ROOT_CONTEXT) {
@@ -161,7 +105,7 @@ export function createODataReader<T, S extends ODataService>(
           },
         );
       }
-      const page = service.collection(body(answer));
+      const page = service.collection(answerBody(answer, service.errorMessage));
       const results = new Map<string, KeyResult<T>>();
       for (const [key, entity] of matchCollection(service.keyProperty, keys, page.entities, page.complete)) {
         try {
