@@ -22,7 +22,7 @@
 export const WINDOW_CEILING = 200;
 /** Low enough that a dependency's outage holds few messages; high enough that reads still come in batches. */
 const WINDOW_FLOOR = 10;
-/** The fixed default of before: a known-good start. */
+/** Where the window starts: enough for batched reads, little held if a dependency is down from the start. */
 const WINDOW_INITIAL = 50;
 /** At the 1 MiB MAX_MESSAGE_BYTES this leaves the window at 50; S/4HANA's events (about 1 KB) never reach it. */
 const HELD_BYTES_BUDGET = 50 * 1024 * 1024;
