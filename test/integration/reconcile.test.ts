@@ -11,7 +11,7 @@ import { type PortalServer, startPortalServer } from '../../sandbox/portalServer
 import { SALES_ORDER_TYPE, salesOrderEvent } from '../../sandbox/s4Events.js';
 import type { ServiceParts } from '../../src/service/buildService.js';
 import { registerDestination } from '../support/destination.js';
-import { buildTestService } from '../support/harness.js';
+import { buildTestService, startTestService } from '../support/harness.js';
 import { orderMaker } from '../support/orders.js';
 import { returnState } from '../support/returns.js';
 import { eventually } from '../support/waits.js';
@@ -266,6 +266,17 @@ describe('reconciliation in the service', () => {
     expect(started.statusCode).toBe(202);
     const busy = await inject('POST', '/api/reconcile/runs', { family: 'salesOrder' });
     expect(busy.statusCode).toBe(409);
+    // Audit-logged as every admin action: the caller, what was asked, what started.
+    const audited = logLines
+      .filter((line) => line.includes('admin: reconcile runs'))
+      .map((line) => JSON.parse(line));
+    expect(audited.at(-1)).toMatchObject({
+      caller: 'local/no-auth',
+      family: 'salesOrder',
+      mode: 'delta',
+      runs: [],
+      busy: ['salesOrder'],
+    });
     const [id] = (started.json() as { runs: string[] }).runs;
     const failed = await eventually('the run to fail', async () => {
       const listed = (await inject('GET', '/api/reconcile/runs')).json() as { runs: Run[] };
@@ -278,6 +289,31 @@ describe('reconciliation in the service', () => {
       logLines.some((line) => line.includes('reconciliation run failed')),
     );
     world.s4.setCollectionFault(undefined);
+  });
+});
+
+describe('on the timer', () => {
+  it('runs every family each RECONCILE_INTERVAL once started, and stops its runs at shutdown', async () => {
+    const timed = await startTestService({
+      ...world.endpoints(),
+      env: { S4_SOURCE: '/default/sap.s4.beh/S4HCLNT200', RECONCILE_INTERVAL: '1s' },
+    });
+    try {
+      await eventually('a run of each family on the timer', async () => {
+        const { rows } = await world.db.pool.query<{ family: string }>(
+          `select distinct family from reconcile_run where source = $1 and status = 'done'`,
+          ['/default/sap.s4.beh/S4HCLNT200'],
+        );
+        return rows.length === 2;
+      });
+    } finally {
+      await timed.stop();
+    }
+    expect(
+      await count(`reconcile_run where source = $1 and status = 'running'`, [
+        '/default/sap.s4.beh/S4HCLNT200',
+      ]),
+    ).toBe(0);
   });
 });
 
