@@ -81,7 +81,8 @@ export async function checkIdentityThenApply(
     if (inbox.refused && channel !== 'replay') return accept('already_refused');
     if (inbox.processedHash !== null) return reject('conflict', conflictReason(inbox.processedHash));
     // Refused with the count kept: the refusal (refuse.ts) clears it only together with storing the dead letter.
-    if (inbox.attempts > deps.maxDeliveries) {
+    // A reconciled document is no message to dead-letter: its failure fails the run, and the next run tries again.
+    if (inbox.attempts > deps.maxDeliveries && channel !== 'reconcile') {
       return reject('delivery_limit', deliveryLimitReason(inbox.attempts, inbox.lastError));
     }
     return await retry(

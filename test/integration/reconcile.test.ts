@@ -250,6 +250,30 @@ describe('reconciliation in the service', () => {
     });
   });
 
+  it('applies a document whose earlier runs failed however often: no delivery limit, the next run repairs it', async () => {
+    const changedAt = new Date(Date.now() - 30_000);
+    changeOrder(orders[1] as string, {
+      overallSDProcessStatus: 'C',
+      overallDeliveryStatus: 'C',
+      lastChangeDateTime: changedAt.toISOString(),
+    });
+    const id = `salesOrder:${orders[1]}:${changedAt.toISOString().replace('Z', '0000Z')}`;
+    // As left by many runs that failed on it.
+    await world.db.pool.query(
+      `insert into event_attempt (source, id, channel, family, key, attempts, last_error)
+       values ($1, $2, 'reconcile', 'salesOrder', $3, 50, 'S/4HANA unavailable')`,
+      [`${SOURCE}/reconcile`, id, orders[1]],
+    );
+    const [run] = await runs({ family: 'salesOrder' });
+    expect(run).toMatchObject({ status: 'done', repairs: 1 });
+    expect(
+      await count(`processed_event where source = $1 and id = $2 and outcome = 'applied'`, [
+        `${SOURCE}/reconcile`,
+        id,
+      ]),
+    ).toBe(1);
+  });
+
   it('validates a start: 400 with a reason for an unknown family or mode', async () => {
     const family = await inject('POST', '/api/reconcile/runs', { family: 'invoice' });
     expect(family.statusCode).toBe(400);
