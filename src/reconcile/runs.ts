@@ -1,4 +1,5 @@
 // The reconcile_run table: one row per run, counted page by page, ended done or failed.
+import { deleteOldest } from '../db/deleteOldest.js';
 import type { Executor } from '../db/transaction.js';
 import type { ReconcileFamily } from './collection.js';
 import type { Stamp } from './stamp.js';
@@ -129,3 +130,9 @@ export async function repairingRuns(db: Executor, source: string): Promise<Array
   );
   return rows.map((row) => [row.family, row.runs]);
 }
+
+/**
+ * Retention's batch of runs that started before the cutoff (DEDUP_RETENTION_DAYS, as the records they found): a
+ * record keeps its run's id when the run is gone. A run still going is kept.
+ */
+export const EXPIRED_RUNS = deleteOldest('reconcile_run', 'started_at', "status <> 'running' and ");

@@ -16,6 +16,7 @@ import { type AmqpConsumer, createAmqpConsumer } from '../messaging/amqpConsumer
 import { ensureEventMeshQueue } from '../messaging/eventMeshSetup.js';
 import type { MailSender } from '../notifications/mailSender.js';
 import type { PortalSender } from '../portal/portalSender.js';
+import { EXPIRED_RUNS } from '../reconcile/runs.js';
 import { DEFAULT_RETRY, type RetryPolicy } from '../retry.js';
 import { createDestinationLimit } from '../s4/destinationLimit.js';
 import { startTracing } from '../telemetry/tracing.js';
@@ -136,7 +137,7 @@ export async function buildService(
   });
   const retention = createRetention({
     pool,
-    expiries: FAMILY_EXPIRIES,
+    expiries: [...FAMILY_EXPIRIES, { target: 'reconcileRuns', cutoff: 'event', sql: EXPIRED_RUNS }],
     logger: logger.child({ component: 'retention' }),
     processedEventDays: config.retention.processedEventDays,
     mailDays: config.retention.mailDays,

@@ -274,6 +274,18 @@ describe('reconciliation in the service', () => {
     ).toBe(1);
   });
 
+  it('lets retention remove runs older than DEDUP_RETENTION_DAYS, and keeps the records that name them', async () => {
+    const { rows } = await world.db.pool.query<{ id: string }>(
+      `update reconcile_run set started_at = now() - interval '30 days'
+       where id = (select min(id) from reconcile_run) returning id::text as "id"`,
+    );
+    const old = rows[0]?.id as string;
+    const report = await service.retention.runOnce();
+    expect(report.deleted.reconcileRuns).toBe(1);
+    expect(await count('reconcile_run where id = $1', [old])).toBe(0);
+    expect(await count('processed_event where reconcile_run = $1', [old])).toBeGreaterThan(0);
+  });
+
   it('validates a start: 400 with a reason for an unknown family or mode', async () => {
     const family = await inject('POST', '/api/reconcile/runs', { family: 'invoice' });
     expect(family.statusCode).toBe(400);
