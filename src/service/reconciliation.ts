@@ -52,7 +52,7 @@ export function createReconciliation(
     limit: deps.s4Limit,
   });
   const stopping = new AbortController();
-  const runner = createReconcileRunner({
+  const runs = createReconcileRunner({
     pool,
     reader: createCollectionReader(requests, settings.pageSize),
     collections,
@@ -70,6 +70,21 @@ export function createReconciliation(
       metrics.requests.inc({ family: label(family) }, page.requests);
     },
   });
+  // Every run, started by the timer or the API: counted when it ends, and waited for at shutdown.
+  const going = new Set<Promise<unknown>>();
+  const runner: ReconcileRunner = {
+    async start(family, mode) {
+      const started = await runs.start(family, mode);
+      if (started === 'busy') return started;
+      const ended = started.ended.then((end) => {
+        metrics.runs.inc({ family: label(family), status: end.status });
+        return end;
+      });
+      going.add(ended);
+      void ended.finally(() => going.delete(ended));
+      return { id: started.id, ended };
+    },
+  };
   const families = reconciled.map(({ module }) => module.name);
   const log = logger.child({ component: 'reconcile' });
   const control: ReconcileControl = {
@@ -109,7 +124,7 @@ export function createReconciliation(
     },
     async stop() {
       stopping.abort();
-      await schedule?.stop();
+      await Promise.all([schedule?.stop(), ...going]);
     },
   };
 }
@@ -134,6 +149,12 @@ function reconcileMetrics(registry: Registry, label: (family: string) => string,
     labelled(() => repairingRuns(pool, source)),
   );
   return {
+    runs: new Counter({
+      name: 'fon_reconcile_runs_total',
+      help: 'Reconciliation runs that ended, by status: done, failed',
+      labelNames: ['family', 'status'],
+      registers: [registry],
+    }),
     rows: counter('fon_reconcile_rows_total', 'Documents reconciliation read and applied'),
     repairs: counter(
       'fon_reconcile_repairs_total',

@@ -321,6 +321,7 @@ describe('reconciliation in the service', () => {
     });
     expect(failed.error).toMatchObject({ class: expect.any(String), text: expect.any(String) });
     expect((await inject('GET', '/health')).statusCode).toBe(200);
+    expect(await metric(/^fon_reconcile_runs_total\{family="sales_order",status="failed"\}/)).toBe(1);
     await eventually('the failure to be logged', async () =>
       logLines.some((line) => line.includes('reconciliation run failed')),
     );
