@@ -329,6 +329,48 @@ describe('reconciliation in the service', () => {
   });
 });
 
+describe('over OData V4', () => {
+  it('repairs orders and returns read from the V4 collections, with their 7-digit stamps', async () => {
+    const source = '/default/sap.s4.beh/S4HCLNT400';
+    const v4 = await buildTestService({
+      ...world.endpoints(),
+      env: { S4_SOURCE: source, S4_API: 'v4', RECONCILE_INTERVAL: 'off' },
+    });
+    try {
+      const order = newOrder({ lastChangeDateTime: ago(60 * 60_000) });
+      const customerReturn = '60094001';
+      world.s4.returns.setReturn(returnState(customerReturn, { lastChangeDateTime: ago(60 * 60_000) }));
+      const run = async (mode: 'baseline' | 'delta') => {
+        for (const family of ['salesOrder', 'customerReturn']) {
+          const started = await v4.reconciliation?.runner.start(family, mode);
+          if (started === undefined || started === 'busy') throw new Error(`no run of ${family}`);
+          expect(await started.ended).toMatchObject({ status: 'done' });
+        }
+      };
+      await run('baseline');
+      changeOrder(order, {
+        overallSDProcessStatus: 'C',
+        overallDeliveryStatus: 'C',
+        lastChangeDateTime: `${ago(60_000).slice(0, 19)}.1234567Z`,
+      });
+      world.s4.returns.setReturn(
+        returnState(customerReturn, { rejectionStatus: 'C', lastChangeDateTime: ago(50_000) }),
+      );
+      await run('delta');
+      const { rows } = await world.db.pool.query<{ key: string; id: string }>(
+        `select key, id from processed_event where source = $1 and notification = 'changed' order by key`,
+        [`${source}/reconcile`],
+      );
+      expect(rows.map((row) => row.key)).toEqual([order, customerReturn].sort());
+      // V4 writes all 7 digits of LastChangeDateTime, and the identity keeps them.
+      expect(rows.find((row) => row.key === order)?.id).toMatch(/\.\d{3}4567Z$/);
+      expect(await count('mail_outbox where key = any($1)', [[order, customerReturn]])).toBe(2);
+    } finally {
+      await v4.stop();
+    }
+  });
+});
+
 describe('on the timer', () => {
   it('runs every family each RECONCILE_INTERVAL once started, and stops its runs at shutdown', async () => {
     const timed = await startTestService({
