@@ -62,13 +62,15 @@ export function createEventHandler(deps: EventHandlerDeps): HandleEvent {
  * before (conflict, delivery limit, permanent failure) whose dead letter stands is taken without any work, as
  * outcomeOfInvalid says; a replay again excepted.
  */
-async function checkIdentityThenApply(
+export async function checkIdentityThenApply(
   deps: EventHandlerDeps,
   checkIdentity: CheckIdentity,
   event: ParsedEvent,
   trace: Context,
   channel: Channel,
   signal?: AbortSignal,
+  /** The family that reads and writes; reconciliation's already holds the state it read (reconcileRead.ts). */
+  family = deps.familyOf(event),
 ): Promise<Outcome> {
   try {
     // The first database call of a delivery: a blip here is retried like one in readThenWriteEffect().
@@ -79,10 +81,15 @@ async function checkIdentityThenApply(
     if (inbox.refused && channel !== 'replay') return accept('already_refused');
     if (inbox.processedHash !== null) return reject('conflict', conflictReason(inbox.processedHash));
     // Refused with the count kept: the refusal (refuse.ts) clears it only together with storing the dead letter.
-    if (inbox.attempts > deps.maxDeliveries) {
+    // A reconciled document is no message to dead-letter: its failure fails the run, and the next run tries again.
+    if (inbox.attempts > deps.maxDeliveries && channel !== 'reconcile') {
       return reject('delivery_limit', deliveryLimitReason(inbox.attempts, inbox.lastError));
     }
-    return await retry(() => readThenWriteEffect(deps, event, trace, signal), deps.retryPolicy, signal);
+    return await retry(
+      () => readThenWriteEffect(deps, family, event, trace, signal),
+      deps.retryPolicy,
+      signal,
+    );
   } catch (err) {
     const reason = failureReason(err);
     if (classify(err) === 'permanent') return reject('permanent_failure', reason);
@@ -96,11 +103,11 @@ async function checkIdentityThenApply(
 /** 4–5, one try: the family reads the current state, then writes the effect in one transaction. Throws on failure. */
 async function readThenWriteEffect(
   deps: EventHandlerDeps,
+  family: Family | undefined,
   event: ParsedEvent,
   trace: Context,
   signal: AbortSignal | undefined,
 ): Promise<Outcome> {
-  const family = deps.familyOf(event);
   if (family === undefined) {
     // One statement: atomic on its own, no transaction needed.
     return accept((await recordProcessed(deps.pool, event, 'ignored')) ? 'ignored' : 'duplicate');

@@ -34,7 +34,7 @@ export function checkIdentityBatched(db: Pool): CheckIdentity {
       return;
     }
     const events = [...batch.values()].map((check) => check.event);
-    checkInboxes(db, first.event.source, events, first.channel).then(
+    checkInboxes(db, first.event.source, events, first.channel, first.event.reconciled?.run ?? null).then(
       (entries) => {
         for (const [id, check] of batch) check.resolve(entries.get(id) as InboxEntry);
       },
@@ -43,9 +43,14 @@ export function checkIdentityBatched(db: Pool): CheckIdentity {
       },
     );
   });
-  // One statement per source and channel: the channel is one parameter of it.
+  // One statement per source, channel and reconciliation run: each is one parameter of it.
   return (event, channel) =>
     new Promise((resolve, reject) =>
-      gather(`${channel} ${event.source}`, { event, channel, resolve, reject }),
+      gather(`${channel} ${event.reconciled?.run ?? ''} ${event.source}`, {
+        event,
+        channel,
+        resolve,
+        reject,
+      }),
     );
 }

@@ -33,13 +33,24 @@ export async function checkInbox(db: Pool, event: ParsedEvent, channel: Channel)
     text: identityCheckSql({
       delivered: 'select $2::text as id, $3::text as payload_hash, $5::text as family, $6::text as key',
     }),
-    values: [event.source, event.id, event.payloadHash, channel, event.family ?? null, event.key ?? null],
+    values: [
+      event.source,
+      event.id,
+      event.payloadHash,
+      channel,
+      event.family ?? null,
+      event.key ?? null,
+      event.reconciled?.run ?? null,
+    ],
   });
   const { id: _id, ...entry } = rows[0] as InboxEntry & { id: string };
   return entry;
 }
 
-/** checkInboxes' statement: $1 source, $2 ids, $3 payload hashes, $4 channel, $5 families, $6 keys. */
+/**
+ * checkInboxes' statement: $1 source, $2 ids, $3 payload hashes, $4 channel, $5 families, $6 keys, $7 the
+ * reconciliation run (null for events).
+ */
 export const CHECK_INBOXES = identityCheckSql({
   delivered: `select id, payload_hash, family, key
      from unnest($2::text[], $3::text[], $5::text[], $6::text[]) as d(id, payload_hash, family, key)`,
@@ -58,6 +69,7 @@ export async function checkInboxes(
   source: string,
   events: Array<Pick<ParsedEvent, 'id' | 'payloadHash' | 'family' | 'key'>>,
   channel: Channel,
+  reconcileRun: string | null = null,
 ): Promise<Map<string, InboxEntry>> {
   const { rows } = await db.query<InboxEntry & { id: string }>({
     // Named: prepared once per connection, then only bound and executed.
@@ -70,6 +82,7 @@ export async function checkInboxes(
       channel,
       events.map((event) => event.family ?? null),
       events.map((event) => event.key ?? null),
+      reconcileRun,
     ],
   });
   return new Map(rows.map(({ id, ...entry }) => [id, entry]));
@@ -77,7 +90,7 @@ export async function checkInboxes(
 
 /**
  * The identity check, for the deliveries that `delivered` selects (id, payload_hash, family, key)
- * of source $1, by channel $4: one row per delivery, its entry with its id.
+ * of source $1, by channel $4 (and reconciliation run $7): one row per delivery, its entry with its id.
  *
  * Each delivery's record is probed by its whole key, in a scalar subquery that PostgreSQL never turns into a join
  * or a scan: with `id = any(...)` a plan made while the table looked small (a new deployment's, or any table
@@ -105,12 +118,12 @@ function identityCheckSql(sql: { delivered: string }): string {
      ), refused as (
        select d.id, ${refusedEventSql('$1::text', 'd.id', 'd.payload_hash')} as refused from delivered d
      ), attempt as (
-       insert into event_attempt as a (source, id, channel, family, key)
-       select $1::text, d.id, $4::text, d.family, d.key from delivered d join refused r using (id)
+       insert into event_attempt as a (source, id, channel, family, key, reconcile_run)
+       select $1::text, d.id, $4::text, d.family, d.key, $7::bigint from delivered d join refused r using (id)
        where not exists (select from seen s where s.id = d.id) and not r.refused
        order by d.id
        on conflict (source, id) do update set attempts = a.attempts + 1, last_seen_at = now(),
-         channel = excluded.channel
+         channel = excluded.channel, reconcile_run = excluded.reconcile_run
        returning a.id, a.attempts, a.last_error
      ), duplicate as (
        insert into duplicate_arrival (source, id, channel)
@@ -173,3 +186,19 @@ export async function oldestProcessedAgeSeconds(db: Executor): Promise<number> {
 export const EXPIRED_PROCESSED_EVENTS = deleteOldest('processed_event', 'processed_at');
 export const EXPIRED_EVENT_ATTEMPTS = deleteOldest('event_attempt', 'last_seen_at');
 export const EXPIRED_DUPLICATE_ARRIVALS = deleteOldest('duplicate_arrival', 'arrived_at');
+
+/** How many of these records of a reconciliation run changed what was notified ('new' or 'changed'): repairs. */
+export async function changesRecorded(
+  db: Executor,
+  source: string,
+  ids: readonly string[],
+  run: string,
+): Promise<number> {
+  const { rows } = await db.query<{ changes: number }>(
+    `select count(*)::int as "changes" from processed_event
+     where source = $1::text and id = any($2::text[]) and reconcile_run = $3::bigint
+       and notification in ('new', 'changed')`,
+    [source, ids, run],
+  );
+  return rows[0]?.changes ?? 0;
+}

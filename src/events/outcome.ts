@@ -12,8 +12,8 @@ export type Outcome =
   /** Can never be done: dead-letter it with the reason. */
   | { kind: 'reject'; code: RejectCode; reason: string };
 
-/** Where a message came from: a transport, or an operator replaying a dead letter. */
-export type Channel = 'amqp' | 'webhook' | 'event-hub' | 'replay';
+/** Where a message came from: a transport, an operator replaying a dead letter, or reconciliation's read. */
+export type Channel = 'amqp' | 'webhook' | 'event-hub' | 'replay' | 'reconcile';
 
 export type RejectCode = 'invalid_event' | 'conflict' | 'delivery_limit' | 'permanent_failure';
 

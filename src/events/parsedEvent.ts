@@ -24,4 +24,6 @@ export interface ParsedEvent extends PayloadHashes {
   /** The CloudEvents distributed-tracing extension, when present and well-formed: the producer's trace. */
   traceparent?: string;
   tracestate?: string;
+  /** A document reconciliation read (reconcileRead.ts): the run that found it, and whether it may notify. */
+  reconciled?: { run: string; notify: boolean };
 }

@@ -39,7 +39,8 @@ export interface ReadAndDecision {
 
 /**
  * Records events as processed inside a larger statement: `cleared` forgets their delivery counts, `recorded`
- * inserts a record per event with what the count knew (channel, first delivery, deliveries, last error) and, from
+ * inserts a record per event with what the count knew (channel, first delivery, deliveries, last error, the
+ * reconciliation run) and, from
  * an effect, what its S/4HANA read saw and the notification decision. An identity recorded already fails the whole
  * statement: the first delivery stands alone. $1 to $6 as identityValues gives them (with the family and key the
  * events name), the outcome as SQL (docs/processing.md, The flow).
@@ -56,12 +57,12 @@ export function recordProcessedSql(sql: { outcome: string; read?: ReadAndDecisio
          select (select a.ctid from event_attempt a where a.source = $1::text and a.id = e.id for update)
          from (select id from unnest($2::text[]) as id order by id) e
        ))
-       returning id, channel, first_seen_at, attempts, last_error
+       returning id, channel, first_seen_at, attempts, last_error, reconcile_run
      ), recorded as (
        insert into processed_event (source, id, type, family, key, outcome, payload_hash, channel, received_at,
-         attempts, last_error, read, notification)
+         attempts, last_error, read, notification, reconcile_run)
        select $1::text, e.id, e.type, $5::text, $6::text, ${sql.outcome}, e.payload_hash, c.channel, c.first_seen_at,
-              c.attempts, c.last_error, ${seen}
+              c.attempts, c.last_error, ${seen}, c.reconcile_run
        from unnest($2::text[], $3::text[], $4::text[]) as e(id, type, payload_hash) left join cleared c using (id)
      )`;
 }

@@ -59,7 +59,8 @@ export async function refuseRejected(
   outcome: Outcome & { kind: 'reject' },
   event: ParsedEvent | undefined,
 ): Promise<Handled> {
-  if (channel === 'replay') return { outcome, event };
+  // A replay's letter stands already; reconciliation never takes a message (reconcileRead.ts fails its run).
+  if (channel === 'replay' || channel === 'reconcile') return { outcome, event };
   const refusal = await refuse(
     pool,
     {

@@ -5,11 +5,13 @@
 import type { Pool } from 'pg';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config/loadConfig.js';
+import type { Executor } from '../db/transaction.js';
 import type { EventKeys, Family } from '../events/family.js';
 import type { FamilyAdmin } from '../http/familyAdmin.js';
 import type { Expiry } from '../maintenance/retention.js';
 import type { MailKind } from '../notifications/mailKind.js';
 import type { PushKind } from '../portal/pushKind.js';
+import type { ODataService } from '../s4/odataService.js';
 import type { FamilyDeps } from './familyDeps.js';
 
 /** The families' own settings (src/config/). */
@@ -29,4 +31,22 @@ export interface FamilyModule extends EventKeys {
   expiries: readonly Expiry[];
   /** Its own Prometheus gauges, read from its tables at scrape time. */
   gauges?(registry: Registry, pool: Pool): void;
+  /** What reconciliation reads of it (src/reconcile/collection.ts); without it the family is not reconciled. */
+  reconcile?: {
+    collection(config: Readonly<Config>): FamilyCollection<unknown>;
+    /** The keys of the documents the service holds as open: a sweep reads those S/4HANA no longer lists open. */
+    openKeys(db: Executor): Promise<string[]>;
+  };
+}
+
+/** A family's collection: the entity set its events read, its open documents, each row mapped to its state. */
+export interface FamilyCollection<State> {
+  /** The service event reads use; its `$select`, if any, names the key property and LastChangeDateTime. */
+  service: ODataService;
+  /** The documents a sweep re-reads, as a `$filter` expression on the entity set. */
+  openFilter: string;
+  /** The state an event's read of this entity would give. */
+  map(entity: Record<string, unknown>, key: string): State;
+  /** The state after the family's Deleted event; without it a document S/4HANA no longer has is not found. */
+  deleted?(key: string, readAt: Date): State;
 }

@@ -39,6 +39,9 @@ export interface Arrival<Read> {
   /** A dead letter's id, for its detail and replay. */
   deadLetterId: string | null;
   replayedAt: Date | null;
+  /** Found by reconciliation (channel `reconcile`): the run and its window, and the document's S/4HANA stamp. */
+  run?: { id: string; mode: string; windowFrom: string | null; windowTo: string | null };
+  stamp?: string;
 }
 
 type Reasons = Record<string, { realChange: boolean; reason: string }>;
@@ -60,40 +63,57 @@ export const STALE = {
   reason: 'the read was older than the state already held: nothing changed',
 };
 
-// One union in arrival order: each branch takes the newest rows of its kind, the outer query sorts them.
-// $1 the key, $2 the limit, $3 the family.
+// One union in arrival order: each branch takes the newest rows of its kind, the outer query sorts them and
+// names the reconciliation run of a reconciled document, whose id ends in its S/4HANA stamp
+// (`<family>:<key>:<stamp>`, src/events/reconcileRead.ts). $1 the key, $2 the limit, $3 the family.
 const ARRIVALS_SQL = `
-  select * from (
+  select arrival.*, r.mode as "runMode", r.window_from as "windowFrom", r.window_to as "windowTo" from (
     (select source, id, type, channel, coalesce(received_at, processed_at) as "receivedAt", attempts,
             outcome, last_error as "reason", processed_at as "processedAt", read as "seen", notification,
-            null::text as "deadLetterId", null::timestamptz as "replayedAt"
+            null::text as "deadLetterId", null::timestamptz as "replayedAt", reconcile_run::text as "runId"
      from processed_event where family = $3::text and key = $1::text order by processed_at desc limit $2::int)
     union all
-    (select a.source, a.id, p.type, a.channel, a.arrived_at, null, 'duplicate', null, null, null, null, null, null
+    (select a.source, a.id, p.type, a.channel, a.arrived_at, null, 'duplicate', null, null, null, null, null, null,
+            null
      from duplicate_arrival a join processed_event p using (source, id)
      where p.family = $3::text and p.key = $1::text order by a.arrived_at desc limit $2::int)
     union all
     (select source, id, null, channel, first_seen_at, attempts,
             case when last_error is null then 'in_progress' else 'released' end, last_error, null, null, null,
-            null, null
+            null, null, null
      from event_attempt where family = $3::text and key = $1::text order by first_seen_at desc limit $2::int)
     union all
     (select source, event_id, attributes->>'type', channel, received_at, null, 'dead_lettered', reason, null,
-            null, null, id::text, replayed_at
+            null, null, id::text, replayed_at, null
      from dead_letter where family = $3::text and key = $1::text order by id desc limit $2::int)
-  ) arrival order by "receivedAt", "processedAt" nulls last`;
+  ) arrival left join reconcile_run r on r.id = arrival."runId"::bigint
+  order by "receivedAt", "processedAt" nulls last`;
 
-type ArrivalRow = Omit<Arrival<never>, 'read' | 'notification'> & {
+type ArrivalRow = Omit<Arrival<never>, 'read' | 'notification' | 'run' | 'stamp'> & {
   seen: unknown;
   notification: string | null;
+  runId: string | null;
+  runMode: string | null;
+  windowFrom: string | null;
+  windowTo: string | null;
 };
 
 function toArrival<Read>(family: TimelineFamily<Read>, row: ArrivalRow): Arrival<Read> {
-  const { seen, notification, ...rest } = row;
+  const { seen, notification, runId, runMode, windowFrom, windowTo, ...rest } = row;
   const decision = row.outcome === 'stale' ? 'stale' : notification;
   const why = decision === null ? undefined : family.reasons[decision];
+  // A run retention removed still names its id; its mode and window are gone with it.
+  const found =
+    runId === null
+      ? {}
+      : {
+          run: { id: runId, mode: runMode ?? 'unknown', windowFrom, windowTo },
+          // Neither the family nor the key holds a colon; the stamp does.
+          stamp: (row.id ?? '').split(':').slice(2).join(':'),
+        };
   return {
     ...rest,
+    ...found,
     read: seen === null ? null : family.read(seen),
     notification: why === undefined || decision === null ? null : { decision, ...why },
   };

@@ -4,16 +4,14 @@
 // reads is mapped exactly as an event's read of the same document would be.
 import type { ODataService } from '../s4/odataService.js';
 
-export type ReconcileFamily = 'salesOrder' | 'customerReturn';
+/** A family's name (src/families/): shared code names none; a family without a collection is not reconciled. */
+export type ReconcileFamily = string;
 
 export interface ReconcileCollection<T> {
   family: ReconcileFamily;
   /** The service event reads use; its `$select` must name the key property and LastChangeDateTime. */
   service: ODataService;
-  /**
-   * The documents a sweep re-reads, as a `$filter` expression on the entity set: sales orders not completed
-   * (`OverallSDProcessStatus ne 'C'`), returns whose case is neither Completed nor Rejected.
-   */
+  /** The documents a sweep re-reads, as a `$filter` expression on the entity set (the family's open ones). */
   openFilter: string;
   /** The family's mapping of one entity read for `key` (the one event reads use). */
   map(entity: Record<string, unknown>, key: string): T;

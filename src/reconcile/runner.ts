@@ -68,6 +68,8 @@ export interface ReconcileRunnerOptions {
   now?: () => number;
   /** Shutdown: a run stops before its next page, failed, and the next one starts from the mark. */
   signal?: AbortSignal;
+  /** Sees every page once it has committed: metrics. Must not throw. */
+  observe?: (family: ReconcileFamily, page: { rows: number; repairs: number; requests: number }) => void;
 }
 
 export function createReconcileRunner(options: ReconcileRunnerOptions): ReconcileRunner {
@@ -128,7 +130,9 @@ export function createReconcileRunner(options: ReconcileRunnerOptions): Reconcil
         await lock.held();
         const { repairs } =
           documents.length === 0 ? { repairs: 0 } : await port.apply(family, documents, run);
-        await countPage(pool, run.id, { rows: documents.length, repairs, requests: read.requests });
+        const counted = { rows: documents.length, repairs, requests: read.requests };
+        await countPage(pool, run.id, counted);
+        options.observe?.(family, counted);
       };
       const current = (read: ReadPage<unknown>) =>
         read.rows.map((row): Reconciled<unknown> => ({ kind: 'current', ...row }));

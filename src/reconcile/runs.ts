@@ -1,4 +1,5 @@
 // The reconcile_run table: one row per run, counted page by page, ended done or failed.
+import { deleteOldest } from '../db/deleteOldest.js';
 import type { Executor } from '../db/transaction.js';
 import type { ReconcileFamily } from './collection.js';
 import type { Stamp } from './stamp.js';
@@ -96,3 +97,42 @@ export async function latestRuns(db: Executor, limit: number): Promise<RunRecord
   );
   return rows;
 }
+
+/**
+ * Per family, seconds since the newest point reconciliation vouches for: the mark, or the window end of the
+ * latest completed run when that is later. A quiet window moves no mark (nothing was read), yet vouches for it.
+ */
+export async function markLags(db: Executor, source: string): Promise<Array<[string, number]>> {
+  const { rows } = await db.query<{ family: string; lag: number }>(
+    `select f.family, extract(epoch from now() - greatest(m.mark, r.window_to)::timestamptz)::float8 as "lag"
+     from (select family from reconcile_mark where source = $1::text
+           union select family from reconcile_run where source = $1::text) f
+     left join reconcile_mark m on m.source = $1::text and m.family = f.family
+     left join lateral (select max(window_to) as window_to from reconcile_run
+                        where source = $1::text and family = f.family and status = 'done') r on true
+     where coalesce(m.mark, r.window_to) is not null`,
+    [source],
+  );
+  return rows.map((row) => [row.family, Math.max(0, row.lag)]);
+}
+
+/** Per family, how many of its latest completed runs in a row had repairs. */
+export async function repairingRuns(db: Executor, source: string): Promise<Array<[string, number]>> {
+  const { rows } = await db.query<{ family: string; runs: number }>(
+    `select f.family, count(r.id)::int as "runs"
+     from (select distinct family from reconcile_run where source = $1::text) f
+     left join lateral (select max(id) as id from reconcile_run
+                        where source = $1::text and family = f.family and status = 'done' and repairs = 0) q on true
+     left join reconcile_run r on r.source = $1::text and r.family = f.family and r.status = 'done'
+       and r.repairs > 0 and r.id > coalesce(q.id, 0)
+     group by f.family`,
+    [source],
+  );
+  return rows.map((row) => [row.family, row.runs]);
+}
+
+/**
+ * Retention's batch of runs that started before the cutoff (DEDUP_RETENTION_DAYS, as the records they found): a
+ * record keeps its run's id when the run is gone. A run still going is kept.
+ */
+export const EXPIRED_RUNS = deleteOldest('reconcile_run', 'started_at', "status <> 'running' and ");

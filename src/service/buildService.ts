@@ -16,13 +16,16 @@ import { type AmqpConsumer, createAmqpConsumer } from '../messaging/amqpConsumer
 import { ensureEventMeshQueue } from '../messaging/eventMeshSetup.js';
 import type { MailSender } from '../notifications/mailSender.js';
 import type { PortalSender } from '../portal/portalSender.js';
+import { EXPIRED_RUNS } from '../reconcile/runs.js';
 import { DEFAULT_RETRY, type RetryPolicy } from '../retry.js';
+import { createDestinationLimit } from '../s4/destinationLimit.js';
 import { startTracing } from '../telemetry/tracing.js';
 import { createEventFlow } from './eventFlow.js';
 import { httpRoutes } from './httpRoutes.js';
 import { createMetrics } from './metrics.js';
 import { orderedShutdown } from './orderedShutdown.js';
 import { createOutboxSenders } from './outboxSenders.js';
+import { createReconciliation, type Reconciliation } from './reconciliation.js';
 
 /** The service's parts, built and wired but not started: nothing listens, polls or consumes yet. */
 export interface ServiceParts {
@@ -34,6 +37,8 @@ export interface ServiceParts {
   /** Pushes the families' states to the portal's API; undefined when PORTAL_DESTINATION is unset. */
   portalSender: PortalSender | undefined;
   retention: Retention;
+  /** Reconciliation against S/4HANA; undefined without S4_SOURCE. */
+  reconciliation: Reconciliation | undefined;
   /** Ordered, time-boxed and memoised: closes whatever is open, started or not. */
   stop(): Promise<void>;
 }
@@ -88,14 +93,36 @@ export async function buildService(
   const { transport, mailSender, portalSender } = senders;
   const pushToPortal = portalSender !== undefined;
 
-  const handle = createEventFlow(config, {
+  // Built once: every family's reads, and reconciliation's below them, count against one limit and wait out one
+  // pause of the destination.
+  const s4Limit = createDestinationLimit({
+    maxConcurrent: config.s4.maxConcurrentReads,
+    onPause: metrics.s4Paused,
+  });
+  const { handle, applyRead } = createEventFlow(config, {
     families,
     pool,
     metrics,
     senders,
     retryPolicy: options.retryPolicy ?? DEFAULT_RETRY,
     logger,
+    s4Limit,
   });
+  const reconciliation =
+    applyRead === undefined
+      ? undefined
+      : createReconciliation(config, {
+          families,
+          pool,
+          s4Limit,
+          applyRead,
+          registry: metrics.registry,
+          logger,
+        });
+  if (reconciliation === undefined)
+    logger.info(
+      'reconciliation is off: S4_SOURCE is not set, so the service cannot tell which events S/4HANA sent',
+    );
 
   const auth = config.auth.kind === 'xsuaa' ? createXsuaaAuth(config.auth.credentials) : createNoAuth();
   if (config.auth.kind === 'none')
@@ -117,11 +144,12 @@ export async function buildService(
     handle,
     wakeMailSender: mailSender.wake,
     wakePortalSender: () => portalSender?.wake(),
+    reconciliation,
     logger,
   });
   const retention = createRetention({
     pool,
-    expiries: familyExpiries(families),
+    expiries: [...familyExpiries(families), { target: 'reconcileRuns', cutoff: 'event', sql: EXPIRED_RUNS }],
     logger: logger.child({ component: 'retention' }),
     processedEventDays: config.retention.processedEventDays,
     mailDays: config.retention.mailDays,
@@ -151,9 +179,12 @@ export async function buildService(
   const notReady = () => {
     ready = false;
   };
-  const stop = orderedShutdown({ ...senders, amqp, app, retention, tracing, pool, health, notReady }, logger);
+  const stop = orderedShutdown(
+    { ...senders, amqp, app, retention, reconciliation, tracing, pool, health, notReady },
+    logger,
+  );
 
-  return { app, pool, handle, amqp, mailSender, portalSender, retention, stop };
+  return { app, pool, handle, amqp, mailSender, portalSender, retention, reconciliation, stop };
 }
 
 /** Builds the service, then starts it: Event Mesh setup, HTTP listening, the loops and the AMQP consumer. */
@@ -176,6 +207,7 @@ export async function startService(
     parts.mailSender.start();
     parts.portalSender?.start();
     parts.retention.start();
+    parts.reconciliation?.start();
     parts.amqp?.start();
     logger.info({ url, ingest: config.ingest }, 'fleet order notifier started');
     return { ...parts, url };

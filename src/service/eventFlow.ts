@@ -1,14 +1,16 @@
 // The per-message path as the composition root configures it: each event family it is given built
 // (its S/4HANA reads and its effect) and chosen by the family the parser named, and the outbox senders woken
-// after a commit that queued for them. The path itself is src/events/handleEvent.ts.
+// after a commit that queued for them. The path itself is src/events/handleEvent.ts. With S4_SOURCE set, the
+// same path takes reconciliation's reads (src/events/reconcileRead.ts).
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from '../config/loadConfig.js';
-import { createEventHandler, type HandleEvent } from '../events/handleEvent.js';
+import { createEventHandler, type EventHandlerDeps, type HandleEvent } from '../events/handleEvent.js';
+import { type ApplyRead, createReconcileRead, type ReconcileWriter } from '../events/reconcileRead.js';
 import type { FamilyDeps } from '../families/familyDeps.js';
 import type { FamilyModule } from '../families/index.js';
 import type { RetryPolicy } from '../retry.js';
-import { createDestinationLimit } from '../s4/destinationLimit.js';
+import type { DestinationLimit } from '../s4/destinationLimit.js';
 import type { Metrics } from './metrics.js';
 import type { OutboxSenders } from './outboxSenders.js';
 
@@ -19,9 +21,17 @@ export interface EventFlowDeps {
   senders: OutboxSenders;
   retryPolicy: RetryPolicy;
   logger: Logger;
+  /** The S/4HANA destination's one limit: every family's reads, and reconciliation's below them. */
+  s4Limit: DestinationLimit;
 }
 
-export function createEventFlow(config: Readonly<Config>, deps: EventFlowDeps): HandleEvent {
+export interface EventFlow {
+  handle: HandleEvent;
+  /** Reconciliation's reads through the same path; undefined without S4_SOURCE. */
+  applyRead: ApplyRead | undefined;
+}
+
+export function createEventFlow(config: Readonly<Config>, deps: EventFlowDeps): EventFlow {
   const { pool, metrics, retryPolicy, logger } = deps;
   const { mailSender, portalSender } = deps.senders;
   const familyDeps: FamilyDeps = {
@@ -31,15 +41,11 @@ export function createEventFlow(config: Readonly<Config>, deps: EventFlowDeps): 
     pushToPortal: portalSender !== undefined,
     retryPolicy,
     logger,
-    // Built once: every family's reads count against one limit and wait out one pause of the destination.
-    s4Limit: createDestinationLimit({
-      maxConcurrent: config.s4.maxConcurrentReads,
-      onPause: metrics.s4Paused,
-    }),
+    s4Limit: deps.s4Limit,
     observe: { observe: metrics.observeS4 },
   };
   const families = new Map(deps.families.map((family) => [family.name, family.create(familyDeps, config)]));
-  return createEventHandler({
+  const handlerDeps: EventHandlerDeps = {
     pool,
     families: deps.families,
     familyOf: (event) => (event.family === undefined ? undefined : families.get(event.family)),
@@ -52,5 +58,21 @@ export function createEventFlow(config: Readonly<Config>, deps: EventFlowDeps): 
     maxMessageBytes: config.maxMessageBytes,
     observe: metrics.observeEvent,
     logger,
+  };
+  const handle = createEventHandler(handlerDeps);
+  if (config.reconcile === undefined) return { handle, applyRead: undefined };
+
+  const writers = new Map<string, ReconcileWriter>();
+  for (const module of deps.families) {
+    const family = families.get(module.name);
+    const collection = module.reconcile?.collection(config);
+    if (family === undefined || collection === undefined) continue;
+    writers.set(module.name, { family, deleted: (key, readAt) => collection.deleted?.(key, readAt) ?? null });
+  }
+  const applyRead = createReconcileRead({
+    ...handlerDeps,
+    source: config.reconcile.source,
+    writerOf: (name) => writers.get(name),
   });
+  return { handle, applyRead };
 }

@@ -8,9 +8,13 @@ import { type AdminDeps, adminRoutes } from '../http/adminRoutes.js';
 import { consoleRoutes } from '../http/consoleRoutes.js';
 import { requireEventHubToken } from '../http/eventHubAuth.js';
 import { eventHubRoutes } from '../http/eventHubRoutes.js';
+import { reconcileRoutes } from '../http/reconcileRoutes.js';
 import { webhookRoutes } from '../http/webhookRoutes.js';
+import type { Reconciliation } from './reconciliation.js';
 
 export interface RouteDeps extends Omit<AdminDeps, 'families'> {
+  /** Undefined without S4_SOURCE: the list is empty and a start is refused. */
+  reconciliation: Reconciliation | undefined;
   logger: Logger;
 }
 
@@ -51,6 +55,7 @@ export function httpRoutes(
       wakePortalSender: deps.wakePortalSender,
       families: familyAdmins(families),
     }),
+    reconcileRoutes({ auth, control: deps.reconciliation?.control }),
     consoleRoutes,
   );
   return plugins;

@@ -1,7 +1,8 @@
 // The service's shutdown: an ordered list of named steps, run by shutdown.ts. In this order: intake
 // stops first (in-flight messages finish or are released; anything still unsettled returns to the queue on
-// disconnect, and webhook requests in flight answer before the server closes), then the loops that write (a
-// retention pass ends after its current batch), and the pool last.
+// disconnect, and webhook requests in flight answer before the server closes), then reconciliation (a run stops
+// before its next page), then the loops that write (a retention pass ends after its current batch), and the pool
+// last.
 import type { FastifyInstance } from 'fastify';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
@@ -10,6 +11,7 @@ import type { Retention } from '../maintenance/retention.js';
 import type { AmqpConsumer } from '../messaging/amqpConsumer.js';
 import type { Tracing } from '../telemetry/tracing.js';
 import type { OutboxSenders } from './outboxSenders.js';
+import type { Reconciliation } from './reconciliation.js';
 import { type Closer, shutdownInOrder } from './shutdown.js';
 
 export interface OpenParts extends OutboxSenders {
@@ -18,6 +20,7 @@ export interface OpenParts extends OutboxSenders {
   amqp: AmqpConsumer | undefined;
   app: FastifyInstance;
   retention: Retention;
+  reconciliation: Reconciliation | undefined;
   tracing: Tracing | undefined;
   pool: Pool;
   health: HealthCheck;
@@ -39,6 +42,8 @@ export function orderedShutdown(parts: OpenParts, logger: Logger): () => Promise
       },
     },
     { name: 'intake', share: 0.7, close: (ms) => Promise.all([amqp?.stop(ms * 0.9), app.close()]) },
+    // A run stops before its next page; the next one, on any instance, starts from the mark.
+    { name: 'reconciliation', share: 0.5, close: () => parts.reconciliation?.stop() },
     {
       name: 'the mail sender, the portal sender and retention',
       share: 0.5,

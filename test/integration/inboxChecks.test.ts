@@ -145,7 +145,15 @@ describe('the identity check on a growing table', () => {
       client.query({
         name: 'check-inbox',
         text: CHECK_INBOXES,
-        values: [source, ids, ids.map(() => 'hash'), 'amqp', ids.map(() => '6300000'), ids.map(() => null)],
+        values: [
+          source,
+          ids,
+          ids.map(() => 'hash'),
+          'amqp',
+          ids.map(() => '6300000'),
+          ids.map(() => null),
+          null,
+        ],
       });
     try {
       const recorded = 8000;

@@ -34,6 +34,9 @@ beforeAll(async () => {
       ...xsuaaEnv(stub),
       PORTAL_DESTINATION: registerDestination(portal.url),
       WARRANTY_RETURN_REASONS: '103',
+      // Reconciliation runs only when asked (POST /api/reconcile/runs).
+      S4_SOURCE: '/default/sap.s4.beh/S4HCLNT100',
+      RECONCILE_INTERVAL: 'off',
     },
     // One try per delivery: an S/4HANA outage releases the message at once.
     retryPolicy: { attempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
@@ -414,5 +417,57 @@ describe('the return timeline', () => {
   it('answers 404 for a return nothing is known of, and 401 without a token', async () => {
     expect((await call('GET', '/api/returns/60089999/timeline', viewer())).statusCode).toBe(404);
     expect((await call('GET', '/api/returns/60089999/timeline')).statusCode).toBe(401);
+  });
+});
+
+describe('an arrival found by reconciliation', () => {
+  /** Starts a run of sales orders as an Admin and waits until it is done. */
+  async function reconciled(mode: 'baseline' | 'delta'): Promise<string> {
+    const started = await service.app.inject({
+      method: 'POST',
+      url: '/api/reconcile/runs',
+      headers: { authorization: `Bearer ${admin()}` },
+      payload: { family: 'salesOrder', mode },
+    });
+    expect(started.statusCode).toBe(202);
+    const [id] = (started.json() as { runs: string[] }).runs as [string];
+    await eventually(`run ${id} to be done`, async () => {
+      const listed = (await call('GET', '/api/reconcile/runs', viewer())).json() as {
+        runs: Array<{ id: string; status: string }>;
+      };
+      return listed.runs.find((run) => run.id === id)?.status === 'done';
+    });
+    return id;
+  }
+
+  it('names the run, its window and the S/4HANA stamp, and shows the late event after it as not a change', async () => {
+    const salesOrder = newOrder({ lastChangeDateTime: new Date(Date.now() - 3_600_000).toISOString() });
+    await reconciled('baseline');
+    // Its event dropped: only reconciliation sees the change.
+    const changedAt = new Date(Date.now() - 60_000).toISOString();
+    changeOrder(salesOrder, {
+      overallSDProcessStatus: 'B',
+      overallDeliveryStatus: 'B',
+      lastChangeDateTime: changedAt,
+    });
+    const run = await reconciled('delta');
+    expect(await deliver(event(salesOrder, `timeline-${salesOrder}-late`))).toMatchObject({ kind: 'accept' });
+
+    const story = (await call('GET', `/api/orders/${salesOrder}/timeline`, viewer())).json() as {
+      arrivals: Array<Arrival & { run?: Record<string, unknown>; stamp?: string }>;
+    };
+    const [baseline, repair, late] = story.arrivals;
+    expect(baseline).toMatchObject({ channel: 'reconcile', run: { mode: 'baseline', windowFrom: null } });
+    expect(repair).toMatchObject({
+      channel: 'reconcile',
+      outcome: 'applied',
+      run: { id: run, mode: 'delta', windowFrom: expect.any(String), windowTo: expect.any(String) },
+      stamp: changedAt.replace('Z', '0000Z'),
+      read: { portalStatus: 'PartiallyDelivered' },
+      notification: { realChange: true, decision: 'changed' },
+    });
+    expect(late).toMatchObject({ id: `timeline-${salesOrder}-late`, channel: 'amqp' });
+    expect(late).not.toHaveProperty('run');
+    expect(['stale', 'unchanged']).toContain(late?.notification?.decision);
   });
 });

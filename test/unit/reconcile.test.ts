@@ -1,4 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import type { Config } from '../../src/config/loadConfig.js';
+import type { FamilyCollection } from '../../src/families/familyModule.js';
+import { FAMILIES } from '../../src/families/index.js';
 import { odataV4 } from '../../src/families/salesOrder/services.js';
 import { chooseMode } from '../../src/reconcile/chooseMode.js';
 import { collectionProblem } from '../../src/reconcile/collection.js';
@@ -79,5 +82,25 @@ describe("a family's collection", () => {
     expect(collectionProblem(collection('SoldToParty'))).toBe(
       'salesOrder: $select lacks SalesOrder and LastChangeDateTime, which paging by key needs',
     );
+  });
+});
+
+describe("each family's collection", () => {
+  it('can be paged by key and stamp in both API versions', () => {
+    for (const version of ['v2', 'v4'] as const) {
+      const config = {
+        s4: { version },
+        customerReturn: { warrantyReturnReasons: undefined },
+      } as unknown as Config;
+      const reconciled = FAMILIES.filter((family) => family.reconcile !== undefined);
+      expect(reconciled.map((family) => family.name)).toEqual(['salesOrder', 'customerReturn']);
+      for (const family of reconciled) {
+        const collection = family.reconcile?.collection(config) as FamilyCollection<unknown>;
+        expect(
+          collectionProblem({ family: family.name, ...collection }),
+          `${family.name} ${version}`,
+        ).toBeUndefined();
+      }
+    }
   });
 });

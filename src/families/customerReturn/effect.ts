@@ -43,12 +43,12 @@ const BODY = `jsonb_build_object('customerReturn', $7::text, 'caseStatus', k.cas
         'returnReasons', to_jsonb(k.return_reasons), 's4ChangedAt', ${jsonTimestamp('k.s4_changed_at')})`;
 
 /**
- * With PORTAL_DESTINATION set: queue the case's new state as its one push row (a new Idempotency-Key, $20),
+ * With PORTAL_DESTINATION set: queue the case's new state as its one push row (a new Idempotency-Key, $21),
  * unless the row holds that state already, queued or pushed. A newer state replaces a pending one.
  */
 const QUEUE_PUSH = `, pushed as (
       insert into portal_push as p (family, key, content, push_id)
-      select 'customerReturn', $7::text, ${BODY}, $20::uuid
+      select 'customerReturn', $7::text, ${BODY}, $21::uuid
       from kase k
       on conflict (family, key) do update set content = excluded.content,
         push_id = excluded.push_id, state = 'pending', result = null, done_at = null, attempts = 0,
@@ -113,6 +113,8 @@ function caseEffectSql(pushToPortal: boolean): string {
              case when c.previous_notified_case_status is null then 'new' else 'changed' end,
              coalesce(r.locale, $18::text), nullif(c.thread_message_id, $16::text), $19::text
       from changed c left join mail_recipient r on r.sold_to_party = c.sold_to_party
+      -- $20: false for a go-live load (a baseline), which keeps the ledger and sends nothing.
+      where $20::boolean
       returning 1
     )${pushToPortal ? QUEUE_PUSH : ''}, ${recordProcessedSql({
       outcome: OUTCOME,
@@ -168,6 +170,7 @@ export async function writeCase(
           mail.to,
           mail.locale,
           traceParent,
+          events.every((event) => event.reconciled?.notify !== false),
           // The Idempotency-Key of the push this state may queue, the same on every retry of it.
           ...(pushToPortal ? [randomUUID()] : []),
         ],

@@ -1,5 +1,6 @@
 // The customer-return family as the shared path asks it (../familyModule.ts).
 import type { FamilyModule } from '../familyModule.js';
+import { customerReturnCollection, openCaseKeys } from './collection.js';
 import { EXPIRED_TOMBSTONES } from './effect.js';
 import { caseMailOf, renderCaseEmail } from './email.js';
 import {
@@ -53,4 +54,9 @@ export const customerReturn: FamilyModule = {
   },
   // Tombstones of cases never opened, kept as long as the events that could still name them.
   expiries: [{ target: 'caseTombstones', cutoff: 'event', sql: EXPIRED_TOMBSTONES }],
+  reconcile: {
+    collection: (config) =>
+      customerReturnCollection(config.s4.version, config.customerReturn.warrantyReturnReasons),
+    openKeys: openCaseKeys,
+  },
 };

@@ -25,7 +25,7 @@ interface EffectRow {
 
 // With PORTAL_DESTINATION set, the statement also queues the portal push (pushOutbox.ts). A prepared statement
 // per variant, since their texts differ.
-const PUSH_ID = '$18::uuid';
+const PUSH_ID = '$19::uuid';
 
 /** The effect's statement, without and with the portal push: its text built once, prepared per connection. */
 function effectSql(pushToPortal: boolean): string {
@@ -65,6 +65,8 @@ function effectSql(pushToPortal: boolean): string {
              case when c.previous_portal_status is null then 'new' else 'changed' end,
              coalesce(r.locale, $15::text), nullif(c.thread_message_id, $16::text), $17::text
       from changed c left join mail_recipient r on r.sold_to_party = $10::text
+      -- $18: false for a go-live load (a baseline), which keeps the ledger and sends nothing.
+      where $18::boolean
       returning 1
     )${pushToPortal ? `, ${queuePushSql(PUSH_ID)}` : ''}, ${recordProcessedSql({
       outcome: `case when exists (select from portal) then 'applied' else 'stale' end`,
@@ -117,6 +119,7 @@ export async function applyEffect(
           // Fixed here, so a resend after a crash reuses it; the order's first one starts its conversation.
           `<${randomUUID()}@${mail.messageIdDomain}>`,
           traceParent,
+          events.every((event) => event.reconciled?.notify !== false),
           // The Idempotency-Key of the push this state may queue, the same on every retry of it.
           ...(pushToPortal ? [randomUUID()] : []),
         ],

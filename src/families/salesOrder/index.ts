@@ -1,5 +1,6 @@
 // The sales-order family as the shared path asks it (../familyModule.ts).
 import type { FamilyModule } from '../familyModule.js';
+import { openOrderKeys, salesOrderCollection } from './collection.js';
 import { orderMailOf, renderEmail } from './email.js';
 import { isSalesOrderType, SALES_ORDER_KEY, SALES_ORDER_TYPE_PREFIX, salesOrderKey } from './events.js';
 import { createSalesOrderFamily } from './family.js';
@@ -43,4 +44,8 @@ export const salesOrder: FamilyModule = {
   },
   expiries: [],
   gauges: openOrderGauges,
+  reconcile: {
+    collection: (config) => salesOrderCollection(config.s4.version),
+    openKeys: openOrderKeys,
+  },
 };
