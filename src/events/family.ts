@@ -11,7 +11,7 @@ import type { Failure } from './reasonText.js';
 export interface EventKeys {
   /** ParsedEvent.family of its events. */
   name: string;
-  /** The key's name in log lines (`salesOrder`) and in span attributes (`sap.sales_order`). */
+  /** The key's name in log lines and in span attributes, as the family calls it. */
   logKey: string;
   spanKey: string;
   /** Whether a CloudEvent type is the family's, handled or not: an unhandled one is refused by keyOf. */

@@ -81,7 +81,7 @@ export function eventAttributes(
       };
 }
 
-/** The key as the event's family names it in traces: `sap.sales_order`, `sap.customer_return`. */
+/** The key as the event's family names it in traces (its spanKey). */
 function familyAttribute(event: ParsedEvent, families: readonly EventKeys[]): Record<string, string> {
   const family = keysNamed(families, event.family);
   return family === undefined || event.key === undefined ? {} : { [family.spanKey]: event.key };
