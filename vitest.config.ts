@@ -8,6 +8,7 @@ const TOOLING_WITHOUT_SERVICES = [
   'test/tooling/benchReport.test.ts',
   'test/tooling/crashChecks.test.ts',
   'test/tooling/crashChecksReturns.test.ts',
+  'test/tooling/crashChecksReconcile.test.ts',
   'test/tooling/pgRelay.test.ts',
 ];
 

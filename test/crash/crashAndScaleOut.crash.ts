@@ -45,4 +45,9 @@ it('applies every event once, delivers every email it queues and pushes every st
   expect(report.cases.requests.v4).toBeGreaterThan(0);
   expect(report.cases.s4Unavailable + report.cases.s4Hang + report.cases.s4OutageCalls).toBeGreaterThan(0);
   expect(report.cases.withdrawn).toBeGreaterThanOrEqual(1);
+  // Reconciliation ran beside the events: changes without events were repaired (checked per phase), and at
+  // least one kill landed on the instance running a run.
+  expect(report.reconcile.dropped).toBeGreaterThan(0);
+  expect(report.reconcile.done).toBeGreaterThan(0);
+  expect(report.reconcile.killsAtRun).toBeGreaterThanOrEqual(1);
 });

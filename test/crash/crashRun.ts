@@ -5,14 +5,17 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { S4_SOURCE } from '../../sandbox/s4Events.js';
 import { expectAmqp10 } from '../support/services.js';
 import { checkBrokerControl } from './brokerControl.js';
 import { checkRun, stopFleet } from './endRun.js';
+import { baselinesDone } from './reconcileLoad.js';
 import { type CrashReport, emptyReport } from './report.js';
 import { runPhase } from './runPhase.js';
 import type { RunState } from './runState.js';
 import { planRun } from './scenario.js';
-import { startRig } from './startRig.js';
+import { waitUntilRepaired } from './settle.js';
+import { type Rig, startRig } from './startRig.js';
 
 export interface CrashRunOptions {
   seed: number;
@@ -43,10 +46,12 @@ export async function runCrashScenario(options: CrashRunOptions): Promise<CrashR
     deadLetterId: 0,
     findings: [],
     report: emptyReport(options.seed, runDir),
+    stoppingAt: Number.POSITIVE_INFINITY,
   };
   let completed = false;
   try {
     const rig = await startRig(options, runDir, cleanup);
+    await takeBaseline(rig, run, options.settleTimeoutMs);
     const plan = planRun(options.seed, { orders: options.orders, phases: options.phases, changeShare: 0.5 });
     for (const phase of plan) await runPhase(rig, run, phase, options);
     await stopFleet(rig, run);
@@ -57,6 +62,26 @@ export async function runCrashScenario(options: CrashRunOptions): Promise<CrashR
     return run.report;
   } finally {
     await tearDown(cleanup, runDir, completed && run.findings.length === 0);
+  }
+}
+
+/**
+ * The first run of each family takes on the documents S/4HANA held before the fleet started (startRig.ts):
+ * portal rows and cases, and no email. The phases check their rows from then on.
+ */
+async function takeBaseline(rig: Rig, run: RunState, timeoutMs: number): Promise<void> {
+  for (const [key, want] of rig.baseline.orders) run.expected.set(key, want);
+  for (const [key, want] of rig.baseline.cases) run.expectedCases.set(key, want);
+  if (!(await baselinesDone(rig.pool, S4_SOURCE, timeoutMs))) {
+    run.findings.push(`baseline: no baseline run of each family completed within ${timeoutMs} ms`);
+    return;
+  }
+  run.findings.push(
+    ...(await waitUntilRepaired(rig.pool, () => Promise.resolve([]), timeoutMs)).map((f) => `baseline: ${f}`),
+  );
+  for (const mail of rig.smtp.messages) {
+    run.knownMail.add(mail.messageId);
+    run.findings.push(`baseline: the baseline emailed ${mail.subject} (${mail.messageId})`);
   }
 }
 

@@ -1,10 +1,12 @@
 // The last phases of a crash run: every instance stopped with SIGTERM, then the whole run judged (every email
 // queued, every portal PUT, parked mail, exits the suite did not cause) and counted into the report.
+import { S4_SOURCE } from '../../sandbox/s4Events.js';
 import { isIdle, queueCounts } from '../support/queueCounts.js';
 import { checkResentContent, longestDelay, outboxRows } from './checks.js';
 import { claimsOf } from './claimLog.js';
 import { checkEveryEmail, conversationOf } from './emailEndings.js';
 import { checkPortalPuts } from './portalChecks.js';
+import { checkMarks, checkRuns, reconcileMarks, reconcileRuns } from './reconcileChecks.js';
 import type { RunState } from './runState.js';
 import type { Rig } from './startRig.js';
 
@@ -12,6 +14,7 @@ const SHUTDOWN_BUDGET_MS = 10_000;
 
 /** Stops every instance; a stop that is not clean, or a queue left holding anything, is a finding. */
 export async function stopFleet(rig: Rig, run: RunState): Promise<void> {
+  run.stoppingAt = Date.now();
   run.report.shutdown = await rig.fleet.stopAll(SHUTDOWN_BUDGET_MS);
   for (const stop of run.report.shutdown) {
     if (stop.stuck || stop.code !== 0) {
@@ -57,6 +60,15 @@ export async function checkRun(rig: Rig, run: RunState): Promise<void> {
       `instance ${exit.slot} exited by itself (code ${exit.code ?? exit.signal}): ${exit.why ?? 'no fatal line'}`,
     );
   }
+
+  // Every reconciliation run ended, a failed one was resumed, and no mark went past what S/4HANA wrote.
+  const runs = await reconcileRuns(pool, S4_SOURCE);
+  const marks = await reconcileMarks(pool, S4_SOURCE);
+  findings.push(...checkRuns(runs, run.stoppingAt), ...checkMarks(marks, rig.s4Clock.newest));
+  report.reconcile.runs = runs.length;
+  report.reconcile.done = runs.filter((r) => r.status === 'done').length;
+  report.reconcile.failed = runs.filter((r) => r.status === 'failed').length;
+  report.reconcile.marks = marks.map(({ family, mark }) => `${family} ${mark}`);
 
   const { tally } = fleet;
   report.events.deliveriesHandled =

@@ -65,6 +65,8 @@ export interface Fleet {
   /** A process runs in the slot, attached or not (yet). */
   isRunning(slot: string): boolean;
   pids(): number[];
+  /** The slot whose process has this pid. */
+  slotOf(pid: number): string | undefined;
   /** Resolves once every slot runs a process whose receiver is attached. */
   allReady(timeoutMs: number): Promise<void>;
   /** SIGTERM to every process at once; a process that outlives `budgetMs` is killed and reported stuck. */
@@ -291,6 +293,7 @@ export function createFleet(options: {
     isUp: (slot) => running.get(slot)?.ready === true,
     isRunning: (slot) => running.has(slot),
     pids: () => [...running.values()].map((r) => r.child.pid ?? 0).filter((pid) => pid > 0),
+    slotOf: (pid) => [...running.entries()].find(([, r]) => r.child.pid === pid)?.[0],
     async allReady(timeoutMs) {
       const deadline = Date.now() + timeoutMs;
       while (!slots.every((slot) => running.get(slot)?.ready === true)) {

@@ -3,6 +3,7 @@
 // service's sessions.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { dropBrokerConnections } from './brokerControl.js';
+import { runHolder } from './reconcileLoad.js';
 import type { RunState } from './runState.js';
 import type { PlannedAction } from './scenario.js';
 import { terminateSessions } from './sessionTerminator.js';
@@ -20,9 +21,11 @@ export async function performAction(
   const { fleet } = rig;
   const { report } = run;
   if (action.kind === 'kill') {
+    const holder = action.atRun ? await instanceRunning(rig) : undefined;
     const running = fleet.slots.filter((slot) => fleet.isRunning(slot));
-    const slot = running[action.pick % Math.max(1, running.length)];
+    const slot = holder ?? running[action.pick % Math.max(1, running.length)];
     if (slot === undefined || !(await fleet.kill(slot))) return undefined;
+    if (holder !== undefined) report.reconcile.killsAtRun++;
     await sleep(action.pauseMs);
     await fleet.restart(slot);
     return undefined;
@@ -63,5 +66,21 @@ export async function performAction(
     `broker drop: ${dropped.destroyed} connections of ports ${dropped.ports.join(', ')} ` +
       `(named by the broker: ${dropped.seenByBroker.join(', ') || 'none'})`,
   );
+  return undefined;
+}
+
+// Runs come every few seconds on each instance: one is waited for this long.
+const RUN_WAIT_MS = 12_000;
+
+/** The slot of the instance running a reconciliation run, once one runs; undefined if none comes in time. */
+async function instanceRunning(rig: Rig): Promise<string | undefined> {
+  const postgresPort = Number(new URL(rig.postgres.url).port);
+  const deadline = Date.now() + RUN_WAIT_MS;
+  while (Date.now() < deadline) {
+    const pid = await runHolder(rig.pool, postgresPort, rig.fleet.pids()).catch(() => undefined);
+    const slot = pid === undefined ? undefined : rig.fleet.slotOf(pid);
+    if (slot !== undefined) return slot;
+    await sleep(30);
+  }
   return undefined;
 }

@@ -75,6 +75,18 @@ export interface CrashReport {
    * cases'), repeats after an answer (orders' and cases').
    */
   portal: { puts: number; pushes: number; unavailable: number; hang: number; repeats: RepeatedPut[] };
+  /**
+   * Reconciliation: changes S/4HANA published no event for, runs by how they ended, kills of the instance
+   * running a run while its row was `running`, and each family's mark at the end.
+   */
+  reconcile: {
+    dropped: number;
+    runs: number;
+    done: number;
+    failed: number;
+    killsAtRun: number;
+    marks: string[];
+  };
   phases: Array<PhaseFailovers & { changes: number; settleMs: number; findings: number }>;
   shutdown: StopReport[];
 }
@@ -136,6 +148,7 @@ export function emptyReport(seed: number, logDir: string): CrashReport {
       s4OutageCalls: 0,
     },
     portal: { puts: 0, pushes: 0, unavailable: 0, hang: 0, repeats: [] },
+    reconcile: { dropped: 0, runs: 0, done: 0, failed: 0, killsAtRun: 0, marks: [] },
     phases: [],
     shutdown: [],
   };
@@ -188,6 +201,9 @@ export function formatSummary(report: CrashReport): string {
       `${cases.requests.v2} over V2, ${cases.requests.v4} over V4 (${cases.requests.collection} collection reads), ` +
       `S/4HANA 503 ` +
       `${cases.s4Unavailable} + ${cases.s4OutageCalls} in outages, hang ${cases.s4Hang}`,
+    `reconciliation: ${report.reconcile.dropped} changes without events, ${report.reconcile.runs} runs ` +
+      `(${report.reconcile.done} done, ${report.reconcile.failed} failed), ${report.reconcile.killsAtRun} kills ` +
+      `of the instance running a run; marks ${report.reconcile.marks.join(', ') || 'none'}`,
     `lost events: ${events.lost}`,
     `phases: ${report.phases.map((p) => `#${p.index} ${p.changes} changes, ${p.failovers} failovers, settled ${p.settleMs} ms`).join('; ')}`,
     `shutdown on SIGTERM: ${report.shutdown.map((s) => `${s.slot} ${s.ms} ms (exit ${s.code ?? s.signal})`).join(', ')}`,

@@ -14,6 +14,8 @@ export interface ReturnChange {
   deleted: boolean;
   /** Taken on by S/4HANA before batch `batch` is published (0: before the phase's events). */
   batch: number;
+  /** S/4HANA published no event for it: only reconciliation brings it to the case. */
+  dropped?: boolean;
 }
 
 interface Message {
@@ -46,6 +48,8 @@ export const RETURNS = 4;
 // Phases that may delete a return; the last of them deletes one if none was yet, so every run withdraws a case,
 // and each leaves a later phase for what arrives after a deletion.
 const DELETING_PHASES = [2, 3];
+// The share of a return's changes whose events S/4HANA never publishes.
+const DROP_SHARE = 0.25;
 // Each status of a return a state can be in (docs/contracts.md), the fields that make it.
 const CASE_FIELDS: Array<Pick<CustomerReturnState, 'overallSDProcessStatus' | 'rejectionStatus'>> = [
   { overallSDProcessStatus: 'A', rejectionStatus: 'A' },
@@ -109,6 +113,10 @@ export function mixReturns(
       );
     } else if (current !== undefined) next.customerReference = `RMA-${random.int(10_000, 99_999)}`;
     histories.set(customerReturn, { state: next });
+    if (current !== undefined && random.chance(DROP_SHARE)) {
+      phase.returnChanges.push({ state: next, deleted: false, batch: 0, dropped: true });
+      continue;
+    }
     // A created return is now and then announced a batch before S/4HANA's API has it (replication lag).
     const lagging = current === undefined && random.chance(0.5);
     phase.returnChanges.push({ state: next, deleted: false, batch: lagging ? 1 : 0 });

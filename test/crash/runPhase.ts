@@ -2,6 +2,9 @@
 // faults strike, and once everything settled the portal, the portal's API, the new emails and the dead letters
 // are checked. Findings and counts go to the run's state.
 import { setTimeout as sleep } from 'node:timers/promises';
+import { S4_SOURCE } from '../../sandbox/s4Events.js';
+import type { SalesOrderState } from '../../sandbox/s4Server.js';
+import { parseStamp } from '../../src/reconcile/stamp.js';
 import { type ExpectedCaseStatus, expectedCase } from './caseStatusTable.js';
 import {
   checkCaseMail,
@@ -14,10 +17,11 @@ import {
 } from './checks.js';
 import { performAction } from './performAction.js';
 import { checkCaseApi, checkPortalApi } from './portalChecks.js';
+import { checkRepairs, type DroppedChange, reconciledIds } from './reconcileChecks.js';
 import type { ReturnChange } from './returnLoad.js';
 import type { RunState } from './runState.js';
 import { expectedPortal, type Phase } from './scenario.js';
-import { firstMailOf, waitUntilSettled } from './settle.js';
+import { firstMailOf, waitUntilRepaired, waitUntilSettled } from './settle.js';
 import type { Rig } from './startRig.js';
 
 export interface PhaseOptions {
@@ -26,13 +30,14 @@ export interface PhaseOptions {
 }
 
 export async function runPhase(rig: Rig, run: RunState, phase: Phase, options: PhaseOptions): Promise<void> {
-  const { s4, smtp, portal, pool, queue } = rig;
+  const { smtp, portal, pool, queue } = rig;
   const { report } = run;
   const phaseStarted = Date.now();
   const mailsBefore = smtp.messages.length;
   const alreadyRefusedBefore = rig.fleet.tally.alreadyRefused;
-  const changed = expectChanges(rig, run, phase);
-  const changedCases = expectCaseChanges(rig, run, phase);
+  const dropped: DroppedChange[] = [];
+  const changed = expectChanges(rig, run, phase, dropped);
+  const changedCases = expectCaseChanges(rig, run, phase, dropped);
   for (const { salesOrder, failingCalls } of phase.s4Outages)
     rig.s4Faults.orders.outage(salesOrder, failingCalls);
   for (const { customerReturn, failingCalls } of phase.returnOutages)
@@ -53,8 +58,8 @@ export async function runPhase(rig: Rig, run: RunState, phase: Phase, options: P
       if (!mailed)
         options.progress(`phase ${phase.index}: no email of ${phase.aimedOrder} before its follow-up`);
     }
-    for (const change of phase.changes) if (change.batch === b && b > 0) s4.setOrder(change.state);
-    for (const change of phase.returnChanges) if (change.batch === b && b > 0) takeOn(rig, change);
+    for (const change of phase.changes) if (change.batch === b && b > 0) takeOnOrder(rig, change, dropped);
+    for (const change of phase.returnChanges) if (change.batch === b && b > 0) takeOn(rig, change, dropped);
     await rig.publisher.send(
       queue.address,
       batch.map((message) => ({ body: message.body, contentType: message.contentType })),
@@ -65,12 +70,17 @@ export async function runPhase(rig: Rig, run: RunState, phase: Phase, options: P
 
   const settleStarted = Date.now();
   const unsettled = await waitUntilSettled(pool, queue.name, phase.identities, options.settleTimeoutMs);
+  // Changes without events reach the portal by the next reconciliation runs, after the events settled.
+  const portalChecks = async () => [
+    ...(await checkPortal(pool, run.expected)),
+    ...checkPortalApi(portal, run.expected),
+    ...(await checkCases(pool, run.expectedCases)),
+    ...checkCaseApi(portal, run.expectedCases),
+  ];
+  const unrepaired =
+    unsettled.length > 0 ? [] : await waitUntilRepaired(pool, portalChecks, options.settleTimeoutMs);
   const settleMs = Date.now() - settleStarted;
-  const phaseFindings = [...unsettled];
-  phaseFindings.push(...(await checkPortal(pool, run.expected)));
-  phaseFindings.push(...checkPortalApi(portal, run.expected));
-  phaseFindings.push(...(await checkCases(pool, run.expectedCases)));
-  phaseFindings.push(...checkCaseApi(portal, run.expectedCases));
+  const phaseFindings = [...unsettled, ...unrepaired, ...(await portalChecks())];
   const phaseMails = smtp.messages.slice(mailsBefore);
   phaseFindings.push(...checkMail(phaseMails, changed, run.knownMail));
   phaseFindings.push(...checkCaseMail(phaseMails, changedCases, run.knownMail));
@@ -90,6 +100,8 @@ export async function runPhase(rig: Rig, run: RunState, phase: Phase, options: P
   );
   run.deadLetterId = letters.lastId;
   phaseFindings.push(...letters.findings);
+  phaseFindings.push(...checkRepairs(dropped, await reconciledIds(pool, S4_SOURCE)));
+  report.reconcile.dropped += dropped.length;
   const lost = await unprocessedIdentities(pool, phase.identities);
   report.events.lost += lost.length;
   run.findings.push(...phaseFindings.map((finding) => `phase ${phase.index}: ${finding}`));
@@ -121,10 +133,16 @@ export async function runPhase(rig: Rig, run: RunState, phase: Phase, options: P
  * Sets the first batch's states in S/4HANA and records what the portal must show afterwards. Returns, per order,
  * the states of this phase that are real changes, in the order S/4HANA takes them on.
  */
-function expectChanges(rig: Rig, run: RunState, phase: Phase): Map<string, ExpectedPortal[]> {
+function expectChanges(
+  rig: Rig,
+  run: RunState,
+  phase: Phase,
+  dropped: DroppedChange[],
+): Map<string, ExpectedPortal[]> {
   const changed = new Map<string, ExpectedPortal[]>();
-  for (const { state, batch } of phase.changes) {
-    if (batch === 0) rig.s4.setOrder(state);
+  for (const change of phase.changes) {
+    const { state, batch } = change;
+    if (batch === 0) takeOnOrder(rig, change, dropped);
     const before = run.expected.get(state.salesOrder);
     const after = expectedPortal(state);
     run.expected.set(state.salesOrder, after);
@@ -140,10 +158,15 @@ function expectChanges(rig: Rig, run: RunState, phase: Phase): Map<string, Expec
  * each must end as (Withdrawn, with its values, once deleted). Returns, per return, the case status it changed
  * to, if it did.
  */
-function expectCaseChanges(rig: Rig, run: RunState, phase: Phase): Map<string, ExpectedCaseStatus[]> {
+function expectCaseChanges(
+  rig: Rig,
+  run: RunState,
+  phase: Phase,
+  dropped: DroppedChange[],
+): Map<string, ExpectedCaseStatus[]> {
   const changed = new Map<string, ExpectedCaseStatus[]>();
   for (const change of phase.returnChanges) {
-    if (change.batch === 0) takeOn(rig, change);
+    if (change.batch === 0) takeOn(rig, change, dropped);
     const { customerReturn } = change.state;
     const before = run.expectedCases.get(customerReturn);
     const after = expectedCase(change.state, change.deleted);
@@ -153,7 +176,31 @@ function expectCaseChanges(rig: Rig, run: RunState, phase: Phase): Map<string, E
   return changed;
 }
 
-function takeOn(rig: Rig, change: ReturnChange): void {
-  if (change.deleted) rig.s4.returns.deleteReturn(change.state.customerReturn);
-  else rig.s4.returns.setReturn(change.state);
+/** S/4HANA takes an order's change on, stamped by its clock; a change without events is noted as dropped. */
+function takeOnOrder(
+  rig: Rig,
+  change: { state: SalesOrderState; dropped?: boolean },
+  dropped: DroppedChange[],
+): void {
+  const lastChangeDateTime = rig.s4Clock.stamp('salesOrder');
+  rig.s4.setOrder({ ...change.state, lastChangeDateTime });
+  if (change.dropped)
+    dropped.push({
+      family: 'salesOrder',
+      key: change.state.salesOrder,
+      stamp: parseStamp(lastChangeDateTime) as string,
+    });
+}
+
+function takeOn(rig: Rig, change: ReturnChange, dropped: DroppedChange[]): void {
+  if (change.deleted) {
+    rig.s4.returns.deleteReturn(change.state.customerReturn);
+    return;
+  }
+  const lastChangeDateTime = rig.s4Clock.stamp('customerReturn');
+  rig.s4.returns.setReturn({ ...change.state, lastChangeDateTime });
+  if (change.dropped) {
+    const stamp = parseStamp(lastChangeDateTime) as string;
+    dropped.push({ family: 'customerReturn', key: change.state.customerReturn, stamp });
+  }
 }

@@ -16,4 +16,6 @@ export interface RunState {
   deadLetterId: number;
   findings: string[];
   report: CrashReport;
+  /** When the fleet was told to stop: a reconciliation run failing from then on is not resumed. */
+  stoppingAt: number;
 }

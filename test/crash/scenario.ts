@@ -31,6 +31,8 @@ export interface PlannedAction {
   kind: ActionKind;
   /** Kill: which live instance (modulo their number); restart follows after `pauseMs`. Restart: downtime. */
   pick: number;
+  /** Kill: wait for a reconciliation run in progress and kill the instance running it (`pick` if none comes). */
+  atRun?: boolean;
   pauseMs: number;
   /** Terminate sessions: the moment to wait for. */
   aim?: TerminationAim;
@@ -43,7 +45,7 @@ export interface Phase {
    * events). Some orders change a second time late in the phase, so that two emails of one order are queued
    * close together while instances are killed: they must arrive in this order.
    */
-  changes: Array<{ kind: ChangeKind; state: SalesOrderState; batch: number }>;
+  changes: Array<{ kind: ChangeKind; state: SalesOrderState; batch: number; dropped?: boolean }>;
   /**
    * An order with a follow-up change whose publishing waits until the relay has the email of the order's first
    * state in the phase: two emails of one order in one phase happen for certain, not by chance.
@@ -111,6 +113,8 @@ const STATUS_FIELDS: Record<ExpectedStatus, Partial<SalesOrderState>> = {
   },
 };
 const STATUSES = Object.keys(STATUS_FIELDS) as ExpectedStatus[];
+// The share of changes (not creations) whose events S/4HANA never publishes.
+const DROP_SHARE = 0.1;
 // Batches of a phase's messages, published batchGapMs apart, before the batch of follow-up changes.
 const BATCH_COUNT = 4;
 
@@ -188,16 +192,21 @@ function planPhase(
     }
     const next = changeState(kind, salesOrder, current, random, changedAt(random.int(0, 58)));
     states.set(salesOrder, next);
-    changes.push({ kind, state: next, batch: 0 });
+    // Now and then S/4HANA publishes nothing for a change (a Failed event, a deactivated channel): only
+    // reconciliation can bring it to the portal.
+    const dropped = kind !== 'created' && random.chance(DROP_SHARE);
+    changes.push({ kind, state: next, batch: 0, ...(dropped ? { dropped } : {}) });
+    if (dropped) continue;
     const types = random.shuffle(EVENT_TYPES[kind]).slice(0, random.int(1, 3));
     for (const type of types) addEvent(type, orderData(salesOrder));
   }
   // The follow-up moves the date on, so its pair differs from every earlier one of the order: it is a real
   // change whether or not the service saw the state before it. Its events go in a last batch of their own.
   const followUps: Array<{ identity: string; body: string; copies: number }> = [];
-  const emailed = changes.filter((change) => change.kind !== 'reference only');
+  const emailed = changes.filter((change) => change.kind !== 'reference only' && !change.dropped);
   const aimed = emailed.length > 0 ? random.pick(emailed) : undefined;
-  for (const change of changes.filter((change) => change === aimed || random.chance(0.25))) {
+  const followed = changes.filter((change) => change === aimed || (!change.dropped && random.chance(0.25)));
+  for (const change of followed) {
     const salesOrder = change.state.salesOrder;
     const next = changeState('date', salesOrder, change.state, random, changedAt(59));
     states.set(salesOrder, next);
@@ -244,6 +253,8 @@ function planPhase(
       kind: 'kill',
       pick: random.int(0, 99),
       pauseMs: random.int(300, 1500),
+      // One kill of each phase lands on the instance running a reconciliation run.
+      ...(k === 1 ? { atRun: true } : {}),
     });
   }
   if (index === 2) {

@@ -65,3 +65,29 @@ export async function firstMailOf(
   }
   return false;
 }
+
+/**
+ * Waits until `check` finds nothing (the portal and the cases equal S/4HANA) and the repairs' emails and pushes
+ * went out. Returns the last findings after `timeoutMs`, or nothing.
+ */
+export async function waitUntilRepaired(
+  pool: pg.Pool,
+  check: () => Promise<string[]>,
+  timeoutMs: number,
+): Promise<string[]> {
+  const deadline = Date.now() + timeoutMs;
+  let waitingFor: string[] = [];
+  while (Date.now() < deadline) {
+    try {
+      waitingFor = await check();
+      if (waitingFor.length === 0) {
+        if ((await pendingMail(pool)) + (await pendingPushes(pool)) === 0) return [];
+        waitingFor = ['unsent emails or pushes of repairs'];
+      }
+    } catch (err) {
+      waitingFor = [`the database (${(err as Error).message})`];
+    }
+    await sleep(250);
+  }
+  return [`not repaired within ${timeoutMs} ms: ${waitingFor.length} differences, first ${waitingFor[0]}`];
+}

@@ -3,6 +3,7 @@
 import { join } from 'node:path';
 import pg from 'pg';
 import { startPortalServer } from '../../sandbox/portalServer.js';
+import { S4_SOURCE } from '../../sandbox/s4Events.js';
 import { startS4Server } from '../../sandbox/s4Server.js';
 import { startSmtpServer } from '../../sandbox/smtpServer.js';
 import { createPublisher, createTestQueue } from '../support/broker.js';
@@ -12,6 +13,7 @@ import { compileService } from './compileService.js';
 import { createPortalFaults, createS4Faults, createSmtpFaults } from './faults.js';
 import { createFleet } from './fleet.js';
 import { startPostgresInstance } from './postgresInstance.js';
+import { createS4Clock, setBaselineDocuments } from './reconcileLoad.js';
 import { SUITE_APPLICATION } from './sessionTerminator.js';
 
 export interface RigOptions {
@@ -77,6 +79,9 @@ export async function startRig(options: RigOptions, runDir: string, cleanup: Arr
   const nextMailAcceptance = () => new Promise<void>((resolve) => acceptanceWaiters.push(resolve));
   const portalFaults = createPortalFaults(options.seed, { unavailable: 0.1, hang: 0.03 });
   portal.setFault(portalFaults.fn);
+  // Before any instance runs, so that the first run of each family, its baseline, finds them.
+  const s4Clock = createS4Clock();
+  const baseline = setBaselineDocuments(s4, s4Clock);
 
   const endpoints = serviceEnv({
     databaseUrl: postgres.url,
@@ -108,6 +113,13 @@ export async function startRig(options: RigOptions, runDir: string, cleanup: Arr
       // Passes every few seconds (they find nothing expired), so that a failover can meet one.
       RETENTION_INTERVAL_SECONDS: '2',
       LOG_LEVEL: 'debug',
+      // Reconciliation against the stand-in, often and in small pages, so that runs span pages and kills
+      // land on them; the short settle time lets a run see a change taken on a second before it.
+      S4_SOURCE,
+      RECONCILE_INTERVAL: '5s',
+      RECONCILE_OVERLAP: '10s',
+      RECONCILE_SETTLE: '1s',
+      RECONCILE_PAGE_SIZE: '5',
     },
   });
   cleanup.unshift(() => fleet.close());
@@ -127,6 +139,8 @@ export async function startRig(options: RigOptions, runDir: string, cleanup: Arr
     smtpFaults,
     portalFaults,
     nextMailAcceptance,
+    s4Clock,
+    baseline,
   };
 }
 

@@ -8,7 +8,7 @@
 // failed run is a run record, a metric and a log line, while /health stays up.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PortalServer, startPortalServer } from '../../sandbox/portalServer.js';
-import { SALES_ORDER_TYPE, salesOrderEvent } from '../../sandbox/s4Events.js';
+import { CUSTOMER_RETURN_TYPE, SALES_ORDER_TYPE, salesOrderEvent } from '../../sandbox/s4Events.js';
 import type { ServiceParts } from '../../src/service/buildService.js';
 import { registerDestination } from '../support/destination.js';
 import { buildTestService, startTestService } from '../support/harness.js';
@@ -203,6 +203,29 @@ describe('reconciliation in the service', () => {
     );
     expect(['stale', 'unchanged']).toContain(rows[0]?.outcome === 'stale' ? 'stale' : rows[0]?.notification);
     expect(await count(`mail_outbox where key = $1`, [orders[0]])).toBe(1);
+  });
+
+  it('keeps one case per return whichever path read it: the real event after a repair opens no second case', async () => {
+    const customerReturn = returns[0] as string;
+    const mailsBefore = await count('mail_outbox where key = $1', [customerReturn]);
+    const outcome = await service.handle(
+      {
+        body: Buffer.from(
+          salesOrderEvent({
+            type: `${CUSTOMER_RETURN_TYPE}Changed.v1`,
+            id: `late-${customerReturn}`,
+            data: { CustomerReturn: customerReturn, EventRaisedDateTime: new Date().toISOString() },
+            envelope: { source: SOURCE },
+          }),
+        ),
+        contentType: 'application/json',
+        binaryAttributes: {},
+      },
+      { channel: 'webhook' },
+    );
+    expect(outcome.outcome).toMatchObject({ kind: 'accept' });
+    expect(await count('warranty_case where customer_return = $1', [customerReturn])).toBe(1);
+    expect(await count('mail_outbox where key = $1', [customerReturn])).toBe(mailsBefore);
   });
 
   it('takes the same change read by a second, overlapping window as a duplicate', async () => {

@@ -70,12 +70,17 @@ const IF_OPENED = (value: string) => `case when o.opened then ${value} end`;
 // through the insert: it waits for an uncommitted insert of the same key and then withdraws the committed case,
 // or, with no case at all, leaves a tombstone. A return once gone stays withdrawn, tombstone or case: S/4HANA
 // never gives its number to another return, so a state read before the deletion and written after it is stale.
+// The S/4HANA system a case belongs to: the events' source, whichever path read the return. Reconciliation
+// records what it reads under `<S4_SOURCE>/reconcile` (src/events/reconcileRead.ts), its identity apart from the
+// system's events; the case is the system's one, or a return opened by an event and read by a run would get two.
+const SOURCE_SYSTEM = `regexp_replace($1::text, '/reconcile$', '')`;
+
 function caseEffectSql(pushToPortal: boolean): string {
   return `with upserted as (
       insert into warranty_case as current (source_system, customer_return, case_status, sold_to_party,
         customer_reference, sales_order, return_reasons, s4_changed_at, s4_read_at, opened, notified_case_status,
         thread_message_id, notified_at, notified_by_xact)
-      select $1::text, $7::text, $8::text, $9::text, $10::text, $11::text, $12::text[], $13::timestamptz,
+      select ${SOURCE_SYSTEM}, $7::text, $8::text, $9::text, $10::text, $11::text, $12::text[], $13::timestamptz,
              $14::timestamptz, o.opened, ${IF_OPENED('$8::text')}, ${IF_OPENED('$16::text')}, ${IF_OPENED('now()')},
              ${IF_OPENED('pg_current_xact_id()')}
       from (select $8::text <> 'Withdrawn' as opened) o
