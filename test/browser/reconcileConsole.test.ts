@@ -225,7 +225,7 @@ describe('reconciliation in the console', () => {
     await rendered();
   });
 
-  it('lets an Admin start a run, which then appears in the list', async () => {
+  it('lets an Admin start a run, which then appears in the list, and says why one cannot start', async () => {
     asAdmin();
     await open('#/reconcile');
     await page.getByLabel('Family').selectOption({ label: 'Sales order' });
@@ -239,6 +239,18 @@ describe('reconciliation in the console', () => {
     expect((await row.locator('td').allTextContents()).slice(1, 3)).toEqual(['Sales order', 'sweep']);
     await expect(ended(id)).resolves.toMatchObject({ family: 'salesOrder', mode: 'sweep' });
     await rendered();
+
+    // While a run of the family is going on (S/4HANA answers nothing), the 409's message shows beside the button.
+    world.s4.setCollectionFault(() => 'hang');
+    const busy = await api('POST', '/api/reconcile/runs', { family: 'salesOrder' });
+    expect(busy.status).toBe(202);
+    await open('#/reconcile');
+    await page.getByLabel('Family').selectOption({ label: 'Sales order' });
+    await page.getByRole('button', { name: 'Start a run' }).click();
+    await page.getByRole('status').filter({ hasText: 'a run is going on for salesOrder' }).waitFor();
+    await expect(page.getByRole('button', { name: 'Start a run' }).isEnabled()).resolves.toBe(true);
+    world.s4.setCollectionFault(undefined);
+    await ended(((await busy.json()) as { runs: string[] }).runs[0] as string);
 
     expect(cspViolations).toEqual([]);
     const outside = [...requested].filter(
