@@ -1,7 +1,7 @@
 // Reconciliation in the operators' console, in headless Chromium against the real service (real PostgreSQL, the
 // S/4HANA stand-in's collections, XSUAA-style signed tokens, mail to an SMTP sink, the portal stand-in): the runs
-// page with a done and a failed run, an Admin starting a run, a Viewer without the button, and an order's
-// timeline telling what reconciliation found and the late event after it.
+// page with a done and a failed run, an Admin starting a run, a Viewer without the button, an order's timeline
+// telling what reconciliation found and the late event after it, and a return's baseline.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PortalServer, startPortalServer } from '../../sandbox/portalServer.js';
@@ -12,6 +12,7 @@ import { registerDestination } from '../support/destination.js';
 import { startTestService } from '../support/harness.js';
 import { ANN, BEN } from '../support/operators.js';
 import { orderMaker } from '../support/orders.js';
+import { returnState } from '../support/returns.js';
 import { eventually } from '../support/waits.js';
 import { useWorld } from '../support/world.js';
 import { startXsuaaStub, type XsuaaStub, xsuaaEnv } from '../support/xsuaa.js';
@@ -109,9 +110,9 @@ async function ended(id: string): Promise<Run> {
   });
 }
 
-/** Starts a run of sales orders through the admin API and waits until it has ended. */
-async function reconciled(mode: 'baseline' | 'delta'): Promise<Run> {
-  const started = await api('POST', '/api/reconcile/runs', { family: 'salesOrder', mode });
+/** Starts a run of the family (sales orders unless named) through the admin API and waits until it has ended. */
+async function reconciled(mode: 'baseline' | 'delta', family = 'salesOrder'): Promise<Run> {
+  const started = await api('POST', '/api/reconcile/runs', { family, mode });
   expect(started.status).toBe(202);
   const { runs } = (await started.json()) as { runs: string[] };
   return ended(runs[0] as string);
@@ -192,6 +193,22 @@ describe('reconciliation in the console', () => {
     );
     await rendered();
     // One email for the one real change: the baseline sent none, the late event none.
+    expect(world.smtp.messages).toHaveLength(1);
+  });
+
+  it("tells on a return's timeline that the baseline found it and sent no email", async () => {
+    world.s4.returns.setReturn(
+      returnState('60093001', { lastChangeDateTime: new Date(Date.now() - 3_600_000).toISOString() }),
+    );
+    const baseline = await reconciled('baseline', 'customerReturn');
+    asViewer();
+    await open('#/returns/60093001');
+    const [found] = await story();
+    expect(found).toMatch(/^applied: .*found by reconciliation and was applied/);
+    expect(found).toContain(`Reconciliation run ${baseline.id} (baseline)`);
+    expect(found).toContain('case status Open');
+    expect(found).toContain('the baseline recorded it, no email');
+    await rendered();
     expect(world.smtp.messages).toHaveLength(1);
   });
 
