@@ -29,10 +29,12 @@ async function csrfToken() {
   return response.headers.get('x-csrf-token');
 }
 
-/** An action: a POST without a body, its key in the path. */
-export async function post(path) {
+/** An action: a POST, its key in the path, and what it asks for (`body`) as JSON if any. */
+export async function post(path, body) {
   const token = await csrfToken();
   const headers = { accept: 'application/json' };
   if (token !== null) headers['x-csrf-token'] = token;
-  return answer(await fetch(`/api/${path}`, { method: 'POST', headers }));
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const init = { method: 'POST', headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) };
+  return answer(await fetch(`/api/${path}`, init));
 }

@@ -1,8 +1,9 @@
 // The console's entry: asks once what the caller may do (GET /api/me), then renders the page the hash names.
-// Only keys travel in the hash (#/orders/1000473, #/returns/60000000, #/dead-letters/12).
+// Only keys travel in the hash (#/orders/1000473, #/returns/60000000, #/dead-letters/12, #/reconcile).
 import { ApiError, get, NotSignedIn } from './api.js';
 import { h } from './dom.js';
 import { deadLetterPage, deadLettersPage, parkedPage, searchPage, summaryPage } from './pages.js';
+import { reconcilePage } from './reconcilePage.js';
 
 const main = document.getElementById('main');
 const who = document.getElementById('who');
@@ -26,6 +27,7 @@ async function render() {
     else if (page === 'dead-letters') await deadLettersPage(main);
     else if (page === 'parked') await parkedPage(main, current);
     else if (page === 'summary') await summaryPage(main);
+    else if (page === 'reconcile') await reconcilePage(main, current);
     else await searchPage(main, page, key === undefined ? undefined : decodeURIComponent(key));
   } catch (err) {
     if (err instanceof NotSignedIn) {

@@ -8,7 +8,7 @@ import { stateOf, storyOf } from './story.js';
  * A button that runs `action` once; `done` re-renders the page with the action's answer, which a failure shows
  * beside the button instead.
  */
-function actionButton(label, action, done) {
+export function actionButton(label, action, done) {
   const status = h('span', { class: 'detail', role: 'status' });
   const button = h('button', { type: 'button' }, label);
   button.addEventListener('click', async () => {
@@ -24,14 +24,14 @@ function actionButton(label, action, done) {
 }
 
 /** The answer of the last action, above the page it changed: none or one element, to spread. */
-function answered(message) {
+export function answered(message) {
   return message === undefined ? [] : [h('p', { class: 'notice', role: 'status' }, message)];
 }
 
 let families;
 
 /** The event families as the service describes them (GET /api/families), asked once. */
-async function familyList() {
+export async function familyList() {
   families ??= await get('families');
   return families;
 }

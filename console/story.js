@@ -1,6 +1,8 @@
 // An order's or a return's timeline (GET /api/orders/{salesOrder}/timeline, GET /api/returns/{customerReturn}/
 // timeline) told as a story: one entry per arrival, email step and portal push, in time order, each with what it
-// came to and why. A family's words (its noun, its types' prefix, how its state reads) come from GET /api/families.
+// came to and why. A document reconciliation found is told as "found by reconciliation", with its run, window and
+// S/4HANA stamp. A family's words (its noun, its types' prefix, how its state reads) come from GET /api/families.
+import { when } from './dom.js';
 
 /**
  * A state as its family's words tell it (GET /api/families: `state`, pairs of a value's name and its words),
@@ -23,20 +25,40 @@ function readLine(family, read) {
   return `S/4HANA read: ${stateOf(family, read)}, LastChangeDateTime ${read.lastChangeDateTime ?? 'none'}`;
 }
 
-function notificationLine(notification) {
+function notificationLine(notification, run) {
+  // A baseline keeps the ledger so the first real change is a change, and sends nothing itself.
+  if (run?.mode === 'baseline') return 'Notification: the baseline recorded it, no email';
   const verdict = notification.realChange ? 'real change, email queued' : 'no real change, no email';
   return `Notification: ${verdict} (${notification.reason})`;
 }
 
+/** What a reconciled arrival names: its run and window (a duplicate seen by a second window has none) and stamp. */
+function reconcileLines(arrival) {
+  const lines = [];
+  if (arrival.run !== undefined) {
+    const { id, mode, windowFrom, windowTo } = arrival.run;
+    const window =
+      windowFrom === null ? `everything up to ${when(windowTo)}` : `${when(windowFrom)} to ${when(windowTo)}`;
+    lines.push(`Reconciliation run ${id} (${mode}), window ${window}`);
+  }
+  if (arrival.stamp !== undefined) lines.push(`S/4HANA stamp ${arrival.stamp}`);
+  return lines;
+}
+
 function arrivalEntries(family, arrival) {
-  const eventName = (a) => eventNameOf(family, a);
+  const reconciled = arrival.channel === 'reconcile';
   const by = arrival.channel === null ? '' : ` by ${arrival.channel}`;
+  // A reconciled document is no event: it is named by how it was found, not by a type and an id.
+  const arrived = reconciled ? 'found by reconciliation' : `${eventNameOf(family, arrival)} arrived${by}`;
+  const again = reconciled
+    ? 'found by reconciliation again'
+    : `${eventNameOf(family, arrival)} arrived again${by}`;
   const entries = [];
   if (arrival.outcome === 'in_progress') {
     entries.push({
       at: arrival.receivedAt,
       tag: 'in_progress',
-      title: `${eventName(arrival)} arrived${by}, not processed yet`,
+      title: `${arrived}, not processed yet`,
       details: [
         `${arrival.attempts} deliveries so far: being handled now, or the process handling it stopped`,
       ],
@@ -47,7 +69,7 @@ function arrivalEntries(family, arrival) {
     entries.push({
       at: arrival.receivedAt,
       tag: 'released',
-      title: `${eventName(arrival)} arrived${by}, released for redelivery`,
+      title: `${arrived}, released for redelivery`,
       details: [`${arrival.attempts} deliveries so far; last error: ${arrival.reason ?? 'none recorded'}`],
     });
     return entries;
@@ -56,21 +78,21 @@ function arrivalEntries(family, arrival) {
     entries.push({
       at: arrival.receivedAt,
       tag: 'released',
-      title: `${eventName(arrival)} arrived${by}, released ${arrival.attempts - 1}× before it completed`,
+      title: `${arrived}, released ${arrival.attempts - 1}× before it completed`,
       details: [`last error: ${arrival.reason ?? 'none recorded'}`],
     });
   }
-  const details = [];
+  const details = reconciled ? reconcileLines(arrival) : [];
   if (arrival.read !== null) details.push(readLine(family, arrival.read));
-  if (arrival.notification !== null) details.push(notificationLine(arrival.notification));
+  if (arrival.notification !== null) details.push(notificationLine(arrival.notification, arrival.run));
   const titles = {
-    applied: `${eventName(arrival)} arrived${by} and was applied`,
-    stale: `${eventName(arrival)} arrived${by}: the read was older than the state held`,
-    not_found: `${eventName(arrival)} arrived${by}: the ${family.noun} was not found in S/4HANA`,
-    not_warranty_case: `${eventName(arrival)} arrived${by}: the return is not a warranty case, nothing done`,
-    ignored: `${eventName(arrival)} arrived${by}: a type the portal ignores`,
-    duplicate: `${eventName(arrival)} arrived again${by}: a duplicate, acknowledged, nothing done`,
-    dead_lettered: `${eventName(arrival)} arrived${by} and was dead-lettered`,
+    applied: `${arrived} and was applied`,
+    stale: `${arrived}: the read was older than the state held`,
+    not_found: `${arrived}: the ${family.noun} was not found in S/4HANA`,
+    not_warranty_case: `${arrived}: the return is not a warranty case, nothing done`,
+    ignored: `${arrived}: a type the portal ignores`,
+    duplicate: `${again}: a duplicate, acknowledged, nothing done`,
+    dead_lettered: `${arrived} and was dead-lettered`,
   };
   if (arrival.outcome === 'dead_lettered') {
     details.push(`reason: ${arrival.reason}`);
@@ -81,7 +103,7 @@ function arrivalEntries(family, arrival) {
   entries.push({
     at: arrival.processedAt ?? arrival.receivedAt,
     tag: arrival.outcome,
-    title: titles[arrival.outcome] ?? `${eventName(arrival)}: ${arrival.outcome}`,
+    title: titles[arrival.outcome] ?? `${arrived}: ${arrival.outcome}`,
     details,
     deadLetterId: arrival.deadLetterId,
   });
@@ -119,10 +141,42 @@ function pushEntry(family, push) {
   };
 }
 
+/** An instant of a stamp or a read (`2026-12-07T10:00:00.1234567Z`), to the millisecond a Date holds. */
+function stampMs(text) {
+  return text === undefined || text === null ? Number.NaN : Date.parse(text.replace(/(\.\d{3})\d+/, '$1'));
+}
+
+/**
+ * An event that came after reconciliation had applied its document and read nothing newer: its news was already
+ * on the portal, so it changed nothing.
+ */
+function lateAfter(arrival, foundMs) {
+  return (
+    arrival.outcome === 'applied' &&
+    arrival.notification?.realChange === false &&
+    stampMs(arrival.read?.lastChangeDateTime) <= foundMs
+  );
+}
+
+function staleEntry(entry) {
+  return {
+    ...entry,
+    tag: 'stale',
+    title: `${entry.title.replace(/ and was applied$/, '')}: late, reconciliation had already found this state`,
+  };
+}
+
 /** The timeline of `family` as story entries { at, tag, title, details, deadLetterId? }, oldest first. */
 export function storyOf(timeline, family) {
+  let found;
+  const arrivals = timeline.arrivals.flatMap((arrival) => {
+    const entries = arrivalEntries(family, arrival);
+    if (arrival.channel === 'reconcile' && arrival.outcome === 'applied') found = stampMs(arrival.stamp);
+    else if (found !== undefined && lateAfter(arrival, found)) entries.push(staleEntry(entries.pop()));
+    return entries;
+  });
   const entries = [
-    ...timeline.arrivals.flatMap((arrival) => arrivalEntries(family, arrival)),
+    ...arrivals,
     ...timeline.emails.map((step) => emailEntry(family, step)),
     ...(timeline.portalPush === null ? [] : [pushEntry(family, timeline.portalPush)]),
   ];

@@ -1,5 +1,6 @@
-// The demo's script: five fleet orders in the S/4HANA sandbox, what happens to them, the events Event Mesh
-// pushes to the webhook (duplicates, a redelivery, late and stale ones, a malformed one), and the outcome the
+// The demo's script: orders and a return S/4HANA holds before the service starts (reconciliation's baseline),
+// five fleet orders in the S/4HANA sandbox, what happens to them, the events Event Mesh pushes to the webhook
+// (duplicates, a redelivery, late and stale ones, a malformed one), an event that is lost, and the outcome the
 // service must reach. scripts/demo.ts plays it against the real service and checks the outcome.
 import {
   binaryEvent,
@@ -174,6 +175,55 @@ const vansReturnItem = returnEvent('ItemChanged', '60000001', '2026-11-14T10:30:
 const vansCreated = s4Event('Created.v1', '1000473', '2026-11-02T08:14:01Z');
 const taxisPartlyDelivered = s4Event('OvrlDelivStsChgd.v1', '1000474', '2026-11-20T14:00:01Z');
 const trucksDelivered = s4Event('OvrlDelivStsChgd.v1', '1000475', '2026-11-24T09:00:01Z');
+
+/**
+ * Orders and a warranty return that S/4HANA holds before the service starts. The first reconciliation run (a
+ * baseline) puts them on the portal and sends no email: the fleet manager knew them before go-live.
+ */
+export const EXISTING_ORDERS: SalesOrderState[] = [
+  {
+    salesOrder: '1000470',
+    soldToParty: orders.vans.soldToParty,
+    customerReference: 'NFL-2026-0098 4 minibuses',
+    requestedDeliveryDate: '2026-12-10',
+    lastChangeDateTime: '2026-10-20T08:00:00Z',
+    overallSDProcessStatus: 'A',
+    totalNetAmount: '212000.00',
+    currency: 'EUR',
+  },
+  {
+    salesOrder: '1000471',
+    soldToParty: orders.taxis.soldToParty,
+    customerReference: 'CITYCAB-7702 3 taxis',
+    requestedDeliveryDate: '2026-12-05',
+    lastChangeDateTime: '2026-10-21T13:30:00Z',
+    overallSDProcessStatus: 'A',
+    totalNetAmount: '147000.00',
+    currency: 'EUR',
+  },
+];
+
+export const EXISTING_RETURNS: CustomerReturnState[] = [
+  {
+    ...vansReturn,
+    customerReturn: '60000000',
+    lastChangeDateTime: '2026-10-28T10:00:00Z',
+    customerReference: 'NFL-RMA-0003 1 minibus, heating',
+    referenceSDDocument: '1000470',
+  },
+];
+
+/**
+ * A change to an existing order whose event is lost (S/4HANA changes it and nothing is published): only the next
+ * reconciliation run sees it. Stamped now, so that it lies inside the run's window.
+ */
+export function lostChange(now: Date): SalesOrderState {
+  return {
+    ...(EXISTING_ORDERS[0] as SalesOrderState),
+    overallSDProcessStatus: 'B',
+    lastChangeDateTime: now.toISOString(),
+  };
+}
 
 export const STORY: Step[] = [
   { say: 'vans 1000473 created', delivery: vansCreated, answer: 'processed:applied' },
@@ -351,10 +401,14 @@ export const EXPECTED = {
     '1000475': { status: 'Delivered', date: '2027-01-20', lastEvent: 'applied' },
     '1000476': { status: 'Open', date: '2026-12-20', lastEvent: 'not_found' },
     '1000477': { status: 'DeliveryBlocked', date: '2027-02-01', lastEvent: 'applied' },
+    // Found by reconciliation: the baseline, then the repair of the lost change.
+    '1000470': { status: 'InProcess', date: '2026-12-10', lastEvent: 'applied' },
+    '1000471': { status: 'Open', date: '2026-12-05', lastEvent: 'applied' },
   } as Record<string, { status: string; date: string; lastEvent: string }>,
   /** The warranty case of each return: its status and the order it refers to (the portal API must agree). */
   cases: {
     '60000001': { status: 'Completed', salesOrder: '1000473' },
+    '60000000': { status: 'Open', salesOrder: '1000470' },
   } as Record<string, { status: string; salesOrder: string | null }>,
   /**
    * One email per real change, in the order the changes happened: an order's with its portal status and
@@ -373,5 +427,14 @@ export const EXPECTED = {
     'return 60000001 Open',
     'return 60000001 InProcess',
     'return 60000001 Completed',
+  ],
+  /** After the story's: the one email of the lost change, which reconciliation repaired (the baseline sent none). */
+  repairedEmails: ['1000470 InProcess 2026-12-10'],
+  /** The runs, oldest first: each family's baseline before the events, then a delta after the lost change. */
+  reconcile: [
+    'salesOrder baseline done: 2 rows, 0 repairs',
+    'customerReturn baseline done: 1 rows, 0 repairs',
+    'salesOrder delta done: 1 rows, 1 repairs',
+    'customerReturn delta done: 0 rows, 0 repairs',
   ],
 };

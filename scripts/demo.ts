@@ -1,8 +1,9 @@
 // `npm run demo`: the real service (loadConfig + startService, as in production) on a machine with nothing
 // but Node.js. PostgreSQL is PGlite served over the wire protocol to the unchanged `pg` code, S/4HANA is the
 // sandbox, mail is written as .eml files by the service's own MAIL_DIR transport, and this script plays
-// Event Mesh, pushing demo/story.ts to the service's webhook. It then reads back what the service did and
-// fails loudly if that is not what the story expects.
+// Event Mesh, pushing demo/story.ts to the service's webhook. Around the events it asks for reconciliation runs:
+// a baseline at go-live, for what S/4HANA held before, and a delta after an event is lost. It then reads back what
+// the service did and fails loudly if that is not what the story expects.
 //
 // With --serve it stays up after the story (local mode) until Ctrl-C.
 //
@@ -15,12 +16,24 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import pg from 'pg';
 import pino from 'pino';
-import { type Answer, EXPECTED, INITIAL_ORDERS, RECIPIENTS, STORY } from '../demo/story.js';
+import {
+  type Answer,
+  EXISTING_ORDERS,
+  EXISTING_RETURNS,
+  EXPECTED,
+  INITIAL_ORDERS,
+  lostChange,
+  RECIPIENTS,
+  STORY,
+} from '../demo/story.js';
 import { compare, printSummary, readSummary } from '../demo/summary.js';
 import { type PortalServer, startPortalServer } from '../sandbox/portalServer.js';
+import { S4_SOURCE } from '../sandbox/s4Events.js';
 import { type S4Server, startS4Server } from '../sandbox/s4Server.js';
 import { loadConfig } from '../src/config/loadConfig.js';
+import type { RunView } from '../src/http/reconcileRoutes.js';
 import { type Service, startService } from '../src/service/buildService.js';
 import { createLogger } from '../src/telemetry/logger.js';
 
@@ -42,6 +55,26 @@ class DemoFailure extends Error {}
 /** The order whose first push to the portal hangs: the demo shows it recovered. */
 const PORTAL_TIMEOUT_ORDER = EXPECTED.portalTimeout;
 
+// PGlite is one session under every connection: a statement one connection prepared by name exists for the
+// others too, and preparing it again fails. The service runs in this process, so each of its connections gets
+// names of its own here.
+const prepare = pg.Client.prototype.query;
+const connections = new WeakMap<object, number>();
+let connected = 0;
+pg.Client.prototype.query = function (this: pg.Client, config: unknown, ...rest: unknown[]) {
+  const query = config as { name?: unknown; submit?: unknown } | null;
+  if (
+    query !== null &&
+    typeof query === 'object' &&
+    query.submit === undefined &&
+    typeof query.name === 'string'
+  ) {
+    if (!connections.has(this)) connections.set(this, ++connected);
+    config = { ...query, name: `${query.name}-${connections.get(this)}` };
+  }
+  return Reflect.apply(prepare, this, [config, ...rest]);
+} as typeof prepare;
+
 const started = performance.now();
 const seconds = () => ((performance.now() - started) / 1000).toFixed(1);
 let db: PGlite | undefined;
@@ -57,14 +90,17 @@ try {
   await mkdir(DEMO_DIR, { recursive: true });
 
   db = await PGlite.create(DATA_DIR);
-  // PGlite is one connection underneath; the socket server queues every client's queries onto it. The pool
-  // keeps one connection (DATABASE_POOL_SIZE=1) and /health one of its own; a third slot only lets one of
-  // them reconnect while its old socket is still closing.
-  socket = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 3 });
+  // PGlite is one connection underneath; the socket server queues every client's queries onto it, a client's
+  // open transaction first. The pool keeps two connections (DATABASE_POOL_SIZE=2: a reconciliation run holds one
+  // for its lock, its pages use the other) and /health one of its own; a fourth slot only lets one of them
+  // reconnect while its old socket is still closing.
+  socket = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 4 });
   await socket.start();
 
   s4 = await startS4Server();
-  for (const order of INITIAL_ORDERS) s4.setOrder(order);
+  // What S/4HANA holds at go-live; the story's orders come after the baseline.
+  for (const order of EXISTING_ORDERS) s4.setOrder(order);
+  for (const customerReturn of EXISTING_RETURNS) s4.returns.setReturn(customerReturn);
   // The fleet portal's API: its first answer to the tractor units' order never comes, so the push times out
   // and goes again with the same Idempotency-Key.
   portal = await startPortalServer();
@@ -78,12 +114,16 @@ try {
   const config = loadConfig({
     PORT: '0',
     DATABASE_URL: `postgres://postgres@${socket.getServerConn()}/postgres`,
-    DATABASE_POOL_SIZE: '1',
+    DATABASE_POOL_SIZE: '2',
     INGEST: 'webhook',
     AUTH: 'none',
     S4_DESTINATION: 'DEMO_S4',
     // The sandbox speaks both sales-order APIs: `S4_API=v4 npm run demo` tells the story over OData V4.
     S4_API: process.env.S4_API ?? 'v2',
+    // Reconciliation against the sandbox, the system the story's events come from; its runs start when the demo
+    // asks (POST /api/reconcile/runs), not on a timer.
+    S4_SOURCE,
+    RECONCILE_INTERVAL: 'off',
     MAIL_DIR,
     MAIL_FROM: 'fleet-order-notifier@demo.example',
     MAIL_TO: 'fleet-manager@demo.example',
@@ -124,8 +164,14 @@ try {
   );
   if (allowed !== 'eventmesh.example.com') throw new DemoFailure('the webhook did not grant the handshake');
 
-  console.log('Event Mesh pushes the events:');
   const problems: string[] = [];
+  console.log('Go-live: a baseline reads what S/4HANA already holds, for the portal and without email:');
+  await reconcile(service.url, 'baseline');
+  const mailed = await service.pool.query('select from mail_outbox');
+  if (mailed.rowCount !== 0) problems.push(`the baseline queued ${mailed.rowCount} emails, expected none`);
+  for (const order of INITIAL_ORDERS) s4.setOrder(order);
+
+  console.log('\nEvent Mesh pushes the events:');
   let retryAfterSeconds = 0;
   for (const [index, step] of STORY.entries()) {
     step.s4?.(s4);
@@ -142,6 +188,13 @@ try {
     if (answer !== step.answer)
       problems.push(`step ${index + 1} (${step.say}): expected ${step.answer}, got ${text}`);
   }
+
+  const lost = lostChange(new Date());
+  s4.setOrder(lost);
+  console.log(
+    `\nAn event is lost: S/4HANA moves ${lost.salesOrder} to in process and publishes nothing. A delta run repairs it:`,
+  );
+  await reconcile(service.url, 'delta');
 
   // Mail goes out after commit; wait until the outbox has nothing left to send.
   const pool = service.pool;
@@ -192,6 +245,40 @@ try {
     console.error(`\nLast lines of ${show(LOG_FILE)}:\n${log.trimEnd().split('\n').slice(-10).join('\n')}`);
   await stopAll().catch(() => {});
   process.exit(1);
+}
+
+/**
+ * Runs each family in `mode` through the admin API, one after the other (a run holds one of the pool's two
+ * connections for its lock), and prints each once it has ended.
+ */
+async function reconcile(serviceUrl: string, mode: 'baseline' | 'delta'): Promise<void> {
+  const url = `${serviceUrl}/api/reconcile/runs`;
+  for (const family of ['salesOrder', 'customerReturn']) {
+    const started = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ family, mode }),
+    });
+    if (started.status !== 202)
+      throw new DemoFailure(`POST /api/reconcile/runs answered ${started.status}: ${await started.text()}`);
+    const {
+      runs: [id],
+    } = (await started.json()) as { runs: string[] };
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const { runs } = (await (await fetch(url)).json()) as { runs: RunView[] };
+      const run = runs.find((candidate) => candidate.id === id);
+      if (run !== undefined && run.status !== 'running') {
+        const what = `${run.family} ${run.mode}: run ${run.id} ${run.status}`;
+        console.log(
+          `  ${what.padEnd(36)} ${run.rows} read, ${run.repairs} repaired, ${run.s4Requests} S/4HANA requests`,
+        );
+        break;
+      }
+      if (Date.now() > deadline) throw new DemoFailure(`reconciliation run ${id} still running after 15 s`);
+      await sleep(100);
+    }
+  }
 }
 
 /** What someone trying the service with their own events needs: where to post, look and change things. */

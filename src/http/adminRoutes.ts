@@ -111,6 +111,8 @@ export function adminRoutes(deps: AdminDeps): (app: FastifyInstance) => Promise<
     app.get('/api/families', viewer, async () =>
       families.map((family) => ({
         ...family.console,
+        // As runs and listed rows name the family (GET /api/reconcile/runs).
+        name: family.timeline.family,
         lookup: family.lookup,
         param: family.param,
         noun: family.what,

@@ -13,6 +13,7 @@ const FILES = {
   'api.js': 'text/javascript; charset=utf-8',
   'dom.js': 'text/javascript; charset=utf-8',
   'pages.js': 'text/javascript; charset=utf-8',
+  'reconcilePage.js': 'text/javascript; charset=utf-8',
   'story.js': 'text/javascript; charset=utf-8',
 } as const;
 

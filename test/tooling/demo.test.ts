@@ -80,6 +80,7 @@ function described(mail: Awaited<ReturnType<typeof emails>>[number]): string {
 }
 
 const EMAILS = [
+  '1000470 InProcess 2026-12-10',
   '1000473 Open 2026-12-15',
   '1000473 Open 2027-01-12',
   '1000474 Delivered 2026-12-01',
@@ -183,8 +184,15 @@ describe('npm run demo', () => {
     expect(summary.problems).toEqual([]);
     expect(summary.processed).toEqual({ applied: 15, stale: 1, not_found: 1 });
     expect(summary.rejected).toEqual([{ id: '1', reason: expect.stringMatching(/^body is not valid JSON/) }]);
-    expect(summary.outbox).toEqual({ sent: 12 });
+    expect(summary.outbox).toEqual({ sent: 13 });
     expect(summary.cases).toEqual([
+      // Found by the baseline at go-live.
+      {
+        customerReturn: '60000000',
+        status: 'Open',
+        salesOrder: '1000470',
+        customerReference: 'NFL-RMA-0003 1 minibus, heating',
+      },
       {
         customerReturn: '60000001',
         status: 'Completed',
@@ -192,6 +200,38 @@ describe('npm run demo', () => {
         customerReference: 'NFL-RMA-0007 2 vans, sliding door',
       },
     ]);
+  });
+
+  it('puts what S/4HANA held at go-live on the portal without email, and repairs a lost event with one email', async () => {
+    const summary = JSON.parse(await readFile(join(demoDir, 'summary.json'), 'utf8'));
+    expect(
+      summary.reconcile.map((run: Record<string, unknown>) => [
+        run.family,
+        run.mode,
+        run.status,
+        run.rows,
+        run.repairs,
+      ]),
+    ).toEqual([
+      ['salesOrder', 'baseline', 'done', 2, 0],
+      ['customerReturn', 'baseline', 'done', 1, 0],
+      ['salesOrder', 'delta', 'done', 1, 1],
+      ['customerReturn', 'delta', 'done', 0, 0],
+    ]);
+    // The orders and the case S/4HANA held before the service started, on the portal.
+    expect(first.stdout).toMatch(/^ {2}1000470 +InProcess +2026-12-10 .*answers: .*200$/m);
+    expect(first.stdout).toMatch(/^ {2}1000471 +Open +2026-12-05 .*answers: 200$/m);
+    expect(first.stdout).toMatch(/^ {2}60000000 +Open +order 1000470 /m);
+    // No email for what the baseline found; exactly one, the last, for the change whose event was lost.
+    const mails = await emails(demoDir);
+    expect(
+      mails.filter((mail) => ['1000470', '1000471'].includes(String(mail.salesOrder))).map(described),
+    ).toEqual(['1000470 InProcess 2026-12-10']);
+    expect(mails.filter((mail) => mail.customerReturn === '60000000')).toEqual([]);
+    expect(summary.emails.at(-1).subject).toBe('Sales order 1000470 (NFL-2026-0098): in process');
+    expect(first.stdout).toMatch(
+      /^ {2}salesOrder delta: run 3 done +1 read, 1 repaired, \d+ S\/4HANA requests$/m,
+    );
   });
 
   it(
