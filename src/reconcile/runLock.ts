@@ -28,13 +28,11 @@ export async function tryRunLock(pool: Pool, source: string, family: string): Pr
       key,
     );
     if (rows[0]?.locked !== true) {
-      client.off('error', onError);
-      client.release();
+      handBack(client, onError);
       return undefined;
     }
   } catch (err) {
-    client.off('error', onError);
-    client.release(true);
+    handBack(client, onError, true);
     throw err;
   }
   return {
@@ -43,18 +41,26 @@ export async function tryRunLock(pool: Pool, source: string, family: string): Pr
       await client.query('select 1');
     },
     async release() {
-      client.off('error', onError);
-      if (broken !== undefined) {
-        client.release(true);
-        return;
+      let lost = broken !== undefined;
+      if (!lost) {
+        try {
+          await client.query('select pg_advisory_unlock(hashtext($1::text), hashtext($2::text))', key);
+        } catch {
+          // The session is gone, and the lock with it.
+          lost = true;
+        }
       }
-      try {
-        await client.query('select pg_advisory_unlock(hashtext($1::text), hashtext($2::text))', key);
-        client.release();
-      } catch {
-        // The session is gone, and the lock with it.
-        client.release(true);
-      }
+      handBack(client, onError, lost);
     },
   };
+}
+
+/**
+ * Returns the client to the pool, destroyed if its session is gone. Released before the holder's listener goes,
+ * so that the pool's own listener is in place first: a session ending in between would otherwise be an 'error'
+ * event nobody listens to, and kill the process.
+ */
+function handBack(client: PoolClient, onError: (err: unknown) => void, destroy = false): void {
+  client.release(destroy);
+  client.off('error', onError);
 }
