@@ -64,7 +64,8 @@ export async function checkRun(rig: Rig, run: RunState): Promise<void> {
   // Every reconciliation run ended, a failed one was resumed, and no mark went past what S/4HANA wrote.
   const runs = await reconcileRuns(pool, S4_SOURCE);
   const marks = await reconcileMarks(pool, S4_SOURCE);
-  findings.push(...checkRuns(runs, run.stoppingAt), ...checkMarks(marks, rig.s4Clock.newest));
+  const killedAt = fleet.kills.map((kill) => kill.at);
+  findings.push(...checkRuns(runs, run.stoppingAt, killedAt), ...checkMarks(marks, rig.s4Clock.newest));
   report.reconcile.runs = runs.length;
   report.reconcile.done = runs.filter((r) => r.status === 'done').length;
   report.reconcile.failed = runs.filter((r) => r.status === 'failed').length;

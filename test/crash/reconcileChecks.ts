@@ -44,11 +44,13 @@ export function checkRepairs(dropped: DroppedChange[], reconciled: Set<string>):
 }
 
 /**
- * Every run ended: none still `running`, and a `failed` one (an error, or interrupted by a kill) was followed by a
- * run of its family that started later and completed, unless it ended as the fleet was stopping. The first run
- * of each family is its baseline.
+ * Every run ended: a `failed` one (an error, or interrupted by a kill) was followed by a run of its family that
+ * started later and completed, unless it ended as the fleet was stopping. None is still `running`, except one whose
+ * instance may have been killed during it (a kill after its start) when no run of its family started after that
+ * kill: the next run marks such a run interrupted, and none came before the fleet stopped. The first run of each
+ * family is its baseline.
  */
-export function checkRuns(runs: RunRow[], stoppingAt: number): string[] {
+export function checkRuns(runs: RunRow[], stoppingAt: number, killedAt: readonly number[] = []): string[] {
   const findings: string[] = [];
   const ordered = [...runs].sort((a, b) => a.id - b.id);
   const families = new Set(ordered.map((run) => run.family));
@@ -60,7 +62,13 @@ export function checkRuns(runs: RunRow[], stoppingAt: number): string[] {
   for (const run of ordered) {
     const what = `${run.family} ${run.mode} run ${run.id}`;
     if (run.status === 'running') {
-      findings.push(`${what} is still running after the fleet stopped`);
+      const started = run.startedAt.getTime();
+      const unnoticed = killedAt.some(
+        (kill) =>
+          kill >= started &&
+          !ordered.some((later) => later.family === run.family && later.startedAt.getTime() > kill),
+      );
+      if (!unnoticed) findings.push(`${what} is still running after the fleet stopped`);
       continue;
     }
     if (run.status === 'done') continue;

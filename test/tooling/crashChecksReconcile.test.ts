@@ -109,6 +109,25 @@ describe('checkRuns', () => {
       'customerReturn delta run 4 failed (Interrupted) and no later run completed',
     ]);
   });
+
+  it('excuses a run still running only when a kill came after its start and no run of its family after the kill', () => {
+    const runs = [
+      run(1, 'salesOrder', 'baseline', 'done', 2),
+      run(2, 'customerReturn', 'baseline', 'done', 3),
+      run(3, 'salesOrder', 'delta', 'running'),
+      run(4, 'customerReturn', 'delta', 'running'),
+      run(6, 'customerReturn', 'delta', 'done', 7),
+    ];
+    // Killed at 5 s: salesOrder's run 3 was never seen by a later run; customerReturn's run 6 started after the
+    // kill and should have marked run 4 interrupted.
+    expect(checkRuns(runs, stopping, [at(5).getTime()])).toEqual([
+      'customerReturn delta run 4 is still running after the fleet stopped',
+    ]);
+    // A kill before the run started explains nothing.
+    expect(checkRuns(runs.slice(0, 3), stopping, [at(2).getTime()])).toEqual([
+      'salesOrder delta run 3 is still running after the fleet stopped',
+    ]);
+  });
 });
 
 describe('checkMarks', () => {
