@@ -9,7 +9,7 @@ import { EXPECTED, INITIAL_ORDERS, RECIPIENTS, STORY } from '../../demo/story.js
 import { type PortalServer, startPortalServer } from '../../sandbox/portalServer.js';
 import { customerReturnEvent, SALES_ORDER_TYPE, salesOrderEvent } from '../../sandbox/s4Events.js';
 import type { Service } from '../../src/service/buildService.js';
-import { type Browser, launchBrowser } from '../support/browser.js';
+import { type Browser, launchBrowser, watchedConsolePage } from '../support/browser.js';
 import { registerDestination } from '../support/destination.js';
 import { startTestService } from '../support/harness.js';
 import { ANN, BEN } from '../support/operators.js';
@@ -31,9 +31,9 @@ let browser: Browser;
 let page: Page;
 /** The bearer token the page's /api requests carry, as the approuter would add it; none when undefined. */
 let token: string | undefined;
-const cspViolations: string[] = [];
+let cspViolations: string[];
 /** Every URL the page requested: the console's own files and the admin API, nothing else. */
-const requested = new Set<string>();
+let requested: Set<string>;
 
 async function push(headers: Record<string, string>, body: string): Promise<Response> {
   return fetch(`${service.url}/events`, {
@@ -105,23 +105,7 @@ beforeAll(async () => {
 
   await mkdir(ARTIFACTS, { recursive: true });
   browser = await launchBrowser();
-  page = await browser.context.newPage();
-  // Below the test's own timeout, so that a wait that fails names its locator.
-  page.setDefaultTimeout(15_000);
-  page.on('request', (request) => {
-    if (request.url() !== 'about:blank') requested.add(request.url());
-  });
-  page.on('console', (message) => {
-    if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
-  });
-  await browser.context.route(`${service.url}/api/**`, (route) =>
-    route.continue({
-      headers: {
-        ...route.request().headers(),
-        ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
-      },
-    }),
-  );
+  ({ page, requested, cspViolations } = await watchedConsolePage(browser, service.url, () => token));
 }, 120_000);
 
 afterAll(async () => {

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PortalServer, startPortalServer } from '../../sandbox/portalServer.js';
 import { SALES_ORDER_TYPE, salesOrderEvent } from '../../sandbox/s4Events.js';
 import type { Service } from '../../src/service/buildService.js';
-import { type Browser, launchBrowser } from '../support/browser.js';
+import { type Browser, launchBrowser, watchedConsolePage } from '../support/browser.js';
 import { registerDestination } from '../support/destination.js';
 import { startTestService } from '../support/harness.js';
 import { ANN, BEN } from '../support/operators.js';
@@ -25,8 +25,8 @@ let browser: Browser;
 let page: Page;
 /** The bearer token the page's /api requests carry, as the approuter would add it. */
 let token: string | undefined;
-const cspViolations: string[] = [];
-const requested = new Set<string>();
+let cspViolations: string[];
+let requested: Set<string>;
 
 interface Run {
   id: string;
@@ -57,22 +57,7 @@ beforeAll(async () => {
   });
 
   browser = await launchBrowser();
-  page = await browser.context.newPage();
-  page.setDefaultTimeout(15_000);
-  page.on('request', (request) => {
-    if (request.url() !== 'about:blank') requested.add(request.url());
-  });
-  page.on('console', (message) => {
-    if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
-  });
-  await browser.context.route(`${service.url}/api/**`, (route) =>
-    route.continue({
-      headers: {
-        ...route.request().headers(),
-        ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
-      },
-    }),
-  );
+  ({ page, requested, cspViolations } = await watchedConsolePage(browser, service.url, () => token));
 }, 120_000);
 
 afterAll(async () => {

@@ -4,7 +4,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type BrowserContext, chromium } from 'playwright-core';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -40,4 +40,43 @@ export async function launchBrowser(): Promise<Browser> {
       await rm(profile, { recursive: true, force: true });
     },
   };
+}
+
+/** A console page watched as its tests judge it: every URL it requested, every CSP violation it reported. */
+export interface WatchedPage {
+  page: Page;
+  requested: Set<string>;
+  cspViolations: string[];
+}
+
+/**
+ * A page of the console at `serviceUrl` whose admin API calls carry `token()` as the approuter forwards the user's
+ * token (none when it gives undefined), watched for what it requests and for CSP violations.
+ */
+export async function watchedConsolePage(
+  browser: Browser,
+  serviceUrl: string,
+  token: () => string | undefined,
+): Promise<WatchedPage> {
+  const page = await browser.context.newPage();
+  // Below the test's own timeout, so that a wait that fails names its locator.
+  page.setDefaultTimeout(15_000);
+  const requested = new Set<string>();
+  const cspViolations: string[] = [];
+  page.on('request', (request) => {
+    if (request.url() !== 'about:blank') requested.add(request.url());
+  });
+  page.on('console', (message) => {
+    if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
+  });
+  await browser.context.route(`${serviceUrl}/api/**`, (route) => {
+    const bearer = token();
+    return route.continue({
+      headers: {
+        ...route.request().headers(),
+        ...(bearer === undefined ? {} : { authorization: `Bearer ${bearer}` }),
+      },
+    });
+  });
+  return { page, requested, cspViolations };
 }
