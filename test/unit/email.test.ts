@@ -53,6 +53,15 @@ describe('notification email', () => {
     expect(text).toContain('Customer reference: <b>PO</b> & "Co" Bcc: intruder@example.com\n');
   });
 
+  it('links the order in the portal only when PORTAL_ORDER_URL is set', () => {
+    const linked = renderEmail(mail, { ...settings, portalOrderUrl: 'https://portal.example/orders/{salesOrder}' });
+    expect(linked.text).toMatch(/\n\nOpen .+: https:\/\/portal\.example\/orders\/1000473\n?$/);
+    expect(linked.html).toContain('<a href="https://portal.example/orders/1000473">');
+    const plain = renderEmail(mail, settings);
+    expect(plain.text).not.toContain('https://');
+    expect(plain.html).not.toContain('<a ');
+  });
+
   it('shows a customer reference that looks like an encoded word as the text it is', async () => {
     const raw = await compose({ ...mail, customerReference: '=?utf-8?Q?a=0D=0Ab?=' });
     const parsed = await simpleParser(raw);
