@@ -75,6 +75,10 @@ function main(file: string): void {
   // The published file may predate the side-by-side benchmark: the block then says so. No other such file.
   if (source !== PUBLISHED) {
     if (!isSideBySide(results)) throw new Error(`${file} is not a run of the side-by-side benchmark`);
+    if (results.settings.serviceOverrides !== undefined)
+      throw new Error(
+        `${file} measured a lever alone (--service-env, --service-node-args): it is not the service at its defaults`,
+      );
     copyFileSync(source, PUBLISHED);
   }
   writeFileSync(PERFORMANCE_DOC, withPerformanceSection(readFileSync(PERFORMANCE_DOC, 'utf8'), results));

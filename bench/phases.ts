@@ -153,7 +153,9 @@ export async function drainPhase(
     cpuMsPerNew: (running.cpu.between('service', start, end) * 1000) / newIds.length,
     peakRssMb: stopped.peakRssBytes / 2 ** 20,
     mailsQueued: mailed.queued,
-    ...(held === undefined ? {} : { pgHeldMs: spread(held).median }),
+    ...(held === undefined
+      ? {}
+      : { pgHeldMs: spread(held).median, pgWritesPerEvent: held.length / all.length }),
     ...(statements === undefined ? {} : { statementMs: statements }),
   };
 }

@@ -47,6 +47,7 @@ export function sideBySideTable(results: Pick<BenchResults, 'runs'>): string {
       'plain CPU ms per new event',
       'service CPU ÷ plain',
       'relay held ms per chunk, service / plain',
+      'PostgreSQL writes per event, service / plain',
       'service peak RSS MB',
       'plain peak RSS MB',
     ],
@@ -66,6 +67,9 @@ export function sideBySideTable(results: Pick<BenchResults, 'runs'>): string {
         pgDelayMs === 0
           ? '–'
           : `${figure((s) => s.service.pgHeldMs ?? Number.NaN)} / ${figure((s) => s.plain.pgHeldMs ?? Number.NaN)}`,
+        pgDelayMs === 0
+          ? '–'
+          : `${figure((s) => s.service.pgWritesPerEvent ?? Number.NaN)} / ${figure((s) => s.plain.pgWritesPerEvent ?? Number.NaN)}`,
         figure((s) => s.service.peakRssMb),
         figure((s) => s.plain.peakRssMb),
       ];

@@ -23,6 +23,8 @@ export interface DrainFigures {
    * drain, in ms, beside its nominal delay. Absent when the consumer connects directly.
    */
   pgHeldMs?: number;
+  /** Through the relay: the chunks the consumer wrote to PostgreSQL per message published (warm-up and duplicates included). */
+  pgWritesPerEvent?: number;
   /** The service only, from pg_stat_statements over the drain: mean execution time per call, in ms. */
   statementMs?: { identityCheck: number; effect: number };
 }
@@ -114,6 +116,8 @@ export interface BenchResults {
     plainPrefetch: number;
     steadyRate: number;
     steadySeconds: number;
+    /** A lever measured alone: node flags and settings given to the service beside its defaults. */
+    serviceOverrides?: { nodeArgs: string[]; env: Record<string, string> };
   };
   runs: RunResult[];
   /** Once per benchmark, at S/4HANA 50 ms and PostgreSQL +1 ms: one per window setting. */

@@ -9,6 +9,7 @@
 // Usage: npm run build && npx tsx bench/run.ts [--runs 3] [--events 10000] [--orders 8000] [--duplicates 3000]
 //        [--s4-latency-ms 0,50,200] [--pg-delay-ms 0,1] [--steady-seconds 60] [--no-steady]
 //        [--tracing-events 3000] [--no-tracing] [--no-full-window] [--crash-events 1000] [--no-crash]
+//        [--service-node-args="--cpu-prof --cpu-prof-dir=bench/results/profiles"] [--service-env KEY=value,…]
 // Writes bench/results/<timestamp>.json (and latest.json) and prints the tables; `npm run bench:docs` publishes.
 // While it runs, <timestamp>.partial.json holds the runs finished so far.
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -72,6 +73,8 @@ const { values: args } = parseArgs({
     'no-crash': { type: 'boolean', default: false },
     'phase-timeout': { type: 'string', default: '300' },
     seed: { type: 'string', default: '42' },
+    'service-node-args': { type: 'string', default: '' },
+    'service-env': { type: 'string', default: '' },
   },
 });
 
@@ -90,6 +93,15 @@ const delays = numbers(args['pg-delay-ms']);
 const scenarios = SCENARIOS.filter((s) => latencies.includes(s.s4LatencyMs) && delays.includes(s.pgDelayMs));
 const random = randomSource(Number(args.seed));
 const timeoutMs = Number(args['phase-timeout']) * 1000;
+// Extra node flags for the service, for a profile; never in a published run.
+const serviceNodeArgs = args['service-node-args'].split(' ').filter((flag) => flag !== '');
+// Settings beside the defaults, to measure one lever alone; a published run sets none.
+const serviceSettings = Object.fromEntries(
+  args['service-env']
+    .split(',')
+    .filter((pair) => pair !== '')
+    .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+);
 
 const RESULTS = new URL('./results/', import.meta.url).pathname;
 const started = new Date();
@@ -206,9 +218,11 @@ async function runAll(
               smtpUrl: smtp.url,
               queueAddress: queue.address,
             }),
+            ...serviceSettings,
             ...env,
           },
           logFile,
+          nodeArgs: serviceNodeArgs,
         }),
       events: 'processed_event',
       mails: 'mail_outbox',
@@ -393,6 +407,9 @@ async function runAll(
       plainPrefetch: PLAIN_PREFETCH,
       steadyRate: perSecond,
       steadySeconds,
+      ...(serviceNodeArgs.length + Object.keys(serviceSettings).length === 0
+        ? {}
+        : { serviceOverrides: { nodeArgs: serviceNodeArgs, env: serviceSettings } }),
     },
     runs: [],
     crashes: [],
