@@ -3,6 +3,7 @@
 // (PostgreSQL's, probes.ts; the machine's clock like the publisher's), so that starting, connecting and warming
 // up are not counted. Afterwards each phase checks the contract: every event recorded, and once; in a drain, one
 // email queued and sent per new event.
+import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { S4Server } from '../sandbox/s4Server.js';
 import type { TestQueue } from '../test/support/broker.js';
@@ -21,7 +22,7 @@ import {
   statementTimes,
 } from './probes.js';
 import type { BenchPublisher } from './publisher.js';
-import type { DrainFigures } from './results.js';
+import type { DrainFigures, LatencySplit } from './results.js';
 import { percentile } from './stats.js';
 import { spread } from './targets.js';
 import type { BenchEvent } from './workload.js';
@@ -164,6 +165,8 @@ export interface SteadyFigures {
   p50Ms: number;
   p99Ms: number;
   maxMs: number;
+  /** Where the time went, as medians: of every event, and of the slowest 1 % (at or above the p99). */
+  split?: { all: LatencySplit; slowest: LatencySplit };
   peakRssMb: number;
   pgHeldMs?: number;
 }
@@ -204,11 +207,48 @@ export async function steadyPhase(
   const latencies = load.measured
     .map((event) => (times.get(event.id) as number) - (event.publishedAt ?? Number.NaN))
     .sort((a, b) => a - b);
+  const p99Ms = percentile(latencies, 0.99);
   return {
     p50Ms: percentile(latencies, 0.5),
-    p99Ms: percentile(latencies, 0.99),
+    p99Ms,
     maxMs: latencies[latencies.length - 1] ?? Number.NaN,
+    ...where(load.measured, times, handledTimes(consumer.logFile), p99Ms),
     peakRssMb: stopped.peakRssBytes / 2 ** 20,
     ...(held === undefined ? {} : { pgHeldMs: spread(held).median }),
   };
+}
+
+/** The service's "event processed" lines: when each event's handling ended, and how long it took. */
+function handledTimes(logFile: string): Map<string, { endMs: number; ms: number }> {
+  const handled = new Map<string, { endMs: number; ms: number }>();
+  for (const line of readFileSync(logFile, 'utf8').split('\n')) {
+    if (!line.includes('"event processed"')) continue;
+    const entry = JSON.parse(line) as { id?: string; time?: number; ms?: number };
+    if (entry.id !== undefined && entry.time !== undefined && entry.ms !== undefined)
+      handled.set(entry.id, { endMs: entry.time, ms: entry.ms });
+  }
+  return handled;
+}
+
+function where(
+  events: BenchEvent[],
+  commits: Map<string, number>,
+  handled: Map<string, { endMs: number; ms: number }>,
+  p99Ms: number,
+): { split?: { all: LatencySplit; slowest: LatencySplit } } {
+  const parts = events.flatMap((event) => {
+    const commit = commits.get(event.id);
+    const done = handled.get(event.id);
+    if (commit === undefined || done === undefined || event.publishedAt === undefined) return [];
+    const taken = done.endMs - done.ms;
+    return [
+      { total: commit - event.publishedAt, waitMs: taken - event.publishedAt, toCommitMs: commit - taken },
+    ];
+  });
+  if (parts.length === 0) return {};
+  const median = (list: typeof parts): LatencySplit => ({
+    waitMs: spread(list.map((p) => p.waitMs)).median,
+    toCommitMs: spread(list.map((p) => p.toCommitMs)).median,
+  });
+  return { split: { all: median(parts), slowest: median(parts.filter((p) => p.total >= p99Ms)) } };
 }

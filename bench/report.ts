@@ -100,7 +100,19 @@ export function steadyLine(results: BenchResults): string | undefined {
   return (
     `Steady ${first.perSecond} events/s for ${results.settings.steadySeconds} s, S/4HANA ${first.s4LatencyMs} ms, ` +
     `PostgreSQL +${first.pgDelayMs} ms${relay}, publish to commit: p50 ${figure((s) => s.p50Ms)} ms, ` +
-    `p99 ${figure((s) => s.p99Ms)} ms, max ${figure((s) => s.maxMs)} ms.`
+    `p99 ${figure((s) => s.p99Ms)} ms, max ${figure((s) => s.maxMs)} ms.${splitText(steady)}`
+  );
+}
+
+/** Where the time went, as LatencySplit measures it. */
+function splitText(steady: SteadyRun[]): string {
+  if (steady.every((s) => s.split === undefined)) return '';
+  const figure = (value: (s: SteadyRun) => number | undefined) =>
+    showSpread(spread(steady.map((s) => value(s) ?? Number.NaN)));
+  return (
+    ` Until the service took the event, then to its commit: ${figure((s) => s.split?.all.waitMs)} + ` +
+    `${figure((s) => s.split?.all.toCommitMs)} ms for the median event, ${figure((s) => s.split?.slowest.waitMs)} + ` +
+    `${figure((s) => s.split?.slowest.toCommitMs)} ms for the slowest 1 %.`
   );
 }
 

@@ -37,6 +37,17 @@ export interface ScenarioRun {
   plain: DrainFigures;
 }
 
+/**
+ * Publish to commit in two parts: until the service took the message (the broker, the wire, the service's event
+ * loop before the message reached its handler), then to the commit (the identity check, the read, waiting for
+ * the turn's statement, the transaction). When the service took it comes from its "event processed" log line:
+ * the line's time less the handling time it states.
+ */
+export interface LatencySplit {
+  waitMs: number;
+  toCommitMs: number;
+}
+
 export interface SteadyRun {
   perSecond: number;
   events: number;
@@ -45,6 +56,8 @@ export interface SteadyRun {
   p50Ms: number;
   p99Ms: number;
   maxMs: number;
+  /** Where the time went (LatencySplit): medians of every event and of the slowest 1 %. */
+  split?: { all: LatencySplit; slowest: LatencySplit };
   peakRssMb: number;
   /** The median of what the relay really held each chunk over the window, in ms (DrainFigures). */
   pgHeldMs?: number;
@@ -117,7 +130,7 @@ export interface BenchResults {
     steadyRate: number;
     steadySeconds: number;
     /** A lever measured alone: node flags and settings given to the service beside its defaults. */
-    serviceOverrides?: { nodeArgs: string[]; env: Record<string, string> };
+    serviceOverrides?: { nodeArgs: string[]; env: Record<string, string>; cpus?: string };
   };
   runs: RunResult[];
   /** Once per benchmark, at S/4HANA 50 ms and PostgreSQL +1 ms: one per window setting. */

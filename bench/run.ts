@@ -10,6 +10,7 @@
 //        [--s4-latency-ms 0,50,200] [--pg-delay-ms 0,1] [--steady-seconds 60] [--no-steady]
 //        [--tracing-events 3000] [--no-tracing] [--no-full-window] [--crash-events 1000] [--no-crash]
 //        [--service-node-args="--cpu-prof --cpu-prof-dir=bench/results/profiles"] [--service-env KEY=value,…]
+//        [--service-cpus 1] (the service on those cores alone, through taskset; pin the rest yourself)
 // Writes bench/results/<timestamp>.json (and latest.json) and prints the tables; `npm run bench:docs` publishes.
 // While it runs, <timestamp>.partial.json holds the runs finished so far.
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -75,6 +76,7 @@ const { values: args } = parseArgs({
     seed: { type: 'string', default: '42' },
     'service-node-args': { type: 'string', default: '' },
     'service-env': { type: 'string', default: '' },
+    'service-cpus': { type: 'string' },
   },
 });
 
@@ -93,15 +95,22 @@ const delays = numbers(args['pg-delay-ms']);
 const scenarios = SCENARIOS.filter((s) => latencies.includes(s.s4LatencyMs) && delays.includes(s.pgDelayMs));
 const random = randomSource(Number(args.seed));
 const timeoutMs = Number(args['phase-timeout']) * 1000;
-// Extra node flags for the service, for a profile; never in a published run.
-const serviceNodeArgs = args['service-node-args'].split(' ').filter((flag) => flag !== '');
-// Settings beside the defaults, to measure one lever alone; a published run sets none.
-const serviceSettings = Object.fromEntries(
-  args['service-env']
-    .split(',')
-    .filter((pair) => pair !== '')
-    .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
-);
+// A lever measured alone, or a profile: node flags, settings and cores for the service beside its defaults. A
+// published run sets none (performanceDocs.ts refuses one that did).
+const serviceOverrides = {
+  nodeArgs: args['service-node-args'].split(' ').filter((flag) => flag !== ''),
+  env: Object.fromEntries(
+    args['service-env']
+      .split(',')
+      .filter((pair) => pair !== '')
+      .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+  ),
+  ...(args['service-cpus'] === undefined ? {} : { cpus: args['service-cpus'] }),
+};
+const overridden =
+  serviceOverrides.nodeArgs.length > 0 ||
+  Object.keys(serviceOverrides.env).length > 0 ||
+  serviceOverrides.cpus !== undefined;
 
 const RESULTS = new URL('./results/', import.meta.url).pathname;
 const started = new Date();
@@ -218,11 +227,12 @@ async function runAll(
               smtpUrl: smtp.url,
               queueAddress: queue.address,
             }),
-            ...serviceSettings,
+            ...serviceOverrides.env,
             ...env,
           },
           logFile,
-          nodeArgs: serviceNodeArgs,
+          nodeArgs: serviceOverrides.nodeArgs,
+          ...(serviceOverrides.cpus === undefined ? {} : { cpus: serviceOverrides.cpus }),
         }),
       events: 'processed_event',
       mails: 'mail_outbox',
@@ -407,9 +417,7 @@ async function runAll(
       plainPrefetch: PLAIN_PREFETCH,
       steadyRate: perSecond,
       steadySeconds,
-      ...(serviceNodeArgs.length + Object.keys(serviceSettings).length === 0
-        ? {}
-        : { serviceOverrides: { nodeArgs: serviceNodeArgs, env: serviceSettings } }),
+      ...(overridden ? { serviceOverrides } : {}),
     },
     runs: [],
     crashes: [],

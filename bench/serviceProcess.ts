@@ -27,21 +27,21 @@ export interface ServiceProcessOptions {
   logFile: string;
   /** Extra node flags, e.g. --cpu-prof. */
   nodeArgs?: string[];
+  /** The cores the service may run on (taskset's list, e.g. "1"); any by default. */
+  cpus?: string;
 }
 
 export async function startServiceProcess(options: ServiceProcessOptions): Promise<ServiceProcess> {
   if (!existsSync(SERVICE_ENTRY)) throw new Error(`${SERVICE_ENTRY} is missing: run npm run build first`);
   const port = await freePort();
   const log = openSync(options.logFile, 'a');
-  const child: ChildProcess = spawn(
-    process.execPath,
-    // The deployed heap ceiling, so that the peak RSS is the deployment's.
-    [...DEPLOYED_NODE_FLAGS, ...(options.nodeArgs ?? []), SERVICE_ENTRY],
-    {
-      env: { PATH: process.env.PATH ?? '', ...options.env, PORT: String(port) },
-      stdio: ['ignore', log, log],
-    },
-  );
+  // The deployed heap ceiling, so that the peak RSS is the deployment's.
+  const node = [process.execPath, ...DEPLOYED_NODE_FLAGS, ...(options.nodeArgs ?? []), SERVICE_ENTRY];
+  const [command, ...args] = options.cpus === undefined ? node : ['taskset', '-c', options.cpus, ...node];
+  const child: ChildProcess = spawn(command as string, args, {
+    env: { PATH: process.env.PATH ?? '', ...options.env, PORT: String(port) },
+    stdio: ['ignore', log, log],
+  });
   closeSync(log);
   const pid = child.pid;
   if (pid === undefined) throw new Error('the service process did not start');
