@@ -1,8 +1,9 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Transform } from 'node:stream';
-import nodemailer, { type SendMailOptions } from 'nodemailer';
+import nodemailer from 'nodemailer';
 import { type ErrorFields, errorFields } from '../telemetry/errorFields.js';
+import type { RenderedEmail } from './mailKind.js';
+import { composeEmail } from './mime.js';
 
 /** What a relay that took the message said about recipients it refused: their replies, never their addresses. */
 export interface SendReport {
@@ -10,7 +11,7 @@ export interface SendReport {
 }
 
 export interface MailTransport {
-  send(mail: SendMailOptions): Promise<SendReport>;
+  send(mail: RenderedEmail): Promise<SendReport>;
   close(): void;
 }
 
@@ -34,34 +35,15 @@ export function smtpTransport(smtpUrl: string): MailTransport {
     if (!url.searchParams.has(key)) url.searchParams.set(key, value);
   }
   const transporter = nodemailer.createTransport(url.toString());
-  // nodemailer streams a message part by part, and each part became a socket write of its own (nine for one of
-  // these emails, each waking the server): gathered, the message leaves in one.
-  transporter.use('stream', (message, done) => {
-    message.message.transform(gathered());
-    done();
-  });
   return {
     async send(mail) {
-      // A relay that refuses every recipient fails the send; one that refuses some takes the message for the rest.
-      const info: { rejectedErrors?: unknown[] } = await transporter.sendMail(mail);
+      // The message, composed whole, leaves in one socket write. A relay that refuses every recipient fails the
+      // send; one that refuses some takes the message for the rest.
+      const info: { rejectedErrors?: unknown[] } = await transporter.sendMail(composed(mail));
       return { refused: (info.rejectedErrors ?? []).map((err) => errorFields(err)) };
     },
     close: () => transporter.close(),
   };
-}
-
-/** Passes a whole stream on as one chunk, at its end. */
-function gathered(): Transform {
-  const chunks: Buffer[] = [];
-  return new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      chunks.push(chunk);
-      callback();
-    },
-    flush(callback) {
-      callback(null, Buffer.concat(chunks));
-    },
-  });
 }
 
 /** Writes each email as an .eml file instead of sending it: for local runs and the demo. */
@@ -69,7 +51,7 @@ export function directoryTransport(dir: string): MailTransport {
   const transporter = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
   return {
     async send(mail) {
-      const { message } = await transporter.sendMail(mail);
+      const { message } = await transporter.sendMail(composed(mail));
       await mkdir(dir, { recursive: true });
       const name = `${String(mail.messageId).replace(/[^A-Za-z0-9@.-]/g, '')}.eml`;
       await writeFile(join(dir, name), message as Buffer);
@@ -77,4 +59,9 @@ export function directoryTransport(dir: string): MailTransport {
     },
     close: () => transporter.close(),
   };
+}
+
+/** The finished message for nodemailer to send as it is; the Message-ID spares it making one of its own. */
+function composed(mail: RenderedEmail) {
+  return { ...composeEmail(mail), messageId: mail.messageId };
 }

@@ -1,12 +1,12 @@
 // The warranty-case email texts and the portal's warranty-case body, on their own.
 import { simpleParser } from 'mailparser';
-import nodemailer from 'nodemailer';
 import { describe, expect, it } from 'vitest';
 import { CASE_CATALOGS } from '../../src/families/customerReturn/catalogs.js';
 import { type CaseMail, renderCaseEmail } from '../../src/families/customerReturn/email.js';
 import { warrantyCaseBody, warrantyCasePath } from '../../src/families/customerReturn/pushResource.js';
 import { CASE_STATUSES } from '../../src/families/customerReturn/state.js';
 import { LANGUAGES } from '../../src/notifications/languages.js';
+import { composeEmail } from '../../src/notifications/mime.js';
 
 const mail: CaseMail = {
   customerReturn: '60000123',
@@ -23,11 +23,9 @@ const mail: CaseMail = {
 };
 const settings = { from: 'notifier@fleet.example', locale: 'en' };
 
-/** The message exactly as it would go over SMTP. */
+/** The message exactly as it goes over SMTP. */
 async function compose(options: CaseMail): Promise<string> {
-  const transport = nodemailer.createTransport({ streamTransport: true, buffer: true });
-  const { message } = await transport.sendMail(renderCaseEmail(options, settings));
-  return (message as Buffer).toString('utf8');
+  return composeEmail(renderCaseEmail(options, settings)).raw;
 }
 
 const head = (raw: string) => raw.slice(0, raw.indexOf('\r\n\r\n'));

@@ -1,7 +1,7 @@
 import { simpleParser } from 'mailparser';
-import nodemailer from 'nodemailer';
 import { describe, expect, it } from 'vitest';
 import { type OrderMail, renderEmail, subjectReference } from '../../src/families/salesOrder/email.js';
+import { composeEmail } from '../../src/notifications/mime.js';
 
 const mail: OrderMail = {
   salesOrder: '1000473',
@@ -20,11 +20,9 @@ const mail: OrderMail = {
 
 const settings = { from: 'notifier@fleet.example', locale: 'en' };
 
-/** The message exactly as it would go over SMTP. */
+/** The message exactly as it goes over SMTP. */
 async function compose(options: OrderMail): Promise<string> {
-  const transport = nodemailer.createTransport({ streamTransport: true, buffer: true });
-  const { message } = await transport.sendMail(renderEmail(options, settings));
-  return (message as Buffer).toString('utf8');
+  return composeEmail(renderEmail(options, settings)).raw;
 }
 
 function changed(change: Partial<OrderMail>): OrderMail {
@@ -54,7 +52,10 @@ describe('notification email', () => {
   });
 
   it('links the order in the portal only when PORTAL_ORDER_URL is set', () => {
-    const linked = renderEmail(mail, { ...settings, portalOrderUrl: 'https://portal.example/orders/{salesOrder}' });
+    const linked = renderEmail(mail, {
+      ...settings,
+      portalOrderUrl: 'https://portal.example/orders/{salesOrder}',
+    });
     expect(linked.text).toMatch(/\n\nOpen .+: https:\/\/portal\.example\/orders\/1000473\n?$/);
     expect(linked.html).toContain('<a href="https://portal.example/orders/1000473">');
     const plain = renderEmail(mail, settings);

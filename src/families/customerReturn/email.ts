@@ -1,10 +1,10 @@
 // The email for one change of a warranty case's status, from what its outbox row records, in the fleet
 // manager's language. Pure. Header values are the return and sales order keys and our own status names; S/4HANA
 // free text (customer reference, sold-to party) goes into the body only, on one line and escaped for HTML.
-import type { SendMailOptions } from 'nodemailer';
 import { contentOf } from '../../db/content.js';
 import { fillMessage, statusText } from '../../notifications/catalogText.js';
 import { catalogLanguage } from '../../notifications/languages.js';
+import type { RenderedEmail } from '../../notifications/mailKind.js';
 import type { ClaimedMail } from '../../notifications/mailOutbox.js';
 import { escapeHtml, oneLine } from '../../notifications/mailText.js';
 import { CASE_CATALOGS, type CaseMessageKey } from './catalogs.js';
@@ -50,7 +50,7 @@ export interface CaseEmailSettings {
   locale: string;
 }
 
-export function renderCaseEmail(mail: CaseMail, settings: CaseEmailSettings): SendMailOptions {
+export function renderCaseEmail(mail: CaseMail, settings: CaseEmailSettings): RenderedEmail {
   const language =
     catalogLanguage(mail.locale ?? settings.locale) ?? catalogLanguage(settings.locale) ?? 'en';
   const catalog = CASE_CATALOGS[language];

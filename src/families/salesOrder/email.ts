@@ -1,5 +1,5 @@
-import type { SendMailOptions } from 'nodemailer';
 import { contentOf } from '../../db/content.js';
+import type { RenderedEmail } from '../../notifications/mailKind.js';
 import type { ClaimedMail } from '../../notifications/mailOutbox.js';
 import { escapeHtml, oneLine } from '../../notifications/mailText.js';
 import { type Messages, messagesFor } from './messages.js';
@@ -56,7 +56,7 @@ const GRAPHEMES = new Intl.Segmenter('en', { granularity: 'grapheme' });
  * dates we formatted and, in the subject only, the customer reference made one short line. Other S/4HANA free
  * text goes into the body only, on one line per field and escaped for HTML.
  */
-export function renderEmail(mail: OrderMail, settings: EmailSettings): SendMailOptions {
+export function renderEmail(mail: OrderMail, settings: EmailSettings): RenderedEmail {
   const m = messagesFor(mail.locale ?? settings.locale, settings.locale);
   const reference = subjectReference(mail.customerReference);
   const summary = subjectSummary(mail, m);

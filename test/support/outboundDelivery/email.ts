@@ -1,13 +1,13 @@
 // The email for one change of a delivery's status, from what its outbox row records. Pure.
-import type { SendMailOptions } from 'nodemailer';
 import { contentOf } from '../../../src/db/content.js';
 import { fillMessage, statusText } from '../../../src/notifications/catalogText.js';
 import { catalogLanguage } from '../../../src/notifications/languages.js';
-import type { MailSettings } from '../../../src/notifications/mailKind.js';
+import type { MailSettings, RenderedEmail } from '../../../src/notifications/mailKind.js';
 import type { ClaimedMail } from '../../../src/notifications/mailOutbox.js';
+import { escapeHtml } from '../../../src/notifications/mailText.js';
 import { DELIVERY_CATALOGS } from './catalogs.js';
 
-export function renderDeliveryEmail(mail: ClaimedMail, settings: MailSettings): SendMailOptions {
+export function renderDeliveryEmail(mail: ClaimedMail, settings: MailSettings): RenderedEmail {
   const content = contentOf(`email ${mail.id} of outbound delivery ${mail.key}`, mail.content);
   const status = content.text('status');
   const previous = content.optionalText('previousStatus');
@@ -25,5 +25,6 @@ export function renderDeliveryEmail(mail: ClaimedMail, settings: MailSettings): 
     ...(mail.inReplyTo === null ? {} : { inReplyTo: mail.inReplyTo, references: [mail.inReplyTo] }),
     headers: { 'X-Outbound-Delivery': mail.key, 'X-Delivery-Status': status },
     text: `${line}\n`,
+    html: `<p>${escapeHtml(line)}</p>\n`,
   };
 }
