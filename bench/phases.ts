@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { S4Server } from '../sandbox/s4Server.js';
 import type { TestQueue } from '../test/support/broker.js';
 import type { BenchDatabase } from './infrastructure.js';
+import type { ExportedSpan, OtlpSink } from './otlpSink.js';
 import type { PgRelay } from './pgRelay.js';
 import type { ConsumerProcess } from './plain/process.js';
 import {
@@ -22,7 +23,7 @@ import {
   statementTimes,
 } from './probes.js';
 import type { BenchPublisher } from './publisher.js';
-import type { DrainFigures, LatencySplit } from './results.js';
+import type { DrainFigures, LatencySplit, SpanParts, SpanSplit } from './results.js';
 import { percentile } from './stats.js';
 import { spread } from './targets.js';
 import type { BenchEvent } from './workload.js';
@@ -167,6 +168,7 @@ export interface SteadyFigures {
   maxMs: number;
   /** Where the time went, as medians: of every event, and of the slowest 1 % (at or above the p99). */
   split?: { all: LatencySplit; slowest: LatencySplit };
+  spans?: SpanSplit;
   peakRssMb: number;
   pgHeldMs?: number;
 }
@@ -180,6 +182,7 @@ export async function steadyPhase(
   ctx: PhaseContext,
   consumer: ConsumerUnderTest,
   load: { warmup: BenchEvent[]; measured: BenchEvent[]; perSecond: number },
+  traced?: Pick<OtlpSink, 'keepSpans' | 'takeSpans'>,
 ): Promise<SteadyFigures> {
   const { db, queue } = ctx;
   const running = await consumer.start();
@@ -193,6 +196,7 @@ export async function steadyPhase(
       async () => (await recordedCount(db, consumer.events)) >= load.warmup.length,
       ctx.timeoutMs,
     );
+    traced?.keepSpans();
     await ctx.publisher.publishSteadily(queue.address, load.measured, load.perSecond);
     await waitFor(async () => (await recordedCount(db, consumer.events)) >= expected, ctx.timeoutMs);
   } finally {
@@ -213,6 +217,7 @@ export async function steadyPhase(
     p99Ms,
     maxMs: latencies[latencies.length - 1] ?? Number.NaN,
     ...where(load.measured, times, handledTimes(consumer.logFile), p99Ms),
+    ...spanFigures(traced?.takeSpans(), load.measured, times, p99Ms),
     peakRssMb: stopped.peakRssBytes / 2 ** 20,
     ...(held === undefined ? {} : { pgHeldMs: spread(held).median }),
   };
@@ -251,4 +256,58 @@ function where(
     toCommitMs: spread(list.map((p) => p.toCommitMs)).median,
   });
   return { split: { all: median(parts), slowest: median(parts.filter((p) => p.total >= p99Ms)) } };
+}
+
+/**
+ * A traced steady window's events taken apart by their spans, as medians of every event and of the slowest 1 %:
+ * from taking the message to its identity check, the check, from the check to the transaction (the read, and the
+ * wait for the turn's shared statement), and the transaction to its commit.
+ */
+function spanSplit(
+  spans: ExportedSpan[],
+  events: BenchEvent[],
+  commits: Map<string, number>,
+  p99Ms: number,
+): SpanSplit | undefined {
+  const byTrace = new Map<string, ExportedSpan[]>();
+  for (const span of spans) byTrace.set(span.traceId, [...(byTrace.get(span.traceId) ?? []), span]);
+  const rootOf = new Map(
+    spans.filter((s) => s.name === 'process event' && s.eventId !== undefined).map((s) => [s.eventId, s]),
+  );
+  const parts = events.flatMap((event) => {
+    const root = rootOf.get(event.id);
+    const commit = commits.get(event.id);
+    if (root === undefined || commit === undefined || event.publishedAt === undefined) return [];
+    const trace = byTrace.get(root.traceId) ?? [];
+    const check = trace.find((s) => s.name === 'identity check');
+    const transaction = trace.find((s) => s.name === 'transaction');
+    if (check === undefined || transaction === undefined) return [];
+    return [
+      {
+        total: commit - event.publishedAt,
+        toCheckMs: check.startMs - root.startMs,
+        checkMs: check.endMs - check.startMs,
+        toTransactionMs: transaction.startMs - check.endMs,
+        transactionMs: transaction.endMs - transaction.startMs,
+      },
+    ];
+  });
+  if (parts.length === 0) return undefined;
+  const median = (list: typeof parts): SpanParts => ({
+    toCheckMs: spread(list.map((p) => p.toCheckMs)).median,
+    checkMs: spread(list.map((p) => p.checkMs)).median,
+    toTransactionMs: spread(list.map((p) => p.toTransactionMs)).median,
+    transactionMs: spread(list.map((p) => p.transactionMs)).median,
+  });
+  return { events: parts.length, all: median(parts), slowest: median(parts.filter((p) => p.total >= p99Ms)) };
+}
+
+function spanFigures(
+  spans: ExportedSpan[] | undefined,
+  events: BenchEvent[],
+  commits: Map<string, number>,
+  p99Ms: number,
+): { spans?: SpanSplit } {
+  const split = spans === undefined ? undefined : spanSplit(spans, events, commits, p99Ms);
+  return split === undefined ? {} : { spans: split };
 }

@@ -112,8 +112,21 @@ function splitText(steady: SteadyRun[]): string {
   return (
     ` Until the service took the event, then to its commit: ${figure((s) => s.split?.all.waitMs)} + ` +
     `${figure((s) => s.split?.all.toCommitMs)} ms for the median event, ${figure((s) => s.split?.slowest.waitMs)} + ` +
-    `${figure((s) => s.split?.slowest.toCommitMs)} ms for the slowest 1 %.`
+    `${figure((s) => s.split?.slowest.toCommitMs)} ms for the slowest 1 %.` +
+    spanText(steady)
   );
+}
+
+/** A traced steady window's parts (SpanSplit), for the median event and the slowest 1 %. */
+function spanText(steady: SteadyRun[]): string {
+  if (steady.every((s) => s.spans === undefined)) return '';
+  const figure = (value: (s: SteadyRun) => number | undefined) =>
+    showSpread(spread(steady.map((s) => value(s) ?? Number.NaN)));
+  const parts = (of: 'all' | 'slowest') =>
+    `${figure((s) => s.spans?.[of].toCheckMs)} to the identity check, ${figure((s) => s.spans?.[of].checkMs)} in ` +
+    `it, ${figure((s) => s.spans?.[of].toTransactionMs)} to the transaction (the read, the turn), ` +
+    `${figure((s) => s.spans?.[of].transactionMs)} in it`;
+  return ` Every delivery traced: ${parts('all')} ms for the median event; ${parts('slowest')} ms for the slowest 1 %.`;
 }
 
 export function tracingLine(results: BenchResults): string | undefined {
@@ -191,7 +204,7 @@ export function report(results: BenchResults): string {
       `Node ${machine.node.replace(/^v/, '')}, PostgreSQL ${machine.postgres.split(' ')[0]}, all on one machine; ` +
       `${settings.runs} ${settings.runs === 1 ? 'run' : 'runs'} of ${number.format(settings.newEvents)} new events over ` +
       `${number.format(settings.orders)} orders and ${number.format(settings.duplicates)} duplicates; the service ` +
-      `at its defaults, the plain consumer at prefetch ${settings.plainPrefetch}; ` +
+      `${serviceSetting(settings.serviceOverrides)}, the plain consumer at prefetch ${settings.plainPrefetch}; ` +
       `${number.format(results.durationSeconds)} s in all. Each cell is the median over the runs with the range in ` +
       'parentheses; service ÷ plain is the median of the per-run ratios.',
     '',
@@ -238,4 +251,15 @@ export function headline(results: BenchResults): string {
       `own CPU per new event; ${show(figure((s) => s.service.s4RequestsPerNew).median)} S/4HANA requests per new ` +
       'event. Targets: ≥ 2.0 in rate, ≤ 0.5 in CPU.',
   ].join('\n');
+}
+
+/** How the service ran: at its defaults, or with what a lever measured alone set beside them. */
+function serviceSetting(overrides: BenchResults['settings']['serviceOverrides']): string {
+  if (overrides === undefined) return 'at its defaults';
+  const set = [
+    ...overrides.nodeArgs,
+    ...Object.entries(overrides.env).map(([key, value]) => `${key}=${value}`),
+    ...(overrides.cpus === undefined ? [] : [`on cores ${overrides.cpus} alone`]),
+  ];
+  return `with ${set.join(' ')} beside its defaults`;
 }

@@ -48,6 +48,20 @@ export interface LatencySplit {
   toCommitMs: number;
 }
 
+/** Medians of the parts of publish to commit that a traced steady window's spans show (phases.ts, spanSplit). */
+export interface SpanParts {
+  toCheckMs: number;
+  checkMs: number;
+  toTransactionMs: number;
+  transactionMs: number;
+}
+
+export interface SpanSplit {
+  events: number;
+  all: SpanParts;
+  slowest: SpanParts;
+}
+
 export interface SteadyRun {
   perSecond: number;
   events: number;
@@ -58,6 +72,8 @@ export interface SteadyRun {
   maxMs: number;
   /** Where the time went (LatencySplit): medians of every event and of the slowest 1 %. */
   split?: { all: LatencySplit; slowest: LatencySplit };
+  /** With --steady-traced only: every delivery traced, its spans taken apart. */
+  spans?: SpanSplit;
   peakRssMb: number;
   /** The median of what the relay really held each chunk over the window, in ms (DrainFigures). */
   pgHeldMs?: number;
@@ -131,6 +147,8 @@ export interface BenchResults {
     steadySeconds: number;
     /** A lever measured alone: node flags and settings given to the service beside its defaults. */
     serviceOverrides?: { nodeArgs: string[]; env: Record<string, string>; cpus?: string };
+    /** The steady window traced every delivery (--steady-traced), for where its time goes, not for its figures. */
+    steadyTraced?: boolean;
   };
   runs: RunResult[];
   /** Once per benchmark, at S/4HANA 50 ms and PostgreSQL +1 ms: one per window setting. */

@@ -7,7 +7,7 @@
 // window (fullWindow.ts) and the service drains the headline scenario's backlog on them once per run. Once at the
 // end, the service is killed half-way through a small backlog, for what a crash costs.
 // Usage: npm run build && npx tsx bench/run.ts [--runs 3] [--events 10000] [--orders 8000] [--duplicates 3000]
-//        [--s4-latency-ms 0,50,200] [--pg-delay-ms 0,1] [--steady-seconds 60] [--no-steady]
+//        [--s4-latency-ms 0,50,200] [--pg-delay-ms 0,1] [--steady-seconds 60] [--no-steady] [--steady-traced]
 //        [--tracing-events 3000] [--no-tracing] [--no-full-window] [--crash-events 1000] [--no-crash]
 //        [--service-node-args="--cpu-prof --cpu-prof-dir=bench/results/profiles"] [--service-env KEY=value,…]
 //        [--service-cpus 1] (the service on those cores alone, through taskset; pin the rest yourself)
@@ -67,6 +67,7 @@ const { values: args } = parseArgs({
     'steady-rate': { type: 'string', default: String(STEADY.perSecond) },
     'steady-seconds': { type: 'string', default: '60' },
     'no-steady': { type: 'boolean', default: false },
+    'steady-traced': { type: 'boolean', default: false },
     'tracing-events': { type: 'string', default: '3000' },
     'no-tracing': { type: 'boolean', default: false },
     'no-full-window': { type: 'boolean', default: false },
@@ -300,7 +301,16 @@ async function runAll(
       perSecond,
     };
     await prepare([...load.warmup, ...load.measured]);
-    const figures = await steadyPhase(ctx, service(`run${run}-steady`, STEADY.pgDelayMs), load);
+    // Traced, every delivery: where a slow event's time went, by its spans; tracing lengthens every event.
+    const traced: Record<string, string> = args['steady-traced']
+      ? { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_TRACES_SAMPLER_ARG: '1' }
+      : {};
+    const figures = await steadyPhase(
+      ctx,
+      service(`run${run}-steady`, STEADY.pgDelayMs, traced),
+      load,
+      args['steady-traced'] ? otlp : undefined,
+    );
     return {
       perSecond,
       events: perSecond * steadySeconds,
@@ -418,6 +428,7 @@ async function runAll(
       steadyRate: perSecond,
       steadySeconds,
       ...(overridden ? { serviceOverrides } : {}),
+      ...(args['steady-traced'] ? { steadyTraced: true } : {}),
     },
     runs: [],
     crashes: [],
