@@ -18,7 +18,15 @@ import { collectionProblem, type ReconcileCollection, type ReconcileFamily } fro
 import type { CollectionReader, ReadPage } from './collectionReader.js';
 import { advanceMark, readMark } from './marks.js';
 import { type RunLock, tryRunLock } from './runLock.js';
-import { countPage, endInterrupted, endRun, insertRun, lastSweep, type RunMode } from './runs.js';
+import {
+  countPage,
+  endInterrupted,
+  endRun,
+  insertRun,
+  lastSweep,
+  type RunMode,
+  type RunTotals,
+} from './runs.js';
 import { type Stamp, stampAt, stampMinus } from './stamp.js';
 
 /** One document as reconciliation hands it to its family's effect. */
@@ -51,7 +59,9 @@ export interface ReconcilePort {
   openKeys(family: ReconcileFamily): Promise<string[]>;
 }
 
-export type RunEnd = { id: string; status: 'done' } | { id: string; status: 'failed'; error: unknown };
+export type RunEnd =
+  | ({ id: string; status: 'done' } & RunTotals)
+  | { id: string; status: 'failed'; error: unknown };
 
 export interface ReconcileRunner {
   /** Starts a run of `family` (its mode chosen unless given) and returns its id; 'busy' while one is going on. */
@@ -104,11 +114,11 @@ export function createReconcileRunner(options: ReconcileRunnerOptions): Reconcil
     }
     const ended = execute(collection, run, lock)
       .then(async (newMark): Promise<RunEnd> => {
-        await withTransaction(pool, async (tx) => {
+        const totals = await withTransaction(pool, async (tx) => {
           if (newMark !== undefined) await advanceMark(tx, source, family, newMark);
-          await endRun(tx, run.id);
+          return endRun(tx, run.id);
         });
-        return { id: run.id, status: 'done' };
+        return { id: run.id, status: 'done', ...totals };
       })
       .catch(async (error: unknown): Promise<RunEnd> => {
         await endRun(pool, run.id, failureOf(error)).catch(() => {});

@@ -63,16 +63,27 @@ export async function countPage(
   );
 }
 
+/** What a run did, as its row counts it: given when it ends, for its log line. */
+export interface RunTotals {
+  mode: RunMode;
+  pages: number;
+  rows: number;
+  repairs: number;
+  requests: number;
+}
+
 export async function endRun(
   db: Executor,
   id: string,
   failure?: { errorClass: string; errorText: string },
-): Promise<void> {
-  await db.query(
+): Promise<RunTotals> {
+  const { rows } = await db.query<RunTotals>(
     `update reconcile_run set status = $2::text, ended_at = now(), error_class = $3::text, error_text = $4::text
-     where id = $1::bigint`,
+     where id = $1::bigint
+     returning mode, pages, rows_read as "rows", repairs, s4_requests as "requests"`,
     [id, failure === undefined ? 'done' : 'failed', failure?.errorClass ?? null, failure?.errorText ?? null],
   );
+  return rows[0] as RunTotals;
 }
 
 /** When the family's latest completed sweep or baseline started: the daily sweep is due a day after it. */

@@ -1,7 +1,7 @@
 // Runs reconciliation on a timer: every RECONCILE_INTERVAL, each family in turn, in the mode its mark calls for
-// (chooseMode.ts). A family busy on another instance is left to it; a failed run is a log line, and the next turn
-// starts from the mark, so an interval missed while the service was down or S/4HANA failed is caught up, never
-// skipped. The first turn comes one interval after start, so that starting instances do not all read at once.
+// (chooseMode.ts). A family busy on another instance is left to it; a failed run (logged where runs end) is
+// followed by the next turn from the mark, so an interval missed while the service was down or S/4HANA failed is
+// caught up, never skipped. The first turn comes one interval after start, so that starting instances do not all read at once.
 import type { Logger } from 'pino';
 import type { ReconcileFamily } from './collection.js';
 import type { ReconcileRunner } from './runner.js';
@@ -15,7 +15,7 @@ export function scheduleReconcile(options: {
   runner: ReconcileRunner;
   families: readonly ReconcileFamily[];
   intervalMs: number;
-  logger: Pick<Logger, 'info' | 'warn'>;
+  logger: Pick<Logger, 'warn'>;
 }): ReconcileSchedule {
   const { runner, families, logger } = options;
   let stopped = false;
@@ -27,14 +27,7 @@ export function scheduleReconcile(options: {
       if (stopped) return;
       try {
         const started = await runner.start(family);
-        if (started === 'busy') continue;
-        const ended = await started.ended;
-        if (ended.status === 'failed') {
-          logger.warn(
-            { err: ended.error, family, run: ended.id },
-            'reconciliation run failed; the next starts from its mark',
-          );
-        }
+        if (started !== 'busy') await started.ended;
       } catch (err) {
         logger.warn({ err, family }, 'reconciliation run could not start');
       }

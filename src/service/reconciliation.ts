@@ -77,7 +77,8 @@ export function createReconciliation(
       metrics.requests.inc({ family: label(family) }, page.requests);
     },
   });
-  // Every run, started by the timer or the API: counted when it ends, and waited for at shutdown.
+  const log = logger.child({ component: 'reconcile' });
+  // Every run, started by the timer or the API: counted and logged when it ends, and waited for at shutdown.
   const going = new Set<Promise<unknown>>();
   const runner: ReconcileRunner = {
     async start(family, mode) {
@@ -85,6 +86,15 @@ export function createReconciliation(
       if (started === 'busy') return started;
       const ended = started.ended.then((end) => {
         metrics.runs.inc({ family: label(family), status: end.status });
+        if (end.status === 'failed')
+          log.warn(
+            { err: end.error, family, run: end.id },
+            'reconciliation run failed; the next starts from its mark',
+          );
+        else {
+          const { id, status: _status, ...totals } = end;
+          log.info({ family, run: id, ...totals }, 'reconciliation run done');
+        }
         return end;
       });
       going.add(ended);
@@ -93,20 +103,11 @@ export function createReconciliation(
     },
   };
   const families = reconciled.map(({ module }) => module.name);
-  const log = logger.child({ component: 'reconcile' });
   const control: ReconcileControl = {
     families,
     async start(family, mode) {
       const started = await runner.start(family, mode);
-      if (started === 'busy') return 'busy';
-      void started.ended.then((ended) => {
-        if (ended.status === 'failed')
-          log.warn(
-            { err: ended.error, family, run: ended.id },
-            'reconciliation run failed; the next starts from its mark',
-          );
-      });
-      return { id: started.id };
+      return started === 'busy' ? 'busy' : { id: started.id };
     },
     async latest(limit) {
       return (await latestRuns(pool, limit)).map(({ source: _source, errorClass, errorText, ...run }) => ({

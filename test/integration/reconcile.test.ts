@@ -179,6 +179,27 @@ describe('reconciliation in the service', () => {
         /^fon_events_total\{channel="reconcile",outcome="applied",reason="",family="sales_order"\}/,
       ),
     ).toBeGreaterThanOrEqual(3);
+    // Every run ends in a line of its own, with what it did.
+    const done = await eventually('the runs to be logged', async () => {
+      const lines = logLines
+        .filter((line) => line.includes('"reconciliation run done"'))
+        .map((l) => JSON.parse(l));
+      const ours = lines.filter((line) => line.run === orderRun?.id || line.run === returnRun?.id);
+      return ours.length === 2 ? ours : undefined;
+    });
+    expect(done.find((line) => line.run === orderRun?.id)).toMatchObject({
+      level: 30,
+      family: 'salesOrder',
+      mode: 'delta',
+      rows: 3,
+      repairs: 2,
+      pages: expect.any(Number),
+      requests: expect.any(Number),
+    });
+    expect(done.find((line) => line.run === returnRun?.id)).toMatchObject({
+      family: 'customerReturn',
+      repairs: 1,
+    });
   });
 
   it('sends no second email for the real event that arrives after its repair', async () => {
