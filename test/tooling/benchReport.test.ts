@@ -243,6 +243,41 @@ describe('the side-by-side figures and their targets', () => {
     );
   });
 
+  it('prints where the steady window’s time went, and names what a lever run set beside the defaults', () => {
+    const steady = {
+      perSecond: 200,
+      events: 12_000,
+      pgDelayMs: 1,
+      s4LatencyMs: 0,
+      p50Ms: 14,
+      p99Ms: 60,
+      maxMs: 150,
+      split: { all: { waitMs: 2, toCommitMs: 11 }, slowest: { waitMs: 10, toCommitMs: 64 } },
+      spans: {
+        events: 12_000,
+        all: { toCheckMs: 0, checkMs: 6.5, toTransactionMs: 3, transactionMs: 9.5 },
+        slowest: { toCheckMs: 0, checkMs: 37, toTransactionMs: 27, transactionMs: 34 },
+      },
+      peakRssMb: 150,
+    };
+    const traced = report(
+      results([run(1, [scenario(50, 1, drain(840, { pgWritesPerEvent: 1.5 }), 400)], steady)]),
+    );
+    expect(traced).toContain('2 + 11 ms for the median event, 10 + 64 ms for the slowest 1 %.');
+    expect(traced).toContain(
+      '37 in it, 27 to the transaction (the read, the turn), 34 in it ms for the slowest 1 %',
+    );
+    expect(traced).toContain('| 1.5 / – |');
+    const lever = results([run(1, [scenario(50, 1, drain(840), 400)])]);
+    lever.settings.serviceOverrides = { nodeArgs: ['--max-semi-space-size=32'], env: {}, cpus: '1' };
+    expect(report(lever)).toContain(
+      'the service with --max-semi-space-size=32 on cores 1 alone beside its defaults',
+    );
+    expect(report(results([run(1, [scenario(50, 1, drain(840), 400)])]))).toContain(
+      'the service at its defaults',
+    );
+  });
+
   it('shows every target as not measured when a run measured none of its figures', () => {
     const verdicts = judge({ runs: [] });
     expect(verdicts.length).toBeGreaterThanOrEqual(8);
