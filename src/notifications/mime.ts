@@ -1,6 +1,7 @@
 import { foldLines } from 'nodemailer/lib/mime-funcs';
 import MimeNode from 'nodemailer/lib/mime-node';
 import { encode as quotedPrintable, wrap } from 'nodemailer/lib/qp';
+import { PermanentError } from '../errors.js';
 import type { RenderedEmail } from './mailKind.js';
 
 /** What goes over SMTP: the envelope and the whole message, CRLF line ends, before dot-stuffing. */
@@ -25,8 +26,9 @@ export function composeEmail(mail: RenderedEmail, date: Date = new Date()): Comp
   head.setHeader('From', mail.from);
   head.setHeader('To', mail.to);
   const envelope = head.getEnvelope();
+  // The same addresses fail the same way every time: parked, not retried.
   if (envelope.from === false || envelope.to.length === 0) {
-    throw new Error('an email needs a sender and at least one recipient address');
+    throw new PermanentError('an email needs a sender and at least one recipient address');
   }
   const fields: Array<[string, string | string[] | undefined]> = [
     ...Object.entries(mail.headers),

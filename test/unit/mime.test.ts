@@ -1,6 +1,7 @@
 import { simpleParser } from 'mailparser';
 import nodemailer from 'nodemailer';
 import { describe, expect, it } from 'vitest';
+import { PermanentError } from '../../src/errors.js';
 import type { RenderedEmail } from '../../src/notifications/mailKind.js';
 import { composeEmail } from '../../src/notifications/mime.js';
 
@@ -81,7 +82,8 @@ describe('an email composed whole', () => {
     expect(raw).toContain('To: flotte@xn--mller-kva.example\r\n');
   });
 
-  it('refuses an email without a recipient address', () => {
-    expect(() => composeEmail({ ...email, to: [] }, date)).toThrow(/recipient/);
+  it('refuses an email without a recipient address for good', () => {
+    expect(() => composeEmail({ ...email, to: [] }, date)).toThrow(PermanentError);
+    expect(() => composeEmail({ ...email, to: [''] }, date)).toThrow(/recipient/);
   });
 });
