@@ -149,6 +149,8 @@ export interface BenchResults {
     serviceOverrides?: { nodeArgs: string[]; env: Record<string, string>; cpus?: string };
     /** The steady window traced every delivery (--steady-traced), for where its time goes, not for its figures. */
     steadyTraced?: boolean;
+    /** The relay offered no PIPELINING (--smtp-no-pipelining). */
+    smtpPipelining?: false;
   };
   runs: RunResult[];
   /** Once per benchmark, at S/4HANA 50 ms and PostgreSQL +1 ms: one per window setting. */

@@ -11,6 +11,7 @@
 //        [--tracing-events 3000] [--no-tracing] [--no-full-window] [--crash-events 1000] [--no-crash]
 //        [--service-node-args="--cpu-prof --cpu-prof-dir=bench/results/profiles"] [--service-env KEY=value,…]
 //        [--service-cpus 1] (the service on those cores alone, through taskset; pin the rest yourself)
+//        [--smtp-no-pipelining] (the relay offers no PIPELINING: what pipelining saves)
 // Writes bench/results/<timestamp>.json (and latest.json) and prints the tables; `npm run bench:docs` publishes.
 // While it runs, <timestamp>.partial.json holds the runs finished so far.
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -68,6 +69,7 @@ const { values: args } = parseArgs({
     'steady-seconds': { type: 'string', default: '60' },
     'no-steady': { type: 'boolean', default: false },
     'steady-traced': { type: 'boolean', default: false },
+    'smtp-no-pipelining': { type: 'boolean', default: false },
     'tracing-events': { type: 'string', default: '3000' },
     'no-tracing': { type: 'boolean', default: false },
     'no-full-window': { type: 'boolean', default: false },
@@ -155,7 +157,7 @@ try {
     createTestQueue('fon-bench'),
     openPublisher(AMQP_HOST, AMQP_PORT),
     startS4Server(),
-    startSmtpSink(),
+    startSmtpSink({ pipelining: !args['smtp-no-pipelining'] }),
     startOtlpSink(),
   ]);
   for (const delay of new Set([...delays, STEADY.pgDelayMs])) {
@@ -429,6 +431,7 @@ async function runAll(
       steadySeconds,
       ...(overridden ? { serviceOverrides } : {}),
       ...(args['steady-traced'] ? { steadyTraced: true } : {}),
+      ...(args['smtp-no-pipelining'] ? { smtpPipelining: false } : {}),
     },
     runs: [],
     crashes: [],

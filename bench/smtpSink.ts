@@ -14,10 +14,12 @@ export interface SmtpSink {
   close(): Promise<void>;
 }
 
-export async function startSmtpSink(): Promise<SmtpSink> {
+/** `pipelining: false` hides PIPELINING from EHLO, so that clients send each command and wait for its reply. */
+export async function startSmtpSink(options: { pipelining?: boolean } = {}): Promise<SmtpSink> {
   let accepted = 0;
   const server = new SMTPServer({
     secure: false,
+    hidePIPELINING: options.pipelining === false,
     disabledCommands: ['STARTTLS'],
     authOptional: true,
     logger: false,
