@@ -7,7 +7,8 @@
 // window (fullWindow.ts) and the service drains the headline scenario's backlog on them once per run. Once at the
 // end, the service is killed half-way through a small backlog, for what a crash costs.
 // Usage: npm run build && npx tsx bench/run.ts [--runs 3] [--events 10000] [--orders 8000] [--duplicates 3000]
-//        [--s4-latency-ms 0,50,200] [--pg-delay-ms 0,1] [--steady-seconds 60] [--no-steady] [--steady-traced]
+//        [--s4-latency-ms 0,50,200] [--pg-delay-ms 0,1] [--no-drains] [--steady-seconds 60] [--no-steady]
+//        [--steady-traced]
 //        [--tracing-events 3000] [--no-tracing] [--no-full-window] [--crash-events 1000] [--no-crash]
 //        [--service-node-args="--cpu-prof --cpu-prof-dir=bench/results/profiles"] [--service-env KEY=value,…]
 //        [--service-cpus 1] (the service on those cores alone, through taskset; pin the rest yourself)
@@ -67,6 +68,7 @@ const { values: args } = parseArgs({
     'pg-delay-ms': { type: 'string', default: '0,1' },
     'steady-rate': { type: 'string', default: String(STEADY.perSecond) },
     'steady-seconds': { type: 'string', default: '60' },
+    'no-drains': { type: 'boolean', default: false },
     'no-steady': { type: 'boolean', default: false },
     'steady-traced': { type: 'boolean', default: false },
     'smtp-no-pipelining': { type: 'boolean', default: false },
@@ -95,7 +97,9 @@ const tracingEvents = Number(args['tracing-events']);
 const crashEvents = Number(args['crash-events']);
 const latencies = numbers(args['s4-latency-ms']);
 const delays = numbers(args['pg-delay-ms']);
-const scenarios = SCENARIOS.filter((s) => latencies.includes(s.s4LatencyMs) && delays.includes(s.pgDelayMs));
+const scenarios = args['no-drains']
+  ? []
+  : SCENARIOS.filter((s) => latencies.includes(s.s4LatencyMs) && delays.includes(s.pgDelayMs));
 const random = randomSource(Number(args.seed));
 const timeoutMs = Number(args['phase-timeout']) * 1000;
 // A lever measured alone, or a profile: node flags, settings and cores for the service beside its defaults. A
