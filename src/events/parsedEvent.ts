@@ -24,6 +24,9 @@ export interface ParsedEvent extends PayloadHashes {
   /** The CloudEvents distributed-tracing extension, when present and well-formed: the producer's trace. */
   traceparent?: string;
   tracestate?: string;
-  /** A document reconciliation read (reconcileRead.ts): the run that found it, and whether it may notify. */
-  reconciled?: { run: string; notify: boolean };
+  /**
+   * A document reconciliation read (reconcileRead.ts): the run that found it, whether it may notify, and the
+   * S/4HANA system it was read from (S4_SOURCE), which its identity's source is not.
+   */
+  reconciled?: { run: string; notify: boolean; system: string };
 }

@@ -70,7 +70,7 @@ export function createReconcileRead(deps: ReconcileReadDeps): ApplyRead {
           type,
           family: familyName,
           key: document.key,
-          reconciled: { run: run.id, notify: run.mode !== 'baseline' },
+          reconciled: { run: run.id, notify: run.mode !== 'baseline', system: deps.source },
           ...payloadHashes({ type, source, id, data: { key: document.key, stamp } }),
         };
         const state = document.kind === 'current' ? document.value : writer.deleted(document.key, readAt);

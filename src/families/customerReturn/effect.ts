@@ -43,12 +43,12 @@ const BODY = `jsonb_build_object('customerReturn', $7::text, 'caseStatus', k.cas
         'returnReasons', to_jsonb(k.return_reasons), 's4ChangedAt', ${jsonTimestamp('k.s4_changed_at')})`;
 
 /**
- * With PORTAL_DESTINATION set: queue the case's new state as its one push row (a new Idempotency-Key, $21),
+ * With PORTAL_DESTINATION set: queue the case's new state as its one push row (a new Idempotency-Key, $22),
  * unless the row holds that state already, queued or pushed. A newer state replaces a pending one.
  */
 const QUEUE_PUSH = `, pushed as (
       insert into portal_push as p (family, key, content, push_id)
-      select 'customerReturn', $7::text, ${BODY}, $21::uuid
+      select 'customerReturn', $7::text, ${BODY}, $22::uuid
       from kase k
       on conflict (family, key) do update set content = excluded.content,
         push_id = excluded.push_id, state = 'pending', result = null, done_at = null, attempts = 0,
@@ -70,17 +70,12 @@ const IF_OPENED = (value: string) => `case when o.opened then ${value} end`;
 // through the insert: it waits for an uncommitted insert of the same key and then withdraws the committed case,
 // or, with no case at all, leaves a tombstone. A return once gone stays withdrawn, tombstone or case: S/4HANA
 // never gives its number to another return, so a state read before the deletion and written after it is stale.
-// The S/4HANA system a case belongs to: the events' source, whichever path read the return. Reconciliation
-// records what it reads under `<S4_SOURCE>/reconcile` (src/events/reconcileRead.ts), its identity apart from the
-// system's events; the case is the system's one, or a return opened by an event and read by a run would get two.
-const SOURCE_SYSTEM = `regexp_replace($1::text, '/reconcile$', '')`;
-
 function caseEffectSql(pushToPortal: boolean): string {
   return `with upserted as (
       insert into warranty_case as current (source_system, customer_return, case_status, sold_to_party,
         customer_reference, sales_order, return_reasons, s4_changed_at, s4_read_at, opened, notified_case_status,
         thread_message_id, notified_at, notified_by_xact)
-      select ${SOURCE_SYSTEM}, $7::text, $8::text, $9::text, $10::text, $11::text, $12::text[], $13::timestamptz,
+      select $21::text, $7::text, $8::text, $9::text, $10::text, $11::text, $12::text[], $13::timestamptz,
              $14::timestamptz, o.opened, ${IF_OPENED('$8::text')}, ${IF_OPENED('$16::text')}, ${IF_OPENED('now()')},
              ${IF_OPENED('pg_current_xact_id()')}
       from (select $8::text <> 'Withdrawn' as opened) o
@@ -176,6 +171,8 @@ export async function writeCase(
           mail.locale,
           traceParent,
           events.every((event) => event.reconciled?.notify !== false),
+          // The S/4HANA system the case belongs to, whichever path read the return (one source per record).
+          systemOf(events[0] as ParsedEvent),
           // The Idempotency-Key of the push this state may queue, the same on every retry of it.
           ...(pushToPortal ? [randomUUID()] : []),
         ],
@@ -184,4 +181,12 @@ export async function writeCase(
   );
   const row = answer?.rows[0];
   return row ?? { result: 'duplicate', mailQueued: false, pushQueued: false };
+}
+
+/**
+ * The S/4HANA system an event speaks for: its source, or for a document reconciliation read, the system it read
+ * (its records are kept under an identity of their own). A return opened by an event and read by a run is one case.
+ */
+function systemOf(event: ParsedEvent): string {
+  return event.reconciled?.system ?? event.source;
 }
