@@ -1,49 +1,11 @@
 // The run lock holds a database session of its own for a whole run. A session that ends while the lock is being
 // let go (a failover, a restart) must be a failed unlock, never an 'error' event without a listener: that is an
 // uncaught exception, and it would kill the instance.
-import { connect, createServer, type Socket } from 'node:net';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { tryRunLock } from '../../src/reconcile/runLock.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-
-/**
- * A relay in front of PostgreSQL that resets the client's connection as soon as the client sends a statement
- * containing `text`, before PostgreSQL sees it: the session is gone while that statement is in flight.
- */
-async function resetOn(targetUrl: string, text: string) {
-  const target = new URL(targetUrl);
-  const sockets = new Set<Socket>();
-  const server = createServer((client) => {
-    const upstream = connect(Number(target.port || 5432), target.hostname);
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('error', () => socket.destroy());
-    }
-    client.on('data', (chunk: Buffer) => {
-      if (chunk.includes(text)) {
-        client.resetAndDestroy();
-        upstream.destroy();
-      } else upstream.write(chunk);
-    });
-    upstream.on('data', (chunk: Buffer) => client.write(chunk));
-    client.on('close', () => upstream.destroy());
-    upstream.on('close', () => client.destroy());
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('the relay has no port');
-  const url = new URL(targetUrl);
-  url.host = `127.0.0.1:${address.port}`;
-  return {
-    url: url.toString(),
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
-  };
-}
+import { startTcpProxy } from '../support/tcpProxy.js';
 
 let database: TestDatabase;
 beforeEach(async () => {
@@ -55,7 +17,9 @@ afterEach(async () => {
 
 describe('the reconciliation run lock', () => {
   it('lets go of a lock whose session ends during the unlock without an uncaught error, and frees the lock', async () => {
-    const relay = await resetOn(database.url, 'pg_advisory_unlock');
+    const relay = await startTcpProxy(database.url);
+    // The session is gone while the unlock is in flight.
+    relay.resetOn('pg_advisory_unlock');
     const pool = new pg.Pool({ connectionString: relay.url, max: 2 });
     const poolErrors: Error[] = [];
     pool.on('error', (err) => poolErrors.push(err));

@@ -1,7 +1,8 @@
 // A TCP relay in front of the real PostgreSQL, to make the database unreachable for one service without touching
 // the shared server: `blackhole` holds back every byte both ways (and every close) and leaves new connections
 // unanswered, as a network partition or a host gone mid-failover does; `forward` delivers what each socket was
-// held back, in one write per socket, and lets everything through again.
+// held back, in one write per socket, and lets everything through again. `resetOn` resets a client's connection
+// as soon as it sends a chunk holding a given text, before the target sees it: a session gone mid-statement.
 import { connect, createServer, type Socket } from 'node:net';
 
 export interface TcpProxy {
@@ -9,6 +10,7 @@ export interface TcpProxy {
   url: string;
   blackhole(): void;
   forward(): void;
+  resetOn(text: string): void;
   close(): Promise<void>;
 }
 
@@ -19,9 +21,13 @@ export async function startTcpProxy(targetUrl: string): Promise<TcpProxy> {
   const heldEnds = new Set<Socket>();
   const heldConnections: Socket[] = [];
   let silent = false;
-  const relay = (from: Socket, to: Socket) => {
+  let resetText: string | undefined;
+  const relay = (from: Socket, to: Socket, fromClient: boolean) => {
     from.on('data', (chunk: Buffer) => {
-      if (silent) heldData.set(to, [...(heldData.get(to) ?? []), chunk]);
+      if (fromClient && resetText !== undefined && chunk.includes(resetText)) {
+        from.resetAndDestroy();
+        to.destroy();
+      } else if (silent) heldData.set(to, [...(heldData.get(to) ?? []), chunk]);
       else to.write(chunk);
     });
     from.on('close', () => {
@@ -37,8 +43,8 @@ export async function startTcpProxy(targetUrl: string): Promise<TcpProxy> {
   const open = (client: Socket) => {
     const upstream = connect(Number(target.port || 5432), target.hostname);
     track(upstream);
-    relay(client, upstream);
-    relay(upstream, client);
+    relay(client, upstream, true);
+    relay(upstream, client, false);
   };
   const server = createServer((client) => {
     track(client);
@@ -63,6 +69,9 @@ export async function startTcpProxy(targetUrl: string): Promise<TcpProxy> {
       for (const to of heldEnds) to.end();
       heldEnds.clear();
       for (const client of heldConnections.splice(0)) open(client);
+    },
+    resetOn(text) {
+      resetText = text;
     },
     async close() {
       for (const socket of sockets) socket.destroy();
