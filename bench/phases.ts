@@ -270,7 +270,11 @@ function spanSplit(
   p99Ms: number,
 ): SpanSplit | undefined {
   const byTrace = new Map<string, ExportedSpan[]>();
-  for (const span of spans) byTrace.set(span.traceId, [...(byTrace.get(span.traceId) ?? []), span]);
+  for (const span of spans) {
+    const trace = byTrace.get(span.traceId);
+    if (trace === undefined) byTrace.set(span.traceId, [span]);
+    else trace.push(span);
+  }
   const rootOf = new Map(
     spans.filter((s) => s.name === 'process event' && s.eventId !== undefined).map((s) => [s.eventId, s]),
   );

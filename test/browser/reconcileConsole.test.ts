@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PortalServer, startPortalServer } from '../../sandbox/portalServer.js';
 import { SALES_ORDER_TYPE, salesOrderEvent } from '../../sandbox/s4Events.js';
 import type { Service } from '../../src/service/buildService.js';
-import { type Browser, launchBrowser, watchedConsolePage } from '../support/browser.js';
+import { type Browser, launchBrowser, requestedOutside, watchedConsolePage } from '../support/browser.js';
 import { registerDestination } from '../support/destination.js';
 import { startTestService } from '../support/harness.js';
 import { ANN, BEN } from '../support/operators.js';
@@ -255,9 +255,6 @@ describe('reconciliation in the console', () => {
     await ended(((await busy.json()) as { runs: string[] }).runs[0] as string);
 
     expect(cspViolations).toEqual([]);
-    const outside = [...requested].filter(
-      (url) => !url.startsWith(`${service.url}/console/`) && !url.startsWith(`${service.url}/api/`),
-    );
-    expect(outside).toEqual([]);
+    expect(requestedOutside(requested, service.url)).toEqual([]);
   });
 });

@@ -80,3 +80,10 @@ export async function watchedConsolePage(
   });
   return { page, requested, cspViolations };
 }
+
+/** What the page requested outside the console's own files and the admin API at `serviceUrl`. */
+export function requestedOutside(requested: Set<string>, serviceUrl: string): string[] {
+  return [...requested].filter(
+    (url) => !url.startsWith(`${serviceUrl}/console/`) && !url.startsWith(`${serviceUrl}/api/`),
+  );
+}

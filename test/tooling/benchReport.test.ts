@@ -17,6 +17,7 @@ import {
   RESULTS_SCHEMA,
   type RunResult,
   type ScenarioRun,
+  type SteadyRun,
 } from '../../bench/results.js';
 import { scenarioName } from '../../bench/scenarios.js';
 import { judge, spread } from '../../bench/targets.js';
@@ -41,6 +42,20 @@ function drain(newPerSecond: number, more: Partial<DrainFigures> = {}): DrainFig
     cpuMsPerNew: 1,
     peakRssMb: 150,
     mailsQueued: 8_000,
+    ...more,
+  };
+}
+
+function steadyRun(more: Partial<SteadyRun> = {}): SteadyRun {
+  return {
+    perSecond: 200,
+    events: 12_000,
+    pgDelayMs: 1,
+    s4LatencyMs: 0,
+    p50Ms: 5,
+    p99Ms: 40,
+    maxMs: 90,
+    peakRssMb: 140,
     ...more,
   };
 }
@@ -129,16 +144,7 @@ describe('the side-by-side figures and their targets', () => {
   });
 
   it('judges peak RSS on the largest of every phase, tracing on the drained backlog, the steady window at its rate only', () => {
-    const steady = {
-      perSecond: 200,
-      events: 12_000,
-      pgDelayMs: 1,
-      s4LatencyMs: 0,
-      p50Ms: 5,
-      p99Ms: 40,
-      maxMs: 90,
-      peakRssMb: 140,
-    };
+    const steady = steadyRun();
     const tracing = {
       events: 3_000,
       s4LatencyMs: 0,
@@ -220,17 +226,7 @@ describe('the side-by-side figures and their targets', () => {
       ]),
     );
     expect(report(results(runs))).toContain('| 2.5 (2.4–2.6) / 3 |');
-    const steady = {
-      perSecond: 200,
-      events: 12_000,
-      pgDelayMs: 1,
-      s4LatencyMs: 0,
-      p50Ms: 5,
-      p99Ms: 40,
-      maxMs: 90,
-      peakRssMb: 140,
-      pgHeldMs: 2.7,
-    };
+    const steady = steadyRun({ pgHeldMs: 2.7 });
     expect(report(results([run(1, [], steady)]))).toContain(
       'PostgreSQL +1 ms (the relay held 2.7 ms per chunk), publish to commit',
     );
@@ -244,22 +240,14 @@ describe('the side-by-side figures and their targets', () => {
   });
 
   it('prints where the steady window’s time went, and names what a lever run set beside the defaults', () => {
-    const steady = {
-      perSecond: 200,
-      events: 12_000,
-      pgDelayMs: 1,
-      s4LatencyMs: 0,
-      p50Ms: 14,
-      p99Ms: 60,
-      maxMs: 150,
+    const steady = steadyRun({
       split: { all: { waitMs: 2, toCommitMs: 11 }, slowest: { waitMs: 10, toCommitMs: 64 } },
       spans: {
         events: 12_000,
         all: { toCheckMs: 0, checkMs: 6.5, toTransactionMs: 3, transactionMs: 9.5 },
         slowest: { toCheckMs: 0, checkMs: 37, toTransactionMs: 27, transactionMs: 34 },
       },
-      peakRssMb: 150,
-    };
+    });
     const traced = report(
       results([run(1, [scenario(50, 1, drain(840, { pgWritesPerEvent: 1.5 }), 400)], steady)]),
     );
