@@ -1,6 +1,7 @@
 // What the service made of the demo, read back from where it keeps it: the database (processed events, dead
-// letters, portal status, mail outbox), its admin API (reconciliation runs), its own /metrics counters (duplicates and releases write nothing to
-// the database) and the .eml files its mail transport wrote. Nothing here trusts counters kept by the demo.
+// letters, portal status, mail outbox), its admin API (reconciliation runs), its own /metrics counters
+// (duplicates and releases write nothing to the database) and the .eml files its mail transport wrote. Nothing
+// here trusts counters kept by the demo.
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { simpleParser } from 'mailparser';
