@@ -41,4 +41,13 @@ describe('message catalogs', () => {
     expect(catalogLanguage('fr')).toBeUndefined();
     expect(catalogLanguage('not a tag')).toBeUndefined();
   });
+
+  it('gives the same answers once a tag is kept, and past the cap of kept tags', () => {
+    const tags = ['de-AT', 'EN', 'fr', 'not a tag'];
+    const first = tags.map(catalogLanguage);
+    // More tags than the cache keeps, so it is emptied on the way.
+    for (let i = 0; i < 250; i++) catalogLanguage(`de-x-v${i}`);
+    expect(tags.map(catalogLanguage)).toEqual(first);
+    expect(tags.map(catalogLanguage)).toEqual(['de', 'en', undefined, undefined]);
+  });
 });
