@@ -22,6 +22,7 @@ import {
   type Since,
   statementTimes,
 } from './probes.js';
+import { machineCpuSeconds, sampleCpu } from './processStats.js';
 import type { BenchPublisher } from './publisher.js';
 import type { DrainFigures, LatencySplit, SpanParts, SpanSplit } from './results.js';
 import { percentile } from './stats.js';
@@ -108,6 +109,7 @@ export async function drainPhase(
   const requestsBefore = s4.requests();
   consumer.relay?.takeHeldMs();
   if (service) await resetStatements(db);
+  const machine = sampleCpu({ machine: machineCpuSeconds });
   const running = await consumer.start();
   let stopped: { peakRssBytes: number };
   try {
@@ -131,6 +133,7 @@ export async function drainPhase(
     }
   } finally {
     stopped = await running.stop();
+    machine.stop();
     await sleep(600);
     await queue.purge();
   }
@@ -153,6 +156,8 @@ export async function drainPhase(
     duplicates: load.measured.length - newIds.length,
     s4RequestsPerNew: s4Requests(s4, load.measured, requestsBefore) / newIds.length,
     cpuMsPerNew: (running.cpu.between('service', start, end) * 1000) / newIds.length,
+    machineCpuMsPerNew: (machine.between('machine', start, end) * 1000) / newIds.length,
+    machineBusyCores: machine.between('machine', start, end) / ((end - start) / 1000),
     peakRssMb: stopped.peakRssBytes / 2 ** 20,
     mailsQueued: mailed.queued,
     ...(held === undefined

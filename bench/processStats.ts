@@ -18,6 +18,19 @@ export function cpuSeconds(pid: number): number {
   return (utime + stime) / TICKS_PER_SECOND;
 }
 
+/**
+ * CPU seconds every process on the machine has used so far, the consumer, PostgreSQL, RabbitMQ and the bench's
+ * own stand-ins alike: /proc/stat's busy time (user, nice, system, irq, softirq, steal) over all cores.
+ */
+export function machineCpuSeconds(): number {
+  const line = readFileSync('/proc/stat', 'utf8').slice(0, 200).split('\n')[0] as string;
+  const [user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
+  return (
+    ((user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0) + (steal ?? 0)) /
+    TICKS_PER_SECOND
+  );
+}
+
 /** Peak resident set size (VmHWM) in bytes: the most memory the process has held at any time. */
 export function peakRssBytes(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');

@@ -1,8 +1,26 @@
 // The side-by-side tables, the same in the terminal and in docs/performance.md: per scenario the service and the
 // plain consumer, median over the runs with the range, then every target with its computed verdict.
-import type { BenchResults, DrainFigures, FullWindowRun, SteadyRun, TracingRun } from './results.js';
+import type {
+  BenchResults,
+  DrainFigures,
+  FullWindowRun,
+  ScenarioRun,
+  SteadyRun,
+  TracingRun,
+} from './results.js';
 import { HEADLINE, SCENARIOS } from './scenarios.js';
-import { cpuShare, judge, postgresLabel, ratio, type Spread, scenarioFigure, spread } from './targets.js';
+import {
+  cpuShare,
+  judge,
+  postgresLabel,
+  ratio,
+  ratioCeiling,
+  type Spread,
+  samplingCost,
+  scenarioFigure,
+  scenarioIn,
+  spread,
+} from './targets.js';
 
 const number = new Intl.NumberFormat('en-US', { maximumFractionDigits: 3 });
 
@@ -129,16 +147,55 @@ function spanText(steady: SteadyRun[]): string {
   return ` Every delivery traced: ${parts('all')} ms for the median event; ${parts('slowest')} ms for the slowest 1 %.`;
 }
 
+/**
+ * Where the machine's CPU went, per scenario: the consumer's own and the rest (PostgreSQL, RabbitMQ, the bench's
+ * stand-ins), and what service ÷ plain would be at most with the service's own CPU at zero.
+ */
+export function machineLine(results: BenchResults): string | undefined {
+  const { runs } = results;
+  const measured = SCENARIOS.filter((scenario) =>
+    runs.some(
+      (run) =>
+        scenarioIn(run, scenario.s4LatencyMs, scenario.pgDelayMs)?.service.machineCpuMsPerNew !== undefined,
+    ),
+  );
+  if (measured.length === 0) return undefined;
+  const parts = measured.map(({ s4LatencyMs, pgDelayMs }) => {
+    const figure = (value: (s: ScenarioRun) => number | undefined) =>
+      showSpread(scenarioFigure(runs, s4LatencyMs, pgDelayMs, (s) => value(s) ?? Number.NaN));
+    const rest = (d: DrainFigures) => (d.machineCpuMsPerNew ?? Number.NaN) - d.cpuMsPerNew;
+    return (
+      `at S/4HANA ${s4LatencyMs} ms, PostgreSQL ${postgresLabel(pgDelayMs)}, ` +
+      `${figure((s) => s.service.machineCpuMsPerNew)} ms in the service’s drain (the rest ` +
+      `${figure((s) => rest(s.service))}, ${figure((s) => s.service.machineBusyCores)} cores busy) against ` +
+      `${figure((s) => s.plain.machineCpuMsPerNew)} in the plain consumer’s (the rest ${figure((s) => rest(s.plain))}, ` +
+      `${figure((s) => s.plain.machineBusyCores)} cores busy), so service ÷ plain would be at most ` +
+      `${figure(ratioCeiling)} with the service’s own CPU at zero`
+    );
+  });
+  return (
+    'The machine’s CPU per new event, every process on it (the consumer, PostgreSQL, RabbitMQ, the bench’s ' +
+    `publisher, stand-ins and relay): ${parts.join('; ')}.`
+  );
+}
+
 export function tracingLine(results: BenchResults): string | undefined {
   const tracing = results.runs.flatMap((run) => (run.tracing ? [run.tracing] : []));
   const first = tracing[0];
   if (first === undefined) return undefined;
   const figure = (value: (t: TracingRun) => number) => showSpread(spread(tracing.map(value)));
+  const pairs = first.pairs?.length ?? 0;
+  const paired =
+    pairs === 0
+      ? ''
+      : ` Untraced and sampled were drained in ${pairs} pairs a run, one right after the other; the sampled ` +
+        `drain cost ${showSpread(spread(results.runs.map(samplingCost)))} µs more per event (each run's median ` +
+        `difference).`;
   return (
     `Service CPU per event draining ${number.format(first.events)} new events (S/4HANA ${first.s4LatencyMs} ms, ` +
     `PostgreSQL ${postgresLabel(first.pgDelayMs)}): ${figure((t) => t.cpuMicrosPerEvent)} µs untraced, ` +
     `${figure((t) => t.sampledCpuMicrosPerEvent ?? Number.NaN)} µs at the default sampling (parent-based, 0.1), ` +
-    `${figure((t) => t.tracedCpuMicrosPerEvent)} µs with every delivery traced (no target).`
+    `${figure((t) => t.tracedCpuMicrosPerEvent)} µs with every delivery traced (no target).${paired}`
   );
 }
 
@@ -194,6 +251,7 @@ export function crashTable(results: BenchResults): string | undefined {
 export function report(results: BenchResults): string {
   const { machine, settings } = results;
   const extra = [
+    machineLine(results),
     steadyLine(results),
     tracingLine(results),
     fullWindowLine(results),

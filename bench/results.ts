@@ -14,6 +14,13 @@ export interface DrainFigures {
   s4RequestsPerNew: number;
   /** CPU of the consumer process per new event over the window, in ms. */
   cpuMsPerNew: number;
+  /**
+   * CPU of every process on the machine per new event over the same window, the consumer's included: PostgreSQL,
+   * RabbitMQ and the bench's publisher, stand-ins and relay are the rest. Absent in runs before it was measured.
+   */
+  machineCpuMsPerNew?: number;
+  /** The machine's busy cores over the window: at the core count, the rate is bound by CPU. */
+  machineBusyCores?: number;
   /** VmHWM of the consumer process. */
   peakRssMb: number;
   /** Emails queued (and sent): one per new event, each a change. */
@@ -84,12 +91,21 @@ export interface TracingRun {
   events: number;
   s4LatencyMs: number;
   pgDelayMs: number;
-  /** Service CPU (user + system) per event over the drain, in µs. */
+  /** Service CPU (user + system) per event over the drain, in µs; with pairs, the median of their untraced drains. */
   cpuMicrosPerEvent: number;
   /** Every delivery traced (OTEL_TRACES_SAMPLER_ARG=1). */
   tracedCpuMicrosPerEvent: number;
-  /** At the default sampling (parent-based, a ratio of 0.1); absent in runs before it was measured. */
+  /**
+   * At the default sampling (parent-based, a ratio of 0.1); with pairs, the median of their sampled drains; absent
+   * in runs before it was measured.
+   */
   sampledCpuMicrosPerEvent?: number;
+  /**
+   * Untraced and sampled drains one right after the other, in µs per event, each pair in the other order than the
+   * one before: what tracing at the default sampling costs is the median of the pairs' differences. Absent in runs
+   * that drained each setting once.
+   */
+  pairs?: Array<{ offMicros: number; sampledMicros: number }>;
   peakRssMb: number;
   tracedPeakRssMb: number;
   sampledPeakRssMb?: number;

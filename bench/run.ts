@@ -2,20 +2,20 @@
 // each a process of its own against the local PostgreSQL (directly, or through a relay that adds a round trip)
 // and RabbitMQ, the S/4HANA stand-in and an SMTP receiver that drops what it accepts. In every run each
 // scenario's load goes to both, one after the other, the first place alternating from run to run; then a
-// steady-rate window measures latency, and the service drains one backlog untraced, at the default sampling and
-// with every delivery traced, for what tracing costs. After the runs, the tables are filled with a full retention
+// steady-rate window measures latency, and the service drains one backlog untraced and at the default sampling,
+// in pairs, and once with every delivery traced, for what tracing costs. After the runs, the tables are filled with a full retention
 // window (fullWindow.ts) and the service drains the headline scenario's backlog on them once per run. Once at the
 // end, the service is killed half-way through a small backlog, for what a crash costs.
 // Usage: npm run build && npx tsx bench/run.ts [--runs 3] [--events 10000] [--orders 8000] [--duplicates 3000]
 //        [--s4-latency-ms 0,50,200] [--pg-delay-ms 0,1] [--no-drains] [--steady-seconds 60] [--no-steady]
 //        [--steady-traced]
-//        [--tracing-events 3000] [--no-tracing] [--no-full-window] [--crash-events 1000] [--no-crash]
+//        [--tracing-events 3000] [--tracing-pairs 3] [--no-tracing] [--no-full-window] [--crash-events 1000] [--no-crash]
 //        [--service-node-args="--cpu-prof --cpu-prof-dir=bench/results/profiles"] [--service-env KEY=value,…]
 //        [--service-cpus 1] (the service on those cores alone, through taskset; pin the rest yourself)
 //        [--smtp-no-pipelining] (the relay offers no PIPELINING: what pipelining saves)
 // Writes bench/results/<timestamp>.json (and latest.json) and prints the tables; `npm run bench:docs` publishes.
 // While it runs, <timestamp>.partial.json holds the runs finished so far.
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -47,6 +47,7 @@ import {
 import { HEADLINE, SCENARIOS, type Scenario, STEADY, scenarioName, warmupCount } from './scenarios.js';
 import { type ServiceProcess, startServiceProcess } from './serviceProcess.js';
 import { type SmtpSink, startSmtpSink } from './smtpSink.js';
+import { spread } from './targets.js';
 import {
   type BenchEvent,
   changes,
@@ -73,6 +74,7 @@ const { values: args } = parseArgs({
     'steady-traced': { type: 'boolean', default: false },
     'smtp-no-pipelining': { type: 'boolean', default: false },
     'tracing-events': { type: 'string', default: '3000' },
+    'tracing-pairs': { type: 'string', default: '3' },
     'no-tracing': { type: 'boolean', default: false },
     'no-full-window': { type: 'boolean', default: false },
     'crash-events': { type: 'string', default: '1000' },
@@ -94,6 +96,7 @@ const duplicateCount = Number(args.duplicates ?? Math.round(0.3 * eventCount));
 const perSecond = Number(args['steady-rate']);
 const steadySeconds = Number(args['steady-seconds']);
 const tracingEvents = Number(args['tracing-events']);
+const tracingPairs = Number(args['tracing-pairs']);
 const crashEvents = Number(args['crash-events']);
 const latencies = numbers(args['s4-latency-ms']);
 const delays = numbers(args['pg-delay-ms']);
@@ -341,33 +344,37 @@ async function runAll(
       every: { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_TRACES_SAMPLER_ARG: '1' },
     };
     type Setting = keyof typeof settings;
+    const drained: Record<Setting, DrainFigures[]> = { off: [], sampled: [], every: [] };
     const drain = async (setting: Setting) => {
       await prepare([...load.warmup, ...load.measured]);
-      return drainPhase(
-        ctx,
-        service(`run${run}-tracing-${setting}`, STEADY.pgDelayMs, settings[setting]),
-        load,
-      );
+      const name = `run${run}-tracing-${setting}-${drained[setting].length + 1}`;
+      return drainPhase(ctx, service(name, STEADY.pgDelayMs, settings[setting]), load);
     };
-    // Each setting takes each place in turn from run to run.
-    const order: Setting[] = ['off', 'sampled', 'every'];
-    const figures = new Map<Setting, Awaited<ReturnType<typeof drain>>>();
-    for (let i = 0; i < order.length; i++) {
-      const setting = order[(i + run - 1) % order.length] as Setting;
-      figures.set(setting, await drain(setting));
+    // The sampled drain's cost is small beside the spread between drains, so it is judged on pairs drained one
+    // right after the other, each pair in the other order than the one before; every delivery traced, once.
+    const pairs: TracingRun['pairs'] = [];
+    for (let i = 0; i < tracingPairs; i++) {
+      const pair: Setting[] = (i + run) % 2 === 0 ? ['off', 'sampled'] : ['sampled', 'off'];
+      for (const setting of pair) drained[setting].push(await drain(setting));
+      pairs.push({
+        offMicros: (drained.off.at(-1) as DrainFigures).cpuMsPerNew * 1000,
+        sampledMicros: (drained.sampled.at(-1) as DrainFigures).cpuMsPerNew * 1000,
+      });
     }
-    const figure = (setting: Setting) => figures.get(setting) as DrainFigures;
-    const [off, sampled, every] = [figure('off'), figure('sampled'), figure('every')];
+    drained.every.push(await drain('every'));
+    const median = (setting: Setting) => spread(drained[setting].map((d) => d.cpuMsPerNew * 1000)).median;
+    const peak = (setting: Setting) => Math.max(...drained[setting].map((d) => d.peakRssMb));
     return {
       events: tracingEvents,
       s4LatencyMs: STEADY.s4LatencyMs,
       pgDelayMs: STEADY.pgDelayMs,
-      cpuMicrosPerEvent: off.cpuMsPerNew * 1000,
-      tracedCpuMicrosPerEvent: every.cpuMsPerNew * 1000,
-      sampledCpuMicrosPerEvent: sampled.cpuMsPerNew * 1000,
-      peakRssMb: off.peakRssMb,
-      tracedPeakRssMb: every.peakRssMb,
-      sampledPeakRssMb: sampled.peakRssMb,
+      cpuMicrosPerEvent: median('off'),
+      tracedCpuMicrosPerEvent: median('every'),
+      sampledCpuMicrosPerEvent: median('sampled'),
+      pairs,
+      peakRssMb: peak('off'),
+      tracedPeakRssMb: peak('every'),
+      sampledPeakRssMb: peak('sampled'),
     };
   }
 
@@ -420,7 +427,7 @@ async function runAll(
     startedAt: started.toISOString(),
     machine: {
       cpus: cpus().length,
-      cpuModel: cpus()[0]?.model ?? 'unknown',
+      cpuModel: processorName(),
       memoryGb: Math.round(totalmem() / 2 ** 30),
       node: process.version,
       postgres: await serverVersion(db),
@@ -485,4 +492,22 @@ async function serverVersion(db: BenchDatabase): Promise<string> {
 function log(message: string): void {
   const seconds = ((Date.now() - started.getTime()) / 1000).toFixed(1);
   console.log(`[bench ${seconds.padStart(6)} s] ${message}`);
+}
+
+/**
+ * The processor as /proc/cpuinfo tells it apart: machines that give the same model name ("Intel(R) Xeon(R)
+ * Processor") differ by model number and clock, and their CPU per event differs with them.
+ */
+function processorName(): string {
+  const name = cpus()[0]?.model ?? 'unknown';
+  let info = '';
+  try {
+    info = readFileSync('/proc/cpuinfo', 'utf8');
+  } catch {
+    return name;
+  }
+  const field = (key: string) => info.match(new RegExp(`^${key}\\s*: (.*)$`, 'm'))?.[1];
+  const [family, model, mhz] = [field('cpu family'), field('model'), field('cpu MHz')];
+  if (family === undefined || model === undefined) return name;
+  return `${name} (family ${family}, model ${model}${mhz === undefined ? '' : `, ${Math.round(Number(mhz))} MHz`})`;
 }

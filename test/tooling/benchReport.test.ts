@@ -10,7 +10,7 @@ import {
   readmeHeadline,
   withPerformanceSection,
 } from '../../bench/performanceDocs.js';
-import { headline, report } from '../../bench/report.js';
+import { headline, report, tracingLine } from '../../bench/report.js';
 import {
   type BenchResults,
   type DrainFigures,
@@ -20,7 +20,7 @@ import {
   type SteadyRun,
 } from '../../bench/results.js';
 import { scenarioName } from '../../bench/scenarios.js';
-import { judge, spread } from '../../bench/targets.js';
+import { judge, ratioCeiling, spread } from '../../bench/targets.js';
 import {
   type BenchEvent,
   changes,
@@ -163,6 +163,18 @@ describe('the side-by-side figures and their targets', () => {
       value: 80,
       met: false,
     });
+    // Drained in pairs, a run's figure is the median of the pairs' differences, not the difference of medians.
+    const pairs = [
+      { offMicros: 1_500, sampledMicros: 1_540 },
+      { offMicros: 1_700, sampledMicros: 1_720 },
+      { offMicros: 1_400, sampledMicros: 1_700 },
+    ];
+    const paired = [{ ...runs[0], tracing: { ...tracing, pairs } } as RunResult];
+    expect(verdict({ runs: paired }, 'service CPU per event, tracing')).toMatchObject({
+      value: 40,
+      met: true,
+    });
+    expect(tracingLine(results(paired))).toContain('in 3 pairs a run');
     const { sampledCpuMicrosPerEvent: _, ...beforeSampling } = tracing;
     expect(
       verdict(
@@ -237,6 +249,28 @@ describe('the side-by-side figures and their targets', () => {
     expect(text).toContain(
       'the median of the per-run ratios: 2 (1.95–2.1) in rate (the ratio of the median rates above is 2)',
     );
+  });
+
+  it('prints where the machine’s CPU went per new event, and the ratio left with the service’s own CPU at zero', () => {
+    // The service: 600/s, 1 ms of its own of 2.5 ms of the machine's per new event; the plain consumer: 400/s.
+    const service = drain(600, { cpuMsPerNew: 1, machineCpuMsPerNew: 2.5, machineBusyCores: 1.5 });
+    const runs = [
+      run(1, [
+        {
+          ...scenario(50, 1, service, 400),
+          plain: drain(400, { cpuMsPerNew: 2, machineCpuMsPerNew: 4, machineBusyCores: 1.6 }),
+        },
+      ]),
+    ];
+    // Without its own 1 ms, the service's 600/s would be 600 × 2.5 ÷ 1.5 = 1,000/s: 2.5 times the plain 400.
+    expect(ratioCeiling(runs[0]?.scenarios[0] as ScenarioRun)).toBeCloseTo(2.5);
+    expect(report(results(runs))).toContain(
+      'at S/4HANA 50 ms, PostgreSQL +1 ms, 2.5 ms in the service’s drain (the rest 1.5, 1.5 cores busy) against ' +
+        '4 in the plain consumer’s (the rest 2, 1.6 cores busy), so service ÷ plain would be at most 2.5 with the ' +
+        'service’s own CPU at zero.',
+    );
+    // Runs before the machine was measured print no such line.
+    expect(report(results([run(1, [scenario(50, 1, drain(600), 400)])]))).not.toContain('machine’s CPU');
   });
 
   it('prints where the steady window’s time went, and names what a lever run set beside the defaults', () => {
