@@ -148,10 +148,12 @@ export async function drainPhase(
   }
   const times = await commitTimes(db, consumer.events, [load.marker.id, ...newIds]);
   const start = times.get(load.marker.id) ?? Number.NaN;
-  const end = Math.max(mailed.lastSentMs, ...newIds.map((id) => times.get(id) ?? Number.NaN));
+  const lastCommit = Math.max(...newIds.map((id) => times.get(id) ?? Number.NaN));
+  const end = Math.max(mailed.lastSentMs, lastCommit);
   if (!(end > start)) throw new Error(`no measurable window; see ${consumer.logFile}`);
   return {
     newPerSecond: newIds.length / ((end - start) / 1000),
+    committedPerSecond: newIds.length / ((lastCommit - start) / 1000),
     newEvents: newIds.length,
     duplicates: load.measured.length - newIds.length,
     s4RequestsPerNew: s4Requests(s4, load.measured, requestsBefore) / newIds.length,

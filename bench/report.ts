@@ -148,6 +148,32 @@ function spanText(steady: SteadyRun[]): string {
 }
 
 /**
+ * The rates to the last commit, emails left out, per scenario: where the service's is well above its window's
+ * rate, its emails, not its events, end the window.
+ */
+export function committedLine(results: BenchResults): string | undefined {
+  const { runs } = results;
+  const measured = SCENARIOS.filter((scenario) =>
+    runs.some(
+      (run) =>
+        scenarioIn(run, scenario.s4LatencyMs, scenario.pgDelayMs)?.service.committedPerSecond !== undefined,
+    ),
+  );
+  if (measured.length === 0) return undefined;
+  const parts = measured.map(({ s4LatencyMs, pgDelayMs }) => {
+    const figure = (value: (s: ScenarioRun) => number | undefined) =>
+      showSpread(scenarioFigure(runs, s4LatencyMs, pgDelayMs, (s) => value(s) ?? Number.NaN));
+    const committed = (d: DrainFigures) => d.committedPerSecond ?? Number.NaN;
+    return (
+      `at S/4HANA ${s4LatencyMs} ms, PostgreSQL ${postgresLabel(pgDelayMs)}, the service ` +
+      `${figure((s) => s.service.committedPerSecond)} against ${figure((s) => s.plain.committedPerSecond)} ` +
+      `(service ÷ plain ${figure((s) => committed(s.service) / committed(s.plain))})`
+    );
+  });
+  return `New events per second to the last commit, the emails after it left out: ${parts.join('; ')}.`;
+}
+
+/**
  * Where the machine's CPU went, per scenario: the consumer's own and the rest (PostgreSQL, RabbitMQ, the bench's
  * stand-ins), and what service ÷ plain would be at most with the service's own CPU at zero.
  */
@@ -251,6 +277,7 @@ export function crashTable(results: BenchResults): string | undefined {
 export function report(results: BenchResults): string {
   const { machine, settings } = results;
   const extra = [
+    committedLine(results),
     machineLine(results),
     steadyLine(results),
     tracingLine(results),

@@ -8,6 +8,11 @@ export const RESULTS_SCHEMA = 'side-by-side/2';
 export interface DrainFigures {
   /** New events per second, from the marker's commit to the last new event's commit or email, the later. */
   newPerSecond: number;
+  /**
+   * New events per second to the last new event's commit, emails left out: where it is well above newPerSecond,
+   * the emails, not the events, end the window. Absent in runs before it was measured.
+   */
+  committedPerSecond?: number;
   newEvents: number;
   duplicates: number;
   /** HTTP requests the S/4HANA stand-in received for the measured orders, per new event. */

@@ -251,6 +251,22 @@ describe('the side-by-side figures and their targets', () => {
     );
   });
 
+  it('prints the rates to the last commit beside each other, the emails after it left out', () => {
+    const runs = [
+      run(1, [
+        {
+          ...scenario(0, 1, drain(600, { committedPerSecond: 1_100 }), 400),
+          plain: drain(400, { committedPerSecond: 440 }),
+        },
+      ]),
+    ];
+    expect(report(results(runs))).toContain(
+      'New events per second to the last commit, the emails after it left out: at S/4HANA 0 ms, PostgreSQL +1 ms, ' +
+        'the service 1,100 against 440 (service ÷ plain 2.5).',
+    );
+    expect(report(results([run(1, [scenario(0, 1, drain(600), 400)])]))).not.toContain('to the last commit');
+  });
+
   it('prints where the machine’s CPU went per new event, and the ratio left with the service’s own CPU at zero', () => {
     // The service: 600/s, 1 ms of its own of 2.5 ms of the machine's per new event; the plain consumer: 400/s.
     const service = drain(600, { cpuMsPerNew: 1, machineCpuMsPerNew: 2.5, machineBusyCores: 1.5 });
