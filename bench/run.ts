@@ -3,13 +3,14 @@
 // and RabbitMQ, the S/4HANA stand-in and an SMTP receiver that drops what it accepts. In every run each
 // scenario's load goes to both, one after the other, the first place alternating from run to run; then a
 // steady-rate window measures latency, and the service drains one backlog untraced and at the default sampling,
-// in pairs, and once with every delivery traced, for what tracing costs. After the runs, the tables are filled with a full retention
-// window (fullWindow.ts) and the service drains the headline scenario's backlog on them once per run. Once at the
-// end, the service is killed half-way through a small backlog, for what a crash costs.
+// in pairs, and once with every delivery traced, for what tracing costs. After the runs, the tables are filled
+// with a full retention window (fullWindow.ts) and the service drains the headline scenario's backlog on them
+// once per run. Once at the end, the service is killed half-way through a small backlog, for what a crash costs.
 // Usage: npm run build && npx tsx bench/run.ts [--runs 3] [--events 10000] [--orders 8000] [--duplicates 3000]
 //        [--s4-latency-ms 0,50,200] [--pg-delay-ms 0,1] [--no-drains] [--steady-seconds 60] [--no-steady]
 //        [--steady-traced]
-//        [--tracing-events 3000] [--tracing-pairs 3] [--no-tracing] [--no-full-window] [--crash-events 1000] [--no-crash]
+//        [--tracing-events 3000] [--tracing-pairs 3] [--no-tracing] [--no-full-window] [--crash-events 1000]
+//        [--no-crash]
 //        [--service-node-args="--cpu-prof --cpu-prof-dir=bench/results/profiles"] [--service-env KEY=value,…]
 //        [--service-cpus 1] (the service on those cores alone, through taskset; pin the rest yourself)
 //        [--smtp-no-pipelining] (the relay offers no PIPELINING: what pipelining saves)
