@@ -4,6 +4,7 @@ import type {
   BenchResults,
   DrainFigures,
   FullWindowRun,
+  RunResult,
   ScenarioRun,
   SteadyRun,
   TracingRun,
@@ -148,28 +149,35 @@ function spanText(steady: SteadyRun[]): string {
 }
 
 /**
+ * The scenarios whose service drains measured `figure` in some run, each with a function that prints a scenario
+ * figure as median and range.
+ */
+function scenariosWith(runs: RunResult[], figure: (d: DrainFigures) => number | undefined) {
+  return SCENARIOS.filter(({ s4LatencyMs, pgDelayMs }) =>
+    runs.some((run) => {
+      const drain = scenarioIn(run, s4LatencyMs, pgDelayMs)?.service;
+      return drain !== undefined && figure(drain) !== undefined;
+    }),
+  ).map(({ s4LatencyMs, pgDelayMs }) => ({
+    name: `at S/4HANA ${s4LatencyMs} ms, PostgreSQL ${postgresLabel(pgDelayMs)}`,
+    show: (value: (s: ScenarioRun) => number | undefined) =>
+      showSpread(scenarioFigure(runs, s4LatencyMs, pgDelayMs, (s) => value(s) ?? Number.NaN)),
+  }));
+}
+
+/**
  * The rates to the last commit, emails left out, per scenario: where the service's is well above its window's
  * rate, its emails, not its events, end the window.
  */
 export function committedLine(results: BenchResults): string | undefined {
-  const { runs } = results;
-  const measured = SCENARIOS.filter((scenario) =>
-    runs.some(
-      (run) =>
-        scenarioIn(run, scenario.s4LatencyMs, scenario.pgDelayMs)?.service.committedPerSecond !== undefined,
-    ),
+  const scenarios = scenariosWith(results.runs, (d) => d.committedPerSecond);
+  if (scenarios.length === 0) return undefined;
+  const committed = (d: DrainFigures) => d.committedPerSecond ?? Number.NaN;
+  const parts = scenarios.map(
+    ({ name, show }) =>
+      `${name}, the service ${show((s) => committed(s.service))} against ${show((s) => committed(s.plain))} ` +
+      `(service ÷ plain ${show((s) => committed(s.service) / committed(s.plain))})`,
   );
-  if (measured.length === 0) return undefined;
-  const parts = measured.map(({ s4LatencyMs, pgDelayMs }) => {
-    const figure = (value: (s: ScenarioRun) => number | undefined) =>
-      showSpread(scenarioFigure(runs, s4LatencyMs, pgDelayMs, (s) => value(s) ?? Number.NaN));
-    const committed = (d: DrainFigures) => d.committedPerSecond ?? Number.NaN;
-    return (
-      `at S/4HANA ${s4LatencyMs} ms, PostgreSQL ${postgresLabel(pgDelayMs)}, the service ` +
-      `${figure((s) => s.service.committedPerSecond)} against ${figure((s) => s.plain.committedPerSecond)} ` +
-      `(service ÷ plain ${figure((s) => committed(s.service) / committed(s.plain))})`
-    );
-  });
   return `New events per second to the last commit, the emails after it left out: ${parts.join('; ')}.`;
 }
 
@@ -178,27 +186,17 @@ export function committedLine(results: BenchResults): string | undefined {
  * stand-ins), and what service ÷ plain would be at most with the service's own CPU at zero.
  */
 export function machineLine(results: BenchResults): string | undefined {
-  const { runs } = results;
-  const measured = SCENARIOS.filter((scenario) =>
-    runs.some(
-      (run) =>
-        scenarioIn(run, scenario.s4LatencyMs, scenario.pgDelayMs)?.service.machineCpuMsPerNew !== undefined,
-    ),
+  const scenarios = scenariosWith(results.runs, (d) => d.machineCpuMsPerNew);
+  if (scenarios.length === 0) return undefined;
+  const rest = (d: DrainFigures) => (d.machineCpuMsPerNew ?? Number.NaN) - d.cpuMsPerNew;
+  const parts = scenarios.map(
+    ({ name, show }) =>
+      `${name}, ${show((s) => s.service.machineCpuMsPerNew)} ms in the service’s drain (the rest ` +
+      `${show((s) => rest(s.service))}, ${show((s) => s.service.machineBusyCores)} cores busy) against ` +
+      `${show((s) => s.plain.machineCpuMsPerNew)} in the plain consumer’s (the rest ${show((s) => rest(s.plain))}, ` +
+      `${show((s) => s.plain.machineBusyCores)} cores busy), so service ÷ plain would be at most ` +
+      `${show(ratioCeiling)} with the service’s own CPU at zero`,
   );
-  if (measured.length === 0) return undefined;
-  const parts = measured.map(({ s4LatencyMs, pgDelayMs }) => {
-    const figure = (value: (s: ScenarioRun) => number | undefined) =>
-      showSpread(scenarioFigure(runs, s4LatencyMs, pgDelayMs, (s) => value(s) ?? Number.NaN));
-    const rest = (d: DrainFigures) => (d.machineCpuMsPerNew ?? Number.NaN) - d.cpuMsPerNew;
-    return (
-      `at S/4HANA ${s4LatencyMs} ms, PostgreSQL ${postgresLabel(pgDelayMs)}, ` +
-      `${figure((s) => s.service.machineCpuMsPerNew)} ms in the service’s drain (the rest ` +
-      `${figure((s) => rest(s.service))}, ${figure((s) => s.service.machineBusyCores)} cores busy) against ` +
-      `${figure((s) => s.plain.machineCpuMsPerNew)} in the plain consumer’s (the rest ${figure((s) => rest(s.plain))}, ` +
-      `${figure((s) => s.plain.machineBusyCores)} cores busy), so service ÷ plain would be at most ` +
-      `${figure(ratioCeiling)} with the service’s own CPU at zero`
-    );
-  });
   return (
     'The machine’s CPU per new event, every process on it (the consumer, PostgreSQL, RabbitMQ, the bench’s ' +
     `publisher, stand-ins and relay): ${parts.join('; ')}.`
