@@ -1,5 +1,6 @@
 // Texts in one locale: the catalog of its language, dates and day counts formatted by Intl for the locale.
 import { fillMessage, statusText } from '../../notifications/catalogText.js';
+import { keptPerKey } from '../../notifications/keptPerKey.js';
 import { catalogLanguage } from '../../notifications/languages.js';
 import { CATALOGS, type MessageKey } from './catalogs.js';
 
@@ -17,21 +18,12 @@ export interface Messages {
 }
 
 // Building the Intl formatters is most of what rendering an email costs, and they keep no state: one
-// Messages per tag and fallback serves every email. Tags come from mail_recipient and MAIL_LOCALE, so there are
-// few; the cap only keeps a stray variety of them from growing the cache.
-const MESSAGES_CACHE_SIZE = 100;
-const cache = new Map<string, Messages>();
+// Messages per tag and fallback serves every email.
+const messagesPer = keptPerKey<Messages>(100);
 
 /** Texts for `tag`; a tag without a catalog falls back to `fallback`, which must have one (config checks). */
 export function messagesFor(tag: string, fallback: string): Messages {
-  const key = `${tag}\n${fallback}`;
-  let messages = cache.get(key);
-  if (messages === undefined) {
-    if (cache.size >= MESSAGES_CACHE_SIZE) cache.clear();
-    messages = Object.freeze(buildMessages(tag, fallback));
-    cache.set(key, messages);
-  }
-  return messages;
+  return messagesPer(`${tag}\n${fallback}`, () => Object.freeze(buildMessages(tag, fallback)));
 }
 
 function buildMessages(tag: string, fallback: string): Messages {
