@@ -37,7 +37,7 @@ export function smtpTransport(smtpUrl: string): MailTransport {
   const transporter = nodemailer.createTransport(url.toString());
   return {
     async send(mail) {
-      // The message, composed whole, leaves in one socket write. A relay that refuses every recipient fails the
+      // The message, composed whole, is handed over as one chunk. A relay that refuses every recipient fails the
       // send; one that refuses some takes the message for the rest.
       const info: { rejectedErrors?: unknown[] } = await transporter.sendMail(composed(mail));
       return { refused: (info.rejectedErrors ?? []).map((err) => errorFields(err)) };

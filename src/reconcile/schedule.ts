@@ -1,7 +1,8 @@
 // Runs reconciliation on a timer: every RECONCILE_INTERVAL, each family in turn, in the mode its mark calls for
 // (chooseMode.ts). A family busy on another instance is left to it; a failed run (logged where runs end) is
 // followed by the next turn from the mark, so an interval missed while the service was down or S/4HANA failed is
-// caught up, never skipped. The first turn comes one interval after start, so that starting instances do not all read at once.
+// caught up, never skipped. The first turn comes one interval after start, so that starting instances do not all
+// read at once.
 import type { Logger } from 'pino';
 import type { ReconcileFamily } from './collection.js';
 import type { ReconcileRunner } from './runner.js';
