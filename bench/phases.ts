@@ -219,12 +219,14 @@ export async function steadyPhase(
     .map((event) => (times.get(event.id) as number) - (event.publishedAt ?? Number.NaN))
     .sort((a, b) => a - b);
   const p99Ms = percentile(latencies, 0.99);
+  const split = latencySplit(load.measured, times, handledTimes(consumer.logFile), p99Ms);
+  const spans = traced === undefined ? undefined : spanSplit(traced.takeSpans(), load.measured, times, p99Ms);
   return {
     p50Ms: percentile(latencies, 0.5),
     p99Ms,
     maxMs: latencies[latencies.length - 1] ?? Number.NaN,
-    ...where(load.measured, times, handledTimes(consumer.logFile), p99Ms),
-    ...spanFigures(traced?.takeSpans(), load.measured, times, p99Ms),
+    ...(split === undefined ? {} : { split }),
+    ...(spans === undefined ? {} : { spans }),
     peakRssMb: stopped.peakRssBytes / 2 ** 20,
     ...(held === undefined ? {} : { pgHeldMs: spread(held).median }),
   };
@@ -242,12 +244,13 @@ function handledTimes(logFile: string): Map<string, { endMs: number; ms: number 
   return handled;
 }
 
-function where(
+/** Publish to commit taken apart at the moment the service took each event (LatencySplit). */
+function latencySplit(
   events: BenchEvent[],
   commits: Map<string, number>,
   handled: Map<string, { endMs: number; ms: number }>,
   p99Ms: number,
-): { split?: { all: LatencySplit; slowest: LatencySplit } } {
+): { all: LatencySplit; slowest: LatencySplit } | undefined {
   const parts = events.flatMap((event) => {
     const commit = commits.get(event.id);
     const done = handled.get(event.id);
@@ -257,12 +260,7 @@ function where(
       { total: commit - event.publishedAt, waitMs: taken - event.publishedAt, toCommitMs: commit - taken },
     ];
   });
-  if (parts.length === 0) return {};
-  const median = (list: typeof parts): LatencySplit => ({
-    waitMs: spread(list.map((p) => p.waitMs)).median,
-    toCommitMs: spread(list.map((p) => p.toCommitMs)).median,
-  });
-  return { split: { all: median(parts), slowest: median(parts.filter((p) => p.total >= p99Ms)) } };
+  return parts.length === 0 ? undefined : medians(parts, ['waitMs', 'toCommitMs'], p99Ms);
 }
 
 /**
@@ -304,21 +302,17 @@ function spanSplit(
     ];
   });
   if (parts.length === 0) return undefined;
-  const median = (list: typeof parts): SpanParts => ({
-    toCheckMs: spread(list.map((p) => p.toCheckMs)).median,
-    checkMs: spread(list.map((p) => p.checkMs)).median,
-    toTransactionMs: spread(list.map((p) => p.toTransactionMs)).median,
-    transactionMs: spread(list.map((p) => p.transactionMs)).median,
-  });
-  return { events: parts.length, all: median(parts), slowest: median(parts.filter((p) => p.total >= p99Ms)) };
+  const keys: Array<keyof SpanParts> = ['toCheckMs', 'checkMs', 'toTransactionMs', 'transactionMs'];
+  return { events: parts.length, ...medians(parts, keys, p99Ms) };
 }
 
-function spanFigures(
-  spans: ExportedSpan[] | undefined,
-  events: BenchEvent[],
-  commits: Map<string, number>,
+/** Each part's median over every event and over the slowest 1 % (publish to commit at or above the p99). */
+function medians<K extends string>(
+  parts: Array<{ total: number } & Record<K, number>>,
+  keys: K[],
   p99Ms: number,
-): { spans?: SpanSplit } {
-  const split = spans === undefined ? undefined : spanSplit(spans, events, commits, p99Ms);
-  return split === undefined ? {} : { spans: split };
+): { all: Record<K, number>; slowest: Record<K, number> } {
+  const of = (list: typeof parts) =>
+    Object.fromEntries(keys.map((key) => [key, spread(list.map((p) => p[key])).median])) as Record<K, number>;
+  return { all: of(parts), slowest: of(parts.filter((p) => p.total >= p99Ms)) };
 }

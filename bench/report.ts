@@ -113,7 +113,7 @@ export function steadyLine(results: BenchResults): string | undefined {
   const steady = results.runs.flatMap((run) => (run.steady ? [run.steady] : []));
   const first = steady[0];
   if (first === undefined) return undefined;
-  const figure = (value: (s: SteadyRun) => number) => showSpread(spread(steady.map(value)));
+  const figure = steadyFigure(steady);
   const held = spread(steady.map((s) => s.pgHeldMs ?? Number.NaN));
   const relay = Number.isNaN(held.median) ? '' : ` (the relay held ${showSpread(held)} ms per chunk)`;
   return (
@@ -123,11 +123,16 @@ export function steadyLine(results: BenchResults): string | undefined {
   );
 }
 
+/** Prints a figure of the steady windows as median and range; a window that did not measure it is left out. */
+function steadyFigure(steady: SteadyRun[]) {
+  return (value: (s: SteadyRun) => number | undefined) =>
+    showSpread(spread(steady.map((s) => value(s) ?? Number.NaN)));
+}
+
 /** Where the time went, as LatencySplit measures it. */
 function splitText(steady: SteadyRun[]): string {
   if (steady.every((s) => s.split === undefined)) return '';
-  const figure = (value: (s: SteadyRun) => number | undefined) =>
-    showSpread(spread(steady.map((s) => value(s) ?? Number.NaN)));
+  const figure = steadyFigure(steady);
   return (
     ` Until the service took the event, then to its commit: ${figure((s) => s.split?.all.waitMs)} + ` +
     `${figure((s) => s.split?.all.toCommitMs)} ms for the median event, ${figure((s) => s.split?.slowest.waitMs)} + ` +
@@ -139,8 +144,7 @@ function splitText(steady: SteadyRun[]): string {
 /** A traced steady window's parts (SpanSplit), for the median event and the slowest 1 %. */
 function spanText(steady: SteadyRun[]): string {
   if (steady.every((s) => s.spans === undefined)) return '';
-  const figure = (value: (s: SteadyRun) => number | undefined) =>
-    showSpread(spread(steady.map((s) => value(s) ?? Number.NaN)));
+  const figure = steadyFigure(steady);
   const parts = (of: 'all' | 'slowest') =>
     `${figure((s) => s.spans?.[of].toCheckMs)} to the identity check, ${figure((s) => s.spans?.[of].checkMs)} in ` +
     `it, ${figure((s) => s.spans?.[of].toTransactionMs)} to the transaction (the read, the turn), ` +
