@@ -82,6 +82,22 @@ describe('an email composed whole', () => {
     expect(raw).toContain('To: flotte@xn--mller-kva.example\r\n');
   });
 
+  it('gives each address list its own envelope and header, the same every time it is asked again', () => {
+    const first = composeEmail(email, date);
+    // What a caller does with one email's envelope does not reach the next email's.
+    first.envelope.to.push('intruder@elsewhere.example');
+    const again = composeEmail(email, date);
+    expect(again.envelope.to).toEqual(email.to);
+    expect(again.raw).toBe(composeEmail(email, date).raw);
+    // Another list, or another sender, is its own key.
+    const other = composeEmail({ ...email, to: ['fleet@customer.example'] }, date);
+    expect(other.envelope.to).toEqual(['fleet@customer.example']);
+    expect(other.raw).toContain('To: fleet@customer.example\r\n');
+    const sender = composeEmail({ ...email, from: 'Other <other@fleet.example>' }, date);
+    expect(sender.envelope.from).toBe('other@fleet.example');
+    expect(sender.raw).toContain('From: Other <other@fleet.example>\r\n');
+  });
+
   it('refuses an email without a recipient address for good', () => {
     expect(() => composeEmail({ ...email, to: [] }, date)).toThrow(PermanentError);
     expect(() => composeEmail({ ...email, to: [''] }, date)).toThrow(/recipient/);
