@@ -6,9 +6,9 @@ import { scrubAddresses } from './telemetry/scrubAddresses.js';
 // An error we cannot classify is treated as transient; the delivery limit keeps it from looping forever.
 //
 // Code of this service that knows the kind of its own failure says so: it throws one of the two classes below,
-// with the underlying error as `cause`. The tables further down are for foreign errors only (pg, nodemailer,
-// sockets, the SAP Cloud SDK), whose kind can only be read from the fields those libraries set. A stated kind
-// always wins over the fields, so a status added to an error for its log line cannot change its fate.
+// with the underlying error as `cause`. The tables further down are for foreign errors only (pg, sockets, the
+// SAP Cloud SDK), whose kind can only be read from the fields those libraries set. A stated kind always wins
+// over the fields, so a status added to an error for its log line cannot change its fate.
 
 export type FailureKind = 'transient' | 'permanent';
 
@@ -57,7 +57,6 @@ const MAX_CAUSE_DEPTH = 8;
 
 interface ErrorFields {
   code?: unknown;
-  responseCode?: unknown;
   status?: unknown;
   response?: { status?: unknown };
   cause?: unknown;
@@ -68,9 +67,7 @@ export function classify(err: unknown, depth = 0): FailureKind {
   if (err instanceof TransientError) return 'transient';
   if (err instanceof PermanentError) return 'permanent';
   if (typeof err !== 'object' || err === null) return 'transient';
-  const { code, responseCode, status, response, cause } = err as ErrorFields;
-  // SMTP replies (nodemailer's responseCode): 4xx asks to try later, 5xx refuses for good.
-  if (typeof responseCode === 'number') return responseCode >= 500 ? 'permanent' : 'transient';
+  const { code, status, response, cause } = err as ErrorFields;
   if (typeof code === 'string') {
     if (RETRYABLE_SQLSTATES.has(code) || code.startsWith('08')) return 'transient';
     // Class 22, data exception: the same data fails the same way on every try.

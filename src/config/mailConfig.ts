@@ -1,5 +1,6 @@
 // How the notification email is sent, from whom, to whom and in which language.
 import { catalogLanguage, LANGUAGES } from '../notifications/languages.js';
+import { smtpSettings } from '../notifications/smtpSettings.js';
 import type { EnvReader } from './envReader.js';
 
 /** How mail leaves: by SMTP, or as .eml files written to a directory (local runs, the demo). */
@@ -21,8 +22,10 @@ export function mailConfig(read: EnvReader): MailSettings {
   const smtpUrl = read.optional('SMTP_URL');
   const dir = read.optional('MAIL_DIR');
   let transport: MailTransportSettings = { kind: 'directory', dir: '' };
-  if (smtpUrl !== undefined && dir === undefined) transport = { kind: 'smtp', url: smtpUrl };
-  else if (dir !== undefined && smtpUrl === undefined) transport = { kind: 'directory', dir };
+  if (smtpUrl !== undefined && dir === undefined) {
+    transport = { kind: 'smtp', url: smtpUrl };
+    problems.push(...smtpSettings(smtpUrl).problems);
+  } else if (dir !== undefined && smtpUrl === undefined) transport = { kind: 'directory', dir };
   else problems.push('set exactly one of SMTP_URL (send by SMTP) and MAIL_DIR (write .eml files)');
   const from = read.text('MAIL_FROM', 'fleet-order-notifier@localhost');
   const to = read.list('MAIL_TO');

@@ -40,9 +40,9 @@ type Log = MailSenderOptions['logger'];
 /** wake(): called after a commit that queued mail. */
 export type MailSender = LeasedLoop;
 
-// Four per connection of the pooled SMTP transport (4, mailTransport.ts): each connection has its next emails
-// at hand, and claims come once half the slots are free, so one claim serves eight sends (fewer slots, claimed
-// fewer at a time, cost more CPU per email). A slot is the SMTP conversation only: the
+// Four per connection of the SMTP transport (4, smtpSettings.ts): each connection has its next email at hand to
+// pipeline behind the one it sends, and claims come once half the slots are free, so one claim serves eight sends
+// (fewer slots, claimed fewer at a time, cost more CPU per email). A slot is the SMTP conversation only: the
 // `sent` mark after it runs beside the next send. Many more would only wait in the transport's queue, holding
 // mail another instance could send now.
 const DEFAULT_CONCURRENCY = 16;

@@ -1,5 +1,5 @@
 // What a log line carries of an error, chosen field by field. Outbound clients hang personal data and
-// credentials on their errors: nodemailer the refused addresses (`rejected`, `rejectedErrors`, `envelope`) and the
+// credentials on their errors: SMTP errors the refused addresses (`rejected`) and the
 // relay's reply (`response`), HTTP clients the request's headers and the answer's body, pg the row's values
 // (`detail`). A library's whole error object never reaches a log line; this module picks what may.
 import { classify, type FailureKind } from '../errors.js';
@@ -11,7 +11,7 @@ export interface ErrorFields {
   kind: FailureKind;
   /** The message with every address removed. */
   message: string;
-  /** A library's code: a SQLSTATE, a socket code, nodemailer's `EENVELOPE`… */
+  /** A library's code: a SQLSTATE, a socket code, the SMTP client's `EENVELOPE`… */
   code?: string;
   /** The SMTP reply code of the relay's refusal. */
   responseCode?: number;
@@ -63,7 +63,7 @@ export function errorFields(err: unknown, depth = 0): ErrorFields {
   };
   if (typeof e.code === 'string' || typeof e.code === 'number') fields.code = String(e.code);
   if (typeof e.responseCode === 'number') fields.responseCode = e.responseCode;
-  // nodemailer's `response` is the relay's reply line: only its enhanced status is kept, the text names addresses.
+  // An SMTP error's `response` is the relay's reply: only its enhanced status is kept, the text names addresses.
   const enhanced = typeof e.response === 'string' ? ENHANCED_STATUS.exec(e.response)?.[1] : undefined;
   if (enhanced !== undefined) fields.enhancedStatus = enhanced;
   if (typeof e.command === 'string') fields.command = e.command;

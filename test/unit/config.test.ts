@@ -119,6 +119,12 @@ describe('configuration', () => {
     expect(config.salesOrder).toEqual({ portalOrderUrl: url });
   });
 
+  it('refuses an SMTP_URL with a parameter the transport does not take, at start', () => {
+    expect(problemsOf({ ...local, SMTP_URL: 'smtp://relay.example?maxConnections=two' })).toEqual([
+      'SMTP_URL\'s maxConnections must be a number of at least 1, got "two"',
+    ]);
+  });
+
   it('refuses a MAIL_LOCALE without a catalog and a PORTAL_ORDER_URL without {salesOrder} or http(s)', () => {
     expect(problemsOf({ ...local, MAIL_LOCALE: 'fr' })).toEqual([
       'MAIL_LOCALE must be a language tag of en, de (e.g. de or de-AT), got "fr"',

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { classify, failureReason, PermanentError, TransientError } from '../../src/errors.js';
+import { refusal } from '../../src/notifications/smtpConnection.js';
 
 const withCode = (code: string) => Object.assign(new Error(code), { code });
 const httpError = (status: number) => Object.assign(new Error(`HTTP ${status}`), { response: { status } });
-const smtpError = (responseCode: number) =>
-  Object.assign(new Error(`SMTP ${responseCode}`), { responseCode });
+const smtpError = (code: number) =>
+  refusal('the relay refused the message', 'EMESSAGE', 'DATA', { code, text: `${code} refused` });
 
 describe('classify', () => {
   it.each([
