@@ -19,8 +19,6 @@ export interface AmqpConsumerOptions {
   amqp: AmqpSettings;
   handle: HandleEvent;
   logger: Logger;
-  /** Whether the service was busy since the last call (busySince.ts): the adaptive window shrinks only then. */
-  busy: () => boolean;
   onReconnect?: () => void;
 }
 
@@ -40,8 +38,7 @@ export function createAmqpConsumer(options: AmqpConsumerOptions): AmqpConsumer {
   const { logger, handle } = options;
   const { prefetch } = options.amqp;
   // One for the consumer's life, so that what it learned outlives a reconnect.
-  const window =
-    prefetch === undefined ? adaptiveWindow(() => performance.now(), options.busy) : fixedWindow(prefetch);
+  const window = prefetch === undefined ? adaptiveWindow(() => performance.now()) : fixedWindow(prefetch);
   const inFlight = new Set<Promise<void>>();
   // Aborting ends retry waits at once, so in-flight messages are released quickly on shutdown.
   const stopping = new AbortController();

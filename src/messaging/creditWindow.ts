@@ -7,10 +7,6 @@
 // lengthens holds), it shrinks. Between the two lies a dead band, and both measures are smoothed, so noise does
 // not make it oscillate. It learns only while the window is full: with no backlog, the window bounds nothing.
 //
-// Holds can also grow with the window while nothing is busy: batched reads make a message wait for a read slot
-// while its batch grows, and a larger batch raises the rate. So holds count as waiting only while the service is
-// busy (its event loop, or callers queued for a database connection); while it is not, a full window grows.
-//
 // Measuring costs nothing per message: the mean hold time is the area under the count of held messages over a
 // sample divided by the messages settled in it (Little's law again), so no message carries a timestamp. A sample
 // is one turn of the window (as many settles as the window), or a second if that comes first.
@@ -32,14 +28,13 @@ const WINDOW_INITIAL = 50;
 const HELD_BYTES_BUDGET = 50 * 1024 * 1024;
 
 /** The window the consumer uses without AMQP_PREFETCH. */
-export function adaptiveWindow(now: () => number, busy: () => boolean): CreditWindow {
+export function adaptiveWindow(now: () => number): CreditWindow {
   return creditWindow({
     floor: WINDOW_FLOOR,
     ceiling: WINDOW_CEILING,
     initial: WINDOW_INITIAL,
     heldBytesBudget: HELD_BYTES_BUDGET,
     now,
-    busy,
   });
 }
 
@@ -64,8 +59,6 @@ export interface CreditWindowOptions {
   heldBytesBudget: number;
   /** Milliseconds, monotonic. */
   now: () => number;
-  /** Whether the service was busy since the last call: asked once a sample of a full window. */
-  busy: () => boolean;
 }
 
 /** The window may stay while the rate needs more than this share of it (less than a tenth only waits)... */
@@ -160,7 +153,7 @@ export function creditWindow(options: CreditWindowOptions): CreditWindow {
       return;
     }
     const needed = rate * baseHold;
-    if (needed > GROW_ABOVE * window || !options.busy()) window += Math.ceil(window * STEP);
+    if (needed > GROW_ABOVE * window) window += Math.ceil(window * STEP);
     else if (needed < SHRINK_BELOW * window) window -= Math.ceil(window * STEP);
   }
 

@@ -13,7 +13,6 @@ import { createNoAuth, createXsuaaAuth } from '../http/auth.js';
 import { createHealthCheck } from '../http/health.js';
 import { createRetention, type Retention } from '../maintenance/retention.js';
 import { type AmqpConsumer, createAmqpConsumer } from '../messaging/amqpConsumer.js';
-import { busySince } from '../messaging/busySince.js';
 import { ensureEventMeshQueue } from '../messaging/eventMeshSetup.js';
 import type { MailSender } from '../notifications/mailSender.js';
 import type { PortalSender } from '../portal/portalSender.js';
@@ -136,7 +135,6 @@ export async function buildService(
           amqp: config.amqp,
           handle,
           logger: logger.child({ component: 'amqp' }),
-          busy: busySince(() => pool.waitingCount > 0),
           onReconnect: metrics.reconnect,
         });
 

@@ -75,7 +75,6 @@ describe('flow control', () => {
       amqp,
       handle: handler.handle,
       logger,
-      busy: () => false,
     });
     consumer.start();
     try {
@@ -105,7 +104,6 @@ describe('flow control', () => {
       amqp: settings({ AMQP_PREFETCH: '30' }),
       handle: service.handle,
       logger,
-      busy: () => service.mode === 'busyDatabase',
     });
     service.window = consumer.creditWindow;
     consumer.start();
@@ -141,7 +139,6 @@ describe('flow control', () => {
       amqp: settings({}),
       handle: service.handle,
       logger,
-      busy: () => service.mode === 'busyDatabase',
       onReconnect: () => {
         reconnects += 1;
       },
