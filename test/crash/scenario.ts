@@ -276,7 +276,8 @@ function planPhase(
   ];
   for (const aim of aims) {
     actions.push({
-      atMs: random.int(100, windowMs + 1500),
+      // The mail moment needs emails still to come: while the phase still publishes.
+      atMs: random.int(100, aim === 'mail' ? windowMs : windowMs + 1500),
       kind: 'terminate sessions',
       pick: 0,
       pauseMs: 0,
