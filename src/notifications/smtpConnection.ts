@@ -17,8 +17,6 @@ export interface SmtpConnection {
   exchange(text: string, replies: number): Promise<Reply>[];
   /** The relay takes a group of commands without waiting for each reply. */
   readonly pipelining: boolean;
-  /** The relay takes addresses with non-ASCII local parts. */
-  readonly smtpUtf8: boolean;
   /** The socket is gone or going: no reply will come. */
   readonly closed: boolean;
   /** Says goodbye and ends the session. */
@@ -57,7 +55,6 @@ const MAX_PENDING_TEXT = 64 * 1024;
 
 class Session implements SmtpConnection {
   pipelining = false;
-  smtpUtf8 = false;
   startTls = false;
   authMechanisms: string[] = [];
   closed = false;
@@ -257,7 +254,6 @@ async function hello(session: Session, settings: SmtpSettings): Promise<void> {
     .slice(1)
     .map((line) => line.slice(4).toUpperCase());
   session.pipelining = extensions.includes('PIPELINING');
-  session.smtpUtf8 = extensions.includes('SMTPUTF8');
   session.startTls = extensions.includes('STARTTLS');
   const auth = extensions.find((extension) => /^AUTH[ =]/.test(extension));
   session.authMechanisms = auth === undefined ? [] : auth.slice(5).split(/\s+/);

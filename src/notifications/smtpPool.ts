@@ -30,11 +30,20 @@ interface Job {
   requeued: boolean;
 }
 
+/** The relay's replies to an envelope; `data` is missing where no recipient was taken and DATA never sent. */
+interface EnvelopeReplies {
+  mail: Reply;
+  recipients: Reply[];
+  data?: Reply;
+}
+
 /** A job whose envelope went out behind the last message, with the replies the relay owes for it. */
 interface Pipelined {
   job: Job;
-  replies: Promise<Reply[]>;
+  replies: Promise<EnvelopeReplies>;
 }
+
+const closedError = () => smtpError('transient', 'the mail transport is closed', { code: 'ECONNECTION' });
 
 export function smtpPool(settings: SmtpSettings): SmtpPool {
   const queue: Job[] = [];
@@ -81,7 +90,7 @@ export function smtpPool(settings: SmtpSettings): SmtpPool {
     let connection: SmtpConnection | undefined;
     let sent = 0;
     let job: Job | undefined = first;
-    let owed: Promise<Reply[]> | undefined;
+    let owed: Promise<EnvelopeReplies> | undefined;
     while (job !== undefined) {
       if (connection === undefined || (connection.closed && owed === undefined)) {
         try {
@@ -112,36 +121,28 @@ export function smtpPool(settings: SmtpSettings): SmtpPool {
   async function transact(
     connection: SmtpConnection,
     job: Job,
-    owed: Promise<Reply[]> | undefined,
+    owed: Promise<EnvelopeReplies> | undefined,
     takeNext: () => Job | undefined,
   ): Promise<Pipelined | undefined> {
     let written = false;
     let pipelined: Pipelined | undefined;
     try {
       const { envelope } = job;
-      const replies = await (owed ?? envelopeReplies(connection, envelope));
-      const [mail, ...rest] = replies;
-      if (mail === undefined || !positive(mail)) {
-        throw refusal('the relay refused the sender', 'EENVELOPE', 'MAIL FROM', mail ?? noReply);
-      }
-      const refused: Error[] = [];
-      const rejected: string[] = [];
-      envelope.to.forEach((address, i) => {
-        const reply = rest[i];
-        if (reply !== undefined && positive(reply)) return;
-        rejected.push(address);
-        refused.push(refusal('the relay refused a recipient', 'EENVELOPE', 'RCPT TO', reply ?? noReply));
-      });
-      const data = rest[envelope.to.length];
-      if (data?.code !== 354 || rejected.length === envelope.to.length) {
+      const { mail, recipients, data } = await (owed ?? envelopeReplies(connection, envelope));
+      if (!positive(mail)) throw refusal('the relay refused the sender', 'EENVELOPE', 'MAIL FROM', mail);
+      const refused = recipients.flatMap((reply, i) =>
+        positive(reply) ? [] : [{ address: envelope.to[i] as string, reply }],
+      );
+      const everyRecipient = refused.length === envelope.to.length;
+      if (data === undefined || data.code !== 354 || everyRecipient) {
         if (data?.code === 354) {
           // A relay that opened DATA with no recipient: an empty message ends it, delivered to nobody.
           await Promise.all(connection.exchange('.\r\n', 1));
         }
         // The relay may still hold the sender: clear it for the next message.
         await Promise.all(connection.exchange('RSET\r\n', 1));
-        if (rejected.length === envelope.to.length) throw everyRecipientRefused(refused, rejected);
-        throw refusal('the relay refused DATA', 'EENVELOPE', 'DATA', data ?? noReply);
+        if (everyRecipient || data === undefined) throw everyRecipientRefused(refused);
+        throw refusal('the relay refused DATA', 'EENVELOPE', 'DATA', data);
       }
       const next = takeNext();
       const text = dotStuffed(job.message) + (next === undefined ? '' : envelopeText(next.envelope));
@@ -151,13 +152,17 @@ export function smtpPool(settings: SmtpSettings): SmtpPool {
         1 + (next === undefined ? 0 : next.envelope.to.length + 2),
       );
       if (next !== undefined) {
-        pipelined = { job: next, replies: Promise.all(nextReplies) };
+        pipelined = { job: next, replies: Promise.all(nextReplies).then(byCommand) };
         // Awaited by the next turn; a connection that dies before then must not make it an unhandled rejection.
         pipelined.replies.catch(() => {});
       }
       const reply = await (end as Promise<Reply>);
       if (!positive(reply)) throw refusal('the relay refused the message', 'EMESSAGE', 'DATA', reply);
-      job.resolve({ refused });
+      job.resolve({
+        refused: refused.map(({ reply }) =>
+          refusal('the relay refused a recipient', 'EENVELOPE', 'RCPT TO', reply),
+        ),
+      });
     } catch (err) {
       if (!written && connection.closed && !job.requeued && !closed) {
         job.requeued = true;
@@ -169,25 +174,19 @@ export function smtpPool(settings: SmtpSettings): SmtpPool {
 
   return {
     send(envelope, message) {
-      if (closed) {
-        return Promise.reject(
-          smtpError('transient', 'the mail transport is closed', { code: 'ECONNECTION' }),
-        );
-      }
+      if (closed) return Promise.reject(closedError());
       return new Promise((resolve, reject) =>
         dispatch({ envelope, message, resolve, reject, requeued: false }),
       );
     },
     close() {
       closed = true;
-      const err = smtpError('transient', 'the mail transport is closed', { code: 'ECONNECTION' });
+      const err = closedError();
       for (const job of queue.splice(0)) job.reject(err);
       for (const waiting of idle.splice(0)) waiting(undefined);
     },
   };
 }
-
-const noReply: Reply = { code: 0, text: '' };
 
 function positive(reply: Reply): boolean {
   return reply.code >= 200 && reply.code < 300;
@@ -197,25 +196,32 @@ function positive(reply: Reply): boolean {
  * MAIL FROM, every RCPT TO and DATA: in one piece where the relay pipelines; else one by one, the recipients only
  * after a sender it took, DATA only after a recipient it took.
  */
-async function envelopeReplies(connection: SmtpConnection, envelope: Envelope): Promise<Reply[]> {
+async function envelopeReplies(connection: SmtpConnection, envelope: Envelope): Promise<EnvelopeReplies> {
   if (connection.pipelining) {
-    return Promise.all(connection.exchange(envelopeText(envelope), envelope.to.length + 2));
+    return byCommand(await Promise.all(connection.exchange(envelopeText(envelope), envelope.to.length + 2)));
   }
-  const lines = envelopeText(envelope).split(/(?<=\r\n)/);
-  const replies: Reply[] = [];
-  for (const line of lines) {
-    const isData = line === 'DATA\r\n';
-    if (replies.length === 1 && !positive(replies[0] as Reply)) break;
-    if (isData && !replies.slice(1).some(positive)) break;
-    replies.push(await (connection.exchange(line, 1)[0] as Promise<Reply>));
-  }
-  return replies;
+  const one = (line: string) => connection.exchange(`${line}\r\n`, 1)[0] as Promise<Reply>;
+  const mail = await one(`MAIL FROM:<${envelope.from}>${smtpUtf8(envelope)}`);
+  if (!positive(mail)) return { mail, recipients: [] };
+  const recipients: Reply[] = [];
+  for (const address of envelope.to) recipients.push(await one(`RCPT TO:<${address}>`));
+  return recipients.some(positive) ? { mail, recipients, data: await one('DATA') } : { mail, recipients };
 }
 
-function envelopeText({ from, to }: Envelope): string {
-  // Addresses with non-ASCII local parts need the relay's SMTPUTF8; a relay without it refuses them, for good.
-  const utf8 = /[^ -~]/.test(from + to.join('')) ? ' SMTPUTF8' : '';
-  return `MAIL FROM:<${from}>${utf8}\r\n${to.map((address) => `RCPT TO:<${address}>\r\n`).join('')}DATA\r\n`;
+/** An envelope's replies in the order they came: MAIL FROM, each RCPT TO, DATA. */
+function byCommand([mail, ...rest]: Reply[]): EnvelopeReplies {
+  return { mail: mail as Reply, recipients: rest.slice(0, -1), data: rest.at(-1) };
+}
+
+function envelopeText(envelope: Envelope): string {
+  const { from, to } = envelope;
+  const recipients = to.map((address) => `RCPT TO:<${address}>\r\n`).join('');
+  return `MAIL FROM:<${from}>${smtpUtf8(envelope)}\r\n${recipients}DATA\r\n`;
+}
+
+/** Addresses with non-ASCII local parts need the relay's SMTPUTF8; a relay without it refuses them, for good. */
+function smtpUtf8({ from, to }: Envelope): string {
+  return /[^ -~]/.test(from + to.join('')) ? ' SMTPUTF8' : '';
 }
 
 /** The message as DATA carries it: a line that starts with a dot gets another, and a lone dot ends it. */
@@ -225,12 +231,11 @@ function dotStuffed(message: string): string {
   return stuffed.endsWith('\r\n') ? `${stuffed}.\r\n` : `${stuffed}\r\n.\r\n`;
 }
 
-function everyRecipientRefused(refused: Error[], rejected: string[]): Error {
+function everyRecipientRefused(refused: Array<{ address: string; reply: Reply }>): Error {
   // A recipient refused for now (4xx) makes the whole refusal one for now: the message is tried again later.
-  const replies = refused.map((err) => err as Error & { responseCode?: number; response?: string });
-  const deciding = replies.find((err) => (err.responseCode ?? 0) < 500) ?? replies[replies.length - 1];
-  const reply = { code: deciding?.responseCode ?? 0, text: deciding?.response ?? '' };
+  const deciding = refused.find(({ reply }) => reply.code < 500) ?? refused[refused.length - 1];
+  const reply = deciding?.reply ?? { code: 0, text: '' };
   return Object.assign(refusal('the relay refused every recipient', 'EENVELOPE', 'RCPT TO', reply), {
-    rejected,
+    rejected: refused.map(({ address }) => address),
   });
 }

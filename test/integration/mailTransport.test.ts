@@ -266,6 +266,34 @@ describe('the SMTP transport and a relay’s ways', () => {
     }
   });
 
+  it('command by command, sends to the recipients a relay takes and fails an email whose every recipient it refuses', async () => {
+    const refuse: SMTPServerOptions['onRcptTo'] = (address, _session, callback) =>
+      address.address.startsWith('gone')
+        ? callback(Object.assign(new Error('5.1.1 Recipient address rejected'), { responseCode: 550 }))
+        : callback();
+    const server = await relay({ hidePIPELINING: true, disabledCommands: ['STARTTLS'], onRcptTo: refuse });
+    const transport = smtpTransport(server.url);
+    try {
+      const partial = await transport.send({ ...email(7), to: ['kept@fleet.example', 'gone@fleet.example'] });
+      expect(partial.refused).toEqual([
+        expect.objectContaining({ code: 'EENVELOPE', responseCode: 550, command: 'RCPT TO' }),
+      ]);
+      await expect(transport.send({ ...email(8), to: ['gone@fleet.example'] })).rejects.toMatchObject({
+        name: 'PermanentError',
+        code: 'EENVELOPE',
+        responseCode: 550,
+        rejected: ['gone@fleet.example'],
+      });
+      // The relay still takes the next email on the same session: the refused envelope was reset.
+      await transport.send(email(9));
+      expect(server.received).toHaveLength(2);
+      expect(server.sessions()).toBe(1);
+    } finally {
+      transport.close();
+      await server.close();
+    }
+  });
+
   it('sends on a new connection, without failing the email, when the relay hung up on the idle one', async () => {
     const server = await relay({ disabledCommands: ['STARTTLS'] });
     const transport = smtpTransport(`${server.url}?maxConnections=1`);
