@@ -40,12 +40,13 @@ type Log = MailSenderOptions['logger'];
 /** wake(): called after a commit that queued mail. */
 export type MailSender = LeasedLoop;
 
-// Four per connection of the SMTP transport (4, smtpSettings.ts): each connection has its next email at hand to
-// pipeline behind the one it sends, and claims come once half the slots are free, so one claim serves eight sends
-// (fewer slots, claimed fewer at a time, cost more CPU per email). A slot is the SMTP conversation only: the
-// `sent` mark after it runs beside the next send. Many more would only wait in the transport's queue, holding
-// mail another instance could send now.
-const DEFAULT_CONCURRENCY = 16;
+// Eight per connection of the SMTP transport (4, smtpSettings.ts): each connection has its next emails at hand to
+// pipeline behind the one it sends, and claims come once half the slots are free, so one claim serves sixteen
+// sends. With the database a round trip away, a connection that has sent its share waits for the next claim: fewer
+// slots leave the connections idle between claims, and claims come more often. A slot is the SMTP
+// conversation only: the `sent` mark after it runs beside the next send. Many more would only wait in the
+// transport's queue, holding mail another instance could send now.
+const DEFAULT_CONCURRENCY = 32;
 // A failed `sent` mark is retried for a few seconds (a failover, a dropped connection): well inside the default
 // lease, so the mark usually lands before any other instance could claim the email again.
 const MARK_RETRY: RetryPolicy = { attempts: 6, baseDelayMs: 250, maxDelayMs: 4000 };
