@@ -5,10 +5,12 @@
 // AsyncLocalStorage, hooks every promise and async resource of the process (docs/performance.md, Tracing).
 import {
   type Context,
+  INVALID_SPAN_CONTEXT,
   type Link,
   propagation,
   ROOT_CONTEXT,
   type Span,
+  type SpanContext,
   type SpanOptions,
   SpanStatusCode,
   TraceFlags,
@@ -45,6 +47,10 @@ export interface Tracing {
 }
 
 const tracer = trace.getTracer('fleet-order-notifier');
+/** What work runs in when no span is started for it: a span that records nothing and starts nothing below it. */
+const UNTRACED = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+
+const isSampled = (context: SpanContext) => (context.traceFlags & TraceFlags.SAMPLED) === TraceFlags.SAMPLED;
 
 export async function startTracing(config: TracingConfig): Promise<Tracing> {
   const [sdk, { OTLPTraceExporter }, { resourceFromAttributes }, { W3CTraceContextPropagator }] =
@@ -98,7 +104,7 @@ export function samplerOf(
       const sampler =
         linked === undefined || trace.getSpanContext(context) !== undefined
           ? configured
-          : (linked.traceFlags & TraceFlags.SAMPLED) === TraceFlags.SAMPLED
+          : isSampled(linked)
             ? on
             : off;
       return sampler.shouldSample(context, traceId, spanName, kind, attributes, links);
@@ -111,7 +117,8 @@ export function samplerOf(
  * Runs `work` in a new span under `parent`; a throw marks the span failed and is rethrown. `work` gets the
  * context to pass to the spans below this one: this span's, recorded or not, so that they follow its sampling
  * decision. Under a span that is not recorded (tracing off, or not sampled), `work` runs in that span and no
- * other is started.
+ * other is started; so it does, in a span that records nothing, for a span without a parent that follows an
+ * unsampled link.
  */
 export async function inSpan<T>(
   name: string,
@@ -126,6 +133,11 @@ export async function inSpan<T>(
   const above = trace.getSpan(parent);
   if (above !== undefined && !above.isRecording() && !above.spanContext().isRemote)
     return work(above, parent);
+  // Likewise a span without a parent that follows an unsampled link (the mail send of an unsampled delivery):
+  // samplerOf would decide it unsampled, after the SDK had built it.
+  const linked = options.links?.[0]?.context;
+  if (above === undefined && linked !== undefined && !isSampled(linked))
+    return work(UNTRACED, trace.setSpan(parent, UNTRACED));
   const span = tracer.startSpan(name, options, parent);
   try {
     return await work(span, trace.setSpan(parent, span));

@@ -16,12 +16,20 @@ let provider: sdk.NodeTracerProvider | undefined;
  * Registers a provider with `sampler` and loads src/telemetry/tracing.ts anew: its tracer is bound, once, to the provider
  * registered when the module loads, as in a service, which registers one provider for its life.
  */
-async function register(sampler: TracingConfig['sampler']) {
+async function register(sampler: TracingConfig['sampler'], asked: string[] = []) {
   vi.resetModules();
   const tracing = await import('../../src/telemetry/tracing.js');
   exporter = new sdk.InMemorySpanExporter();
+  const built = tracing.samplerOf(sdk, sampler);
   provider = new sdk.NodeTracerProvider({
-    sampler: tracing.samplerOf(sdk, sampler),
+    // Records the name of every span the SDK is asked to start.
+    sampler: {
+      shouldSample(...args: Parameters<sdk.Sampler['shouldSample']>) {
+        asked.push(args[2]);
+        return built.shouldSample(...args);
+      },
+      toString: () => built.toString(),
+    },
     spanProcessors: [new sdk.SimpleSpanProcessor(exporter)],
   });
   provider.register({ contextManager: null });
@@ -103,6 +111,24 @@ describe('OTEL_TRACES_SAMPLER', () => {
     expect(exported()).toEqual([]);
     // The unsampled decision is still stored, so that the email can follow it.
     expect(stored).toMatch(new RegExp(`^00-${PRODUCER}-[0-9a-f]{16}-00$`));
+  });
+
+  it('starts no span for the email of an unsampled delivery, and starts the one of a sampled delivery', async () => {
+    const asked: string[] = [];
+    const tracing = await register(DEFAULT_SAMPLER, asked);
+    await deliverAndSend(tracing, producer(tracing, '00'));
+    expect(asked).toEqual(['delivery']);
+    expect(exported()).toEqual([]);
+    await deliverAndSend(tracing, producer(tracing, '01'));
+    expect(asked.slice(1)).toEqual([
+      'delivery',
+      'identity check',
+      'S/4HANA read',
+      'GET',
+      'transaction',
+      'send mail',
+    ]);
+    expect(exported()).toEqual(EVERY_SPAN);
   });
 
   it('samples no delivery of its own at ratio 0, but follows a producer that sampled, email included', async () => {
