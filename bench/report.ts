@@ -223,7 +223,11 @@ export function tracingLine(results: BenchResults): string | undefined {
     `Service CPU per event draining ${number.format(first.events)} new events (S/4HANA ${first.s4LatencyMs} ms, ` +
     `PostgreSQL ${postgresLabel(first.pgDelayMs)}): ${figure((t) => t.cpuMicrosPerEvent)} µs untraced, ` +
     `${figure((t) => t.sampledCpuMicrosPerEvent ?? Number.NaN)} µs at the default sampling (parent-based, 0.1), ` +
-    `${figure((t) => t.tracedCpuMicrosPerEvent)} µs with every delivery traced (no target).${paired}`
+    `${figure((t) => t.tracedCpuMicrosPerEvent)} µs with every delivery traced (no target).${paired}` +
+    (first.spansPerEvent === undefined
+      ? ''
+      : ` The trace sink received ${figure((t) => t.spansPerEvent?.sampled ?? Number.NaN)} spans per event at the ` +
+        `default sampling and ${figure((t) => t.spansPerEvent?.every ?? Number.NaN)} with every delivery traced.`)
   );
 }
 

@@ -105,6 +105,8 @@ export interface TracingRun {
    * in runs before it was measured.
    */
   sampledCpuMicrosPerEvent?: number;
+  /** Spans the sink received per event drained, at the default sampling and with every delivery traced. */
+  spansPerEvent?: { sampled: number; every: number };
   /**
    * Untraced and sampled drains one right after the other, in µs per event, each pair in the other order than the
    * one before: what tracing at the default sampling costs is the median of the pairs' differences. Absent in runs

@@ -346,10 +346,15 @@ async function runAll(
     };
     type Setting = keyof typeof settings;
     const drained: Record<Setting, DrainFigures[]> = { off: [], sampled: [], every: [] };
+    // Spans the sink received per event drained, warm-up included: what a setting really samples.
+    const spans: Record<Setting, number[]> = { off: [], sampled: [], every: [] };
     const drain = async (setting: Setting) => {
       await prepare([...load.warmup, ...load.measured]);
       const name = `run${run}-tracing-${setting}-${drained[setting].length + 1}`;
-      return drainPhase(ctx, service(name, STEADY.pgDelayMs, settings[setting]), load);
+      otlp.keepSpans();
+      const figures = await drainPhase(ctx, service(name, STEADY.pgDelayMs, settings[setting]), load);
+      spans[setting].push(otlp.takeSpans().length / (load.warmup.length + 1 + load.measured.length));
+      return figures;
     };
     // The sampled drain's cost is small beside the spread between drains, so it is judged on pairs drained one
     // right after the other, each pair in the other order than the one before; every delivery traced, once.
@@ -372,6 +377,7 @@ async function runAll(
       cpuMicrosPerEvent: median('off'),
       tracedCpuMicrosPerEvent: median('every'),
       sampledCpuMicrosPerEvent: median('sampled'),
+      spansPerEvent: { sampled: spread(spans.sampled).median, every: spread(spans.every).median },
       pairs,
       peakRssMb: peak('off'),
       tracedPeakRssMb: peak('every'),

@@ -175,6 +175,13 @@ describe('the side-by-side figures and their targets', () => {
       met: true,
     });
     expect(tracingLine(results(paired))).toContain('in 3 pairs a run');
+    expect(tracingLine(results(paired))).not.toContain('trace sink');
+    const counted = [
+      { ...runs[0], tracing: { ...tracing, spansPerEvent: { sampled: 0.54, every: 5.07 } } } as RunResult,
+    ];
+    expect(tracingLine(results(counted))).toContain(
+      'The trace sink received 0.54 spans per event at the default sampling and 5.07 with every delivery traced.',
+    );
     const { sampledCpuMicrosPerEvent: _, ...beforeSampling } = tracing;
     expect(
       verdict(
