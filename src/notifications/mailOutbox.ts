@@ -33,11 +33,13 @@ export interface ClaimedMail {
   nextPending: boolean;
 }
 
-// Each conversation's oldest pending email is found by a scalar subquery, one probe of mail_outbox_pending_order
-// per candidate, not by NOT EXISTS: PostgreSQL turns that into an anti join, which on a table without statistics (a
-// new deployment's, or one whose backlog grew faster than autovacuum analyzes) it can plan as a loop over every
-// pending row for each candidate, just when a backlog needs draining. A scalar subquery is never turned into a
-// join, whatever the statistics say.
+// Both probes of a conversation walk mail_outbox_pending_order in its own order (family, key, id) from a row value:
+// the oldest pending email at or after the candidate's conversation, and the first pending email after the claimed
+// one, which is of the same conversation only if a newer email of it waits. No other index gives that order, so
+// the plan cannot read another, whatever the statistics: asked as `min(id)` or `exists` of the conversation, both
+// can be planned, on statistics taken while the outbox looked small, as walks of the primary key or of the unsent
+// rows, one pass over the whole backlog per email claimed. A scalar subquery, not NOT EXISTS, which PostgreSQL
+// turns into an anti join and can plan as a loop over every pending row for each candidate.
 export const CLAIM_DUE = `update mail_outbox m
      set attempts = m.attempts + 1, next_attempt_at = now() + make_interval(secs => $2::int),
        leased_by = $3::text
@@ -45,8 +47,10 @@ export const CLAIM_DUE = `update mail_outbox m
        select id from mail_outbox candidate
        where state = 'pending' and next_attempt_at <= now()
          and id = (
-           select min(oldest.id) from mail_outbox oldest
-           where oldest.family = candidate.family and oldest.key = candidate.key and oldest.state = 'pending'
+           select oldest.id from mail_outbox oldest
+           where oldest.state = 'pending' and (oldest.family, oldest.key) >= (candidate.family, candidate.key)
+           order by oldest.family, oldest.key, oldest.id
+           limit 1
          )
        order by next_attempt_at, id
        limit $1::int
@@ -55,10 +59,12 @@ export const CLAIM_DUE = `update mail_outbox m
      where m.id = due.id
      returning m.id::text as "id", m.family, m.key, m.content, m.recipients, m.message_id as "messageId",
        m.attempts, m.change, m.locale, m.in_reply_to as "inReplyTo", m.trace_parent as "traceParent",
-       exists (
-         select from mail_outbox newer
-         where newer.family = m.family and newer.key = m.key and newer.state = 'pending' and newer.id > m.id
-       ) as "nextPending"`;
+       coalesce((
+         select (newer.family, newer.key) = (m.family, m.key) from mail_outbox newer
+         where newer.state = 'pending' and (newer.family, newer.key, newer.id) > (m.family, m.key, m.id)
+         order by newer.family, newer.key, newer.id
+         limit 1
+       ), false) as "nextPending"`;
 
 /**
  * Claims up to `limit` due emails, each the oldest pending email of its conversation: a conversation whose older

@@ -5,6 +5,7 @@ import type pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   CLAIM_DUE,
+  type ClaimedMail,
   claimDue,
   claimDueInTransaction,
   markSent,
@@ -194,6 +195,54 @@ describe('claiming from a backlog that grew after the last analyze', () => {
           claimed = await claimDueInTransaction(client, 8, LEASE);
         });
         expect(claimed).toHaveLength(8);
+        expect(read).toBeLessThan(pending / 10);
+      } finally {
+        await client.query('rollback');
+      }
+    } finally {
+      client.release();
+      await fresh.drop();
+    }
+  });
+});
+
+describe('claiming on statistics taken while every pending email was of one order', () => {
+  it("reads each claimed email's order, not the backlog, and tells which have a newer email waiting", async () => {
+    // Autovacuum analyzed the outbox while one order's emails were all that was pending; then thousands of orders'
+    // emails came, and the connection kept the claim's generic plan. Asked by `min(id)` and `exists`, PostgreSQL
+    // planned both probes as walks of the primary key past every pending email.
+    const fresh = await createTestDatabase();
+    const client = await fresh.pool.connect();
+    try {
+      const pending = 4000;
+      const insert = (key: string, first: number, count: number) =>
+        client.query(
+          `insert into mail_outbox (family, key, content, recipients, message_id)
+           select 'salesOrder', ${key}, '{"portalStatus": "Open"}', array['fleet-manager@fleet.example'],
+             '<' || gen_random_uuid() || '@fleet.example>'
+           from generate_series($1::int, $1::int + $2::int - 1) n`,
+          [first, count],
+        );
+      await insert(`'SO0'`, 1, 60);
+      await client.query('analyze mail_outbox');
+      await client.query(`update mail_outbox set state = 'sent', sent_at = now()`);
+      // Two emails each for the first orders, one for the rest: the first eight claimed have a newer one waiting.
+      await insert(`'SO' || (n / 2)`, 2, 20);
+      await insert(`'SO' || n`, 100, pending);
+      await client.query('begin');
+      try {
+        await client.query('set local plan_cache_mode = force_generic_plan');
+        let claimed: ClaimedMail[] = [];
+        const read = await rowsRead(client, 'mail_outbox', async () => {
+          claimed = await claimDueInTransaction(client, 16, LEASE);
+        });
+        const orders = (first: number, count: number) =>
+          [...Array(count).keys()].map((n) => `SO${first + n}`);
+        expect(claimed.map((mail) => mail.key)).toEqual([...orders(1, 10), ...orders(100, 6)]);
+        expect(claimed.map((mail) => mail.nextPending)).toEqual([
+          ...Array(10).fill(true),
+          ...Array(6).fill(false),
+        ]);
         expect(read).toBeLessThan(pending / 10);
       } finally {
         await client.query('rollback');
