@@ -246,6 +246,36 @@ describe('reconciliation runs', () => {
     expect(await mark('salesOrder')).toBe(stamps[4]);
   });
 
+  it('records a failed run as failed when the database refuses the first try, as during a failover', async () => {
+    const effect = recordingPort();
+    const runs = runner(effect.port, db.pool, 2);
+    await run(runs, 'salesOrder', 'baseline');
+    // PostgreSQL refuses the first write of a failure (a serialization failure, as a failover's sessions see
+    // errors), then takes the next.
+    await db.pool.query(`
+      create sequence write_tries;
+      create function refuse_once() returns trigger language plpgsql as $$
+      begin
+        -- A sequence, as the refusal rolls back what its transaction wrote.
+        if nextval('write_tries') = 1 then
+          raise exception 'could not serialize access' using errcode = '40001';
+        end if;
+        return new;
+      end $$;
+      create trigger refuse_once before update on reconcile_run
+        for each row when (new.status = 'failed') execute function refuse_once();`);
+    setOrders(['501', '502', '503'], (i) => ago((30 - i) * MINUTE));
+    const n = s4.collectionLog().length;
+    s4.setCollectionFault((query) => (query.n === n + 1 ? 'error500' : 'ok'));
+    const failed = await run(runs, 'salesOrder');
+    expect(failed.status).toBe('failed');
+    expect((await db.pool.query('select last_value from write_tries')).rows).toEqual([{ last_value: '2' }]);
+    expect(await runRecord(failed.id)).toMatchObject({
+      status: 'failed',
+      errorText: expect.stringContaining('HTTP 500'),
+    });
+  });
+
   it('runs one run of a family at a time across instances; a second start is busy', async () => {
     const effect = recordingPort();
     const other = new pg.Pool({ connectionString: db.url, max: 4 });
