@@ -11,6 +11,12 @@ export interface RetryPolicy {
 export const DEFAULT_RETRY: RetryPolicy = { attempts: 4, baseDelayMs: 100, maxDelayMs: 2000 };
 
 /**
+ * A write that books what already happened (an email sent, a push answered, a run ended): tried for a few
+ * seconds, so that it outlasts a failover or a dropped connection, and well inside an outbox's lease.
+ */
+export const BOOKING_RETRY: RetryPolicy = { attempts: 6, baseDelayMs: 250, maxDelayMs: 4000 };
+
+/**
  * Runs `work` again after transient failures, waiting an exponentially growing, fully jittered delay
  * (so instances that failed together do not retry together). Permanent failures and the last transient
  * one are thrown. Stops waiting as soon as `signal` aborts (shutdown), throwing the last failure.

@@ -3,7 +3,7 @@
 import { classify, failureReason, PermanentError } from '../errors.js';
 import { createLeasedLoop, type LeasedLoop, type LeasedSenderOptions } from '../leasedOutbox/leasedLoop.js';
 import { whileBusy } from '../leasedOutbox/whileBusy.js';
-import { type RetryPolicy, retry } from '../retry.js';
+import { BOOKING_RETRY, retry } from '../retry.js';
 import { inSpan, linkTo, ROOT_CONTEXT, SpanKind } from '../telemetry/tracing.js';
 import { catalogLanguage } from './languages.js';
 import { type MailKind, mailKindOf } from './mailKind.js';
@@ -47,9 +47,6 @@ export type MailSender = LeasedLoop;
 // conversation only: the `sent` mark after it runs beside the next send. Many more would only wait in the
 // transport's queue, holding mail another instance could send now.
 const DEFAULT_CONCURRENCY = 32;
-// A failed `sent` mark is retried for a few seconds (a failover, a dropped connection): well inside the default
-// lease, so the mark usually lands before any other instance could claim the email again.
-const MARK_RETRY: RetryPolicy = { attempts: 6, baseDelayMs: 250, maxDelayMs: 4000 };
 
 /**
  * Sends the outbox after commit. Safe with several instances: rows are claimed with SKIP LOCKED and leased
@@ -66,8 +63,9 @@ export function createMailSender(options: MailSenderOptions): MailSender {
   const leaseSeconds = options.leaseSeconds ?? 15;
   const email = { from, locale: options.locale ?? 'en' };
   // Sends that end while a mark is in flight are marked together in the next: a commit per email would cost the
-  // database several times the CPU of a shared one.
-  const recordSent = whileBusy((ids: string[]) => retry(() => markSent(pool, ids), MARK_RETRY));
+  // database several times the CPU of a shared one. A mark that lands within its retries lands before any other
+  // instance could claim the email again.
+  const recordSent = whileBusy((ids: string[]) => retry(() => markSent(pool, ids), BOOKING_RETRY));
 
   async function deliver(mail: ClaimedMail, slotDone: () => void): Promise<void> {
     // The row names its family, which renders it and names its key.

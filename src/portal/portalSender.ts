@@ -1,7 +1,7 @@
 // The portal push outbox's sender: claims due pushes, puts each state to the portal's API as its family writes
 // it, then books the answer (pushed, conflict, retried later, or parked for an operator).
 import { createLeasedLoop, type LeasedLoop, type LeasedSenderOptions } from '../leasedOutbox/leasedLoop.js';
-import { type RetryPolicy, retry } from '../retry.js';
+import { BOOKING_RETRY, retry } from '../retry.js';
 import type { PortalApi, PushAnswer } from './portalApi.js';
 import { type PushKind, pushKindOf } from './pushKind.js';
 import {
@@ -29,9 +29,6 @@ export type PortalSender = LeasedLoop;
 const DEFAULT_CONCURRENCY = 8;
 // The longest wait between two tries of one push: a portal down for hours is tried every five minutes.
 const MAX_DELAY_SECONDS = 300;
-// A failed booking is retried for a few seconds, well inside the lease; if it still fails the lease runs out
-// and the same request goes again, which a PUT of absolute values with its Idempotency-Key makes harmless.
-const BOOK_RETRY: RetryPolicy = { attempts: 6, baseDelayMs: 250, maxDelayMs: 4000 };
 
 /** Exponential backoff with jitter from one second, never sooner than the portal's Retry-After. */
 export function retryDelaySeconds(attempts: number, retryAfterMs?: number): number {
@@ -73,8 +70,9 @@ export function createPortalSender(options: PortalSenderOptions): PortalSender {
     const log = logger.child({ ...about, pushId: push.pushId, attempts: push.attempts });
     const answer = await portal.put(push);
     const booking = bookingOf(answer, push.attempts);
-    // If the process dies right here, the lease runs out and the same PUT goes again.
-    const held = await retry(() => bookPush(pool, push, booking), BOOK_RETRY);
+    // If the process dies right here, or the booking fails past its retries, the lease runs out and the same PUT
+    // goes again, harmless with its Idempotency-Key.
+    const held = await retry(() => bookPush(pool, push, booking), BOOKING_RETRY);
     if (!held) log.warn('push lease lost before its answer was booked; the state goes again');
     const result: PushResult = booking.kind === 'done' ? booking.result : booking.kind;
     if (answer.kind === 'pushed' || answer.kind === 'conflict')

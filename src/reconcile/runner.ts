@@ -13,7 +13,7 @@ import type { Pool } from 'pg';
 import type { ReconcileSettings } from '../config/reconcileConfig.js';
 import { withTransaction } from '../db/transaction.js';
 import { TransientError } from '../errors.js';
-import { type RetryPolicy, retry } from '../retry.js';
+import { BOOKING_RETRY, retry } from '../retry.js';
 import { chooseMode } from './chooseMode.js';
 import { collectionProblem, type ReconcileCollection, type ReconcileFamily } from './collection.js';
 import type { CollectionReader, ReadPage } from './collectionReader.js';
@@ -83,10 +83,6 @@ export interface ReconcileRunnerOptions {
   observe?: (family: ReconcileFamily, page: { rows: number; repairs: number; requests: number }) => void;
 }
 
-// A run's failure is often the database's own (a failover), so recording it is tried again for a few seconds: a run
-// left `running` reads as still going until the family's next run marks it interrupted.
-const END_RETRY: RetryPolicy = { attempts: 6, baseDelayMs: 250, maxDelayMs: 4000 };
-
 export function createReconcileRunner(options: ReconcileRunnerOptions): ReconcileRunner {
   const { pool, reader, settings, port } = options;
   const now = options.now ?? Date.now;
@@ -126,7 +122,11 @@ export function createReconcileRunner(options: ReconcileRunnerOptions): Reconcil
         return { id: run.id, status: 'done', ...totals };
       })
       .catch(async (error: unknown): Promise<RunEnd> => {
-        await retry(() => endRun(pool, run.id, failureOf(error)), END_RETRY, options.signal).catch(() => {});
+        // The failure is often the database's own (a failover): a run left `running` reads as still going until
+        // the family's next run marks it interrupted.
+        await retry(() => endRun(pool, run.id, failureOf(error)), BOOKING_RETRY, options.signal).catch(
+          () => {},
+        );
         return { id: run.id, status: 'failed', error };
       })
       .finally(() => lock.release());
