@@ -108,6 +108,17 @@ describe('claiming due mail in outbox order per order', () => {
   });
 });
 
+/** `count` pending emails numbered from `first`, each of the order that `order` (SQL) makes of its number `n`. */
+function queueBacklog(db: pg.Pool | pg.PoolClient, first: number, count: number, order = `'SO' || n`) {
+  return db.query(
+    `insert into mail_outbox (family, key, content, recipients, message_id)
+     select 'salesOrder', ${order}, '{"portalStatus": "Open"}', array['fleet-manager@fleet.example'],
+       '<' || gen_random_uuid() || '@fleet.example>'
+     from generate_series($1::int, $1::int + $2::int - 1) n`,
+    [first, count],
+  );
+}
+
 describe('claiming from a large backlog on a table without statistics', () => {
   interface PlanNode {
     'Actual Rows': number;
@@ -131,13 +142,7 @@ describe('claiming from a large backlog on a table without statistics', () => {
     const fresh = await createTestDatabase();
     try {
       const pending = 4000;
-      await fresh.pool.query(
-        `insert into mail_outbox (family, key, content, recipients, message_id)
-         select 'salesOrder', 'SO' || n, '{"portalStatus": "Open"}', array['fleet-manager@fleet.example'],
-           '<' || gen_random_uuid() || '@fleet.example>'
-         from generate_series(1, $1::int) n`,
-        [pending],
-      );
+      await queueBacklog(fresh.pool, 1, pending);
       const client = await fresh.pool.connect();
       try {
         await client.query('begin');
@@ -172,15 +177,7 @@ describe('claiming from a backlog that grew after the last analyze', () => {
     const client = await fresh.pool.connect();
     try {
       const pending = 4000;
-      const insert = (first: number, count: number) =>
-        client.query(
-          `insert into mail_outbox (family, key, content, recipients, message_id)
-           select 'salesOrder', 'SO' || n, '{"portalStatus": "Open"}', array['fleet-manager@fleet.example'],
-             '<' || gen_random_uuid() || '@fleet.example>'
-           from generate_series($1::int, $1::int + $2::int - 1) n`,
-          [first, count],
-        );
-      await insert(1, 60);
+      await queueBacklog(client, 1, 60);
       await client.query(
         `update mail_outbox set state = 'sent', sent_at = now()
          where id in (select id from mail_outbox order by id limit 40)`,
@@ -189,7 +186,7 @@ describe('claiming from a backlog that grew after the last analyze', () => {
       await client.query('begin');
       try {
         for (let claims = 0; claims < 6; claims++) await claimDueInTransaction(client, 2, LEASE);
-        await insert(100, pending);
+        await queueBacklog(client, 100, pending);
         let claimed: Array<{ id: string }> = [];
         const read = await rowsRead(client, 'mail_outbox', async () => {
           claimed = await claimDueInTransaction(client, 8, LEASE);
@@ -215,20 +212,12 @@ describe('claiming on statistics taken while every pending email was of one orde
     const client = await fresh.pool.connect();
     try {
       const pending = 4000;
-      const insert = (key: string, first: number, count: number) =>
-        client.query(
-          `insert into mail_outbox (family, key, content, recipients, message_id)
-           select 'salesOrder', ${key}, '{"portalStatus": "Open"}', array['fleet-manager@fleet.example'],
-             '<' || gen_random_uuid() || '@fleet.example>'
-           from generate_series($1::int, $1::int + $2::int - 1) n`,
-          [first, count],
-        );
-      await insert(`'SO0'`, 1, 60);
+      await queueBacklog(client, 1, 60, `'SO0'`);
       await client.query('analyze mail_outbox');
       await client.query(`update mail_outbox set state = 'sent', sent_at = now()`);
-      // Two emails each for the first orders, one for the rest: the first eight claimed have a newer one waiting.
-      await insert(`'SO' || (n / 2)`, 2, 20);
-      await insert(`'SO' || n`, 100, pending);
+      // Two emails each for the first ten orders, one for the rest: the first ten claimed have a newer one waiting.
+      await queueBacklog(client, 2, 20, `'SO' || (n / 2)`);
+      await queueBacklog(client, 100, pending);
       await client.query('begin');
       try {
         await client.query('set local plan_cache_mode = force_generic_plan');
