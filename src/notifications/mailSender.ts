@@ -40,13 +40,13 @@ type Log = MailSenderOptions['logger'];
 /** wake(): called after a commit that queued mail. */
 export type MailSender = LeasedLoop;
 
-// Eight per connection of the SMTP transport (4, smtpSettings.ts): each connection has its next emails at hand to
-// pipeline behind the one it sends, and claims come once half the slots are free, so one claim serves sixteen
-// sends. With the database a round trip away, a connection that has sent its share waits for the next claim: fewer
-// slots leave the connections idle between claims, and claims come more often. A slot is the SMTP
-// conversation only: the `sent` mark after it runs beside the next send. Many more would only wait in the
-// transport's queue, holding mail another instance could send now.
-const DEFAULT_CONCURRENCY = 32;
+// Thirty-two per connection of the SMTP transport (4, smtpSettings.ts): each connection has its next emails at hand
+// to pipeline behind the one it sends, and claims come once half the slots are free, so one claim serves
+// sixty-four sends. A claim is a transaction of four round trips to the database, and while events keep the event
+// loop busy each of them waits its turn: the connections must still have emails queued when the claim returns, or
+// the emails fall behind the events and trail them. A slot is the SMTP conversation only: the `sent` mark after it
+// runs beside the next send. Many more would hold mail another instance could send now.
+const DEFAULT_CONCURRENCY = 128;
 
 /**
  * Sends the outbox after commit. Safe with several instances: rows are claimed with SKIP LOCKED and leased
