@@ -69,9 +69,8 @@ const SHRINK_BELOW = 0.7;
 const STEP = 1 / 8;
 /** Weight of the newest sample in the smoothed rate and hold time. */
 const SMOOTHING = 0.25;
-/** After this many samples of a full window, it is halved for two samples to measure the base hold again. */
+/** After this many samples of a full window, it is halved to measure the base hold again. */
 const PROBE_EVERY = 30;
-const PROBE_SAMPLES = 2;
 /** A sample also ends after this long, so that a trickle (a dependency down, every message paused) is measured. */
 const SAMPLE_MAX_MS = 1000;
 
@@ -88,6 +87,7 @@ export function creditWindow(options: CreditWindowOptions): CreditWindow {
   let largestBefore = 0;
   // The current sample.
   let started = now();
+  let heldAtStart = 0;
   let lastEvent = started;
   let heldArea = 0;
   let settles = 0;
@@ -96,6 +96,7 @@ export function creditWindow(options: CreditWindowOptions): CreditWindow {
 
   const newSample = (at: number) => {
     started = at;
+    heldAtStart = held;
     lastEvent = at;
     heldArea = 0;
     settles = 0;
@@ -111,7 +112,8 @@ export function creditWindow(options: CreditWindowOptions): CreditWindow {
 
   // The first sample of a connection is not learned from.
   let warmingUp = true;
-  // Samples of a full window since the last probe; probe samples left; the window to return to after it.
+  // Samples of a full window since the last probe; samples of the probe under way, 0 for none; the window to
+  // return to after it.
   let sinceProbe = 0;
   let probing = 0;
   let resumeAt = 0;
@@ -127,8 +129,13 @@ export function creditWindow(options: CreditWindowOptions): CreditWindow {
     const sampleRate = settles / elapsed;
     const sampleHold = heldArea / settles;
     if (probing > 0) {
-      // The first probe sample still holds messages of the larger window; the second measures the smaller one.
-      if (--probing > 0) return;
+      // Messages received before the probe (those the larger window held, and those the broker still sends on its
+      // credit) settle first, and a sample counts their holds only from its start: settling in a burst, as batched
+      // reads and commits settle them, they make a sample's hold a fraction of the real one, and a base hold taken
+      // from it shrinks a window that bounds the rate to its floor. The base hold is measured in the first sample
+      // that began with no more held than the smaller window, after the one the probe began with.
+      if (probing++ === 1 || heldAtStart > window) return;
+      probing = 0;
       baseHold = sampleHold;
       window = resumeAt;
       return;
@@ -147,7 +154,7 @@ export function creditWindow(options: CreditWindowOptions): CreditWindow {
     // seen would do on a quiet machine, but a busy one's noise makes it an outlier and shrinks the window.
     if (++sinceProbe >= PROBE_EVERY) {
       sinceProbe = 0;
-      probing = PROBE_SAMPLES;
+      probing = 1;
       resumeAt = window;
       window = Math.max(floor, Math.ceil(window / 2));
       return;

@@ -101,6 +101,40 @@ describe('credit window', () => {
     expect(percentile(seen.slice(60_000), 0.9)).toBeLessThanOrEqual(16);
   });
 
+  it('measures the base hold on messages held under the halved window, not on a burst of older ones', () => {
+    const clock = fakeClock();
+    const window = creditWindow({ ...BOUNDS, initial: 100, now: clock.now });
+    // S/4HANA at 50 ms, a message held 120 ms, the service no bound: the window grows to its ceiling, and the rate
+    // with it, until a probe halves it.
+    const service = { baseHoldMs: 120, capacityPerMs: 2 };
+    let due = 0;
+    let before = window.current();
+    for (let t = 0; window.current() > before / 2 + 1 || before < 200; t += 1) {
+      expect(t).toBeLessThan(60_000);
+      before = window.current();
+      while (window.held() < window.current()) window.received(1000);
+      clock.advance(1);
+      due += Math.min(window.held() / service.baseHoldMs, service.capacityPerMs);
+      for (; due >= 1; due -= 1) window.settled();
+    }
+    expect(window.current()).toBe(100);
+    // What the broker still sends on the credit it granted before, and the messages of the larger window: half of
+    // them settle over a while, then the rest in one burst, as a batched read's events do.
+    for (let i = 0; i < 30; i += 1) window.received(1000);
+    for (let i = 0; i < 100; i += 1) {
+      clock.advance(0.6);
+      window.settled();
+    }
+    for (let i = 0; i < 100; i += 1) {
+      clock.advance(0.05);
+      window.settled();
+    }
+    // Back to the steady service: the rate still needs the whole window, so no sample may shrink it below the probe's.
+    const seen = run(window, clock, service, 5_000);
+    expect(Math.min(...seen)).toBeGreaterThanOrEqual(100);
+    expect(seen.at(-1)).toBe(200);
+  });
+
   it('learns nothing while no backlog fills it', () => {
     const clock = fakeClock();
     const window = creditWindow({ ...BOUNDS, initial: 50, now: clock.now });
