@@ -119,6 +119,31 @@ function queueBacklog(db: pg.Pool | pg.PoolClient, first: number, count: number,
   );
 }
 
+/**
+ * Runs `work` on one connection of a database of its own, whose statistics no other test touches; the database
+ * is dropped after it.
+ */
+async function onOwnDatabase(work: (client: pg.PoolClient, pool: pg.Pool) => Promise<void>): Promise<void> {
+  const own = await createTestDatabase();
+  const client = await own.pool.connect();
+  try {
+    await work(client, own.pool);
+  } finally {
+    client.release();
+    await own.drop();
+  }
+}
+
+/** Runs `work` in a transaction rolled back after it: what it wrote is gone, the connection's kept plans stay. */
+async function rolledBack(client: pg.PoolClient, work: () => Promise<void>): Promise<void> {
+  await client.query('begin');
+  try {
+    await work();
+  } finally {
+    await client.query('rollback');
+  }
+}
+
 describe('claiming from a large backlog on a table without statistics', () => {
   interface PlanNode {
     'Actual Rows': number;
@@ -139,13 +164,10 @@ describe('claiming from a large backlog on a table without statistics', () => {
     // A backlog as an SMTP outage leaves it, in a database as new as a first deployment's, never analyzed: one
     // email for each of 4,000 orders, where an anti join can be planned as a loop over every pending row per
     // candidate. Counted in rows, not timed.
-    const fresh = await createTestDatabase();
-    try {
+    await onOwnDatabase(async (client, pool) => {
       const pending = 4000;
-      await queueBacklog(fresh.pool, 1, pending);
-      const client = await fresh.pool.connect();
-      try {
-        await client.query('begin');
+      await queueBacklog(client, 1, pending);
+      await rolledBack(client, async () => {
         const { rows } = await client.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(
           `explain (analyze, format json) ${CLAIM_DUE}`,
           [8, LEASE, null],
@@ -153,18 +175,13 @@ describe('claiming from a large backlog on a table without statistics', () => {
         const plan = rows[0]?.['QUERY PLAN'][0]?.Plan as PlanNode;
         expect(plan['Actual Rows']).toBe(8);
         expect(rowsTouched(plan)).toBeLessThan(10 * pending);
-      } finally {
-        await client.query('rollback');
-        client.release();
-      }
+      });
       // And it still claims what it should: the first eight orders' emails.
-      const { rows: oldest } = await fresh.pool.query<{ id: string }>(
+      const { rows: oldest } = await pool.query<{ id: string }>(
         'select min(id)::text as "id" from mail_outbox group by key order by min(id) limit 8',
       );
-      expect(ids(await claimDue(fresh.pool, 8, LEASE))).toEqual(ids(oldest));
-    } finally {
-      await fresh.drop();
-    }
+      expect(ids(await claimDue(pool, 8, LEASE))).toEqual(ids(oldest));
+    });
   });
 });
 
@@ -173,9 +190,7 @@ describe('claiming from a backlog that grew after the last analyze', () => {
     // The outbox's statistics are a quiet day's (autovacuum analyzed it with a few emails pending); then an
     // outage's backlog grows to thousands, faster than autovacuum analyzes, on a connection that has claimed
     // before: a plan kept from the quiet outbox would read the whole backlog at every claim.
-    const fresh = await createTestDatabase();
-    const client = await fresh.pool.connect();
-    try {
+    await onOwnDatabase(async (client) => {
       const pending = 4000;
       await queueBacklog(client, 1, 60);
       await client.query(
@@ -183,8 +198,7 @@ describe('claiming from a backlog that grew after the last analyze', () => {
          where id in (select id from mail_outbox order by id limit 40)`,
       );
       await client.query('analyze mail_outbox');
-      await client.query('begin');
-      try {
+      await rolledBack(client, async () => {
         for (let claims = 0; claims < 6; claims++) await claimDueInTransaction(client, 2, LEASE);
         await queueBacklog(client, 100, pending);
         let claimed: Array<{ id: string }> = [];
@@ -193,13 +207,8 @@ describe('claiming from a backlog that grew after the last analyze', () => {
         });
         expect(claimed).toHaveLength(8);
         expect(read).toBeLessThan(pending / 10);
-      } finally {
-        await client.query('rollback');
-      }
-    } finally {
-      client.release();
-      await fresh.drop();
-    }
+      });
+    });
   });
 });
 
@@ -208,9 +217,7 @@ describe('claiming on statistics taken while every pending email was of one orde
     // Autovacuum analyzed the outbox while one order's emails were all that was pending; then thousands of orders'
     // emails came, and the connection kept the claim's generic plan. Asked by `min(id)` and `exists`, PostgreSQL
     // planned both probes as walks of the primary key past every pending email.
-    const fresh = await createTestDatabase();
-    const client = await fresh.pool.connect();
-    try {
+    await onOwnDatabase(async (client) => {
       const pending = 4000;
       await queueBacklog(client, 1, 60, `'SO0'`);
       await client.query('analyze mail_outbox');
@@ -218,8 +225,7 @@ describe('claiming on statistics taken while every pending email was of one orde
       // Two emails each for the first ten orders, one for the rest: the first ten claimed have a newer one waiting.
       await queueBacklog(client, 2, 20, `'SO' || (n / 2)`);
       await queueBacklog(client, 100, pending);
-      await client.query('begin');
-      try {
+      await rolledBack(client, async () => {
         await client.query('set local plan_cache_mode = force_generic_plan');
         let claimed: ClaimedMail[] = [];
         const read = await rowsRead(client, 'mail_outbox', async () => {
@@ -233,13 +239,8 @@ describe('claiming on statistics taken while every pending email was of one orde
           ...Array(6).fill(false),
         ]);
         expect(read).toBeLessThan(pending / 10);
-      } finally {
-        await client.query('rollback');
-      }
-    } finally {
-      client.release();
-      await fresh.drop();
-    }
+      });
+    });
   });
 });
 
